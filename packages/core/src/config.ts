@@ -1,0 +1,154 @@
+import { z } from 'zod';
+import { SluiceError } from './errors.js';
+import { describeZodError } from './internal/zod-error.js';
+import { PRIORITY_CLASSES, type PriorityClass } from './priority.js';
+
+const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const name = z.string().regex(NAME, { message: 'must match [A-Za-z0-9_-]{1,64}' });
+const rate = z.number().positive({ message: 'must be a positive number of messages per second' });
+const burst = z.number().int().positive({ message: 'must be a positive integer' });
+
+/** A rate limit: `rate` per second, up to `burst` at once from idle. */
+const limitSchema = z.strictObject({ rate, burst: burst.optional() });
+
+const perClass = <T extends z.ZodType>(value: T) =>
+  z.strictObject({ critical: value, high: value, normal: value, low: value });
+
+const providerSchema = z.strictObject({
+  /** Which adapter sends for this provider. */
+  kind: z.enum(['ses']),
+  rate,
+  burst: burst.optional(),
+  /** Connection slots shared by every worker process. */
+  concurrency: z.number().int().positive().default(16),
+  /** IP pool this provider sends from (key into `pools`). */
+  pool: name.default('default'),
+  region: z.string().min(1).default('us-east-1'),
+  /** API endpoint; unset means AWS, or the sandbox when no credentials are configured. */
+  endpoint: z.url().optional(),
+  accessKeyId: z.string().min(1).optional(),
+  secretAccessKey: z.string().min(1).optional(),
+  configurationSetName: z.string().min(1).optional(),
+  /** Per-request timeout. */
+  timeoutMs: z.number().int().positive().default(10_000),
+});
+
+const receiverSchema = z.strictObject({
+  /** The receiving organisation's key: one bucket for all its domains. */
+  name,
+  /** Exact domains, or `*.example.com` for a domain and its subdomains. */
+  domains: z.array(z.string().min(1).toLowerCase()).min(1),
+  rate,
+  burst: burst.optional(),
+});
+
+/** The config file's schema (YAML). Every field has a default, so `{}` is a valid config. */
+export const configSchema = z
+  .strictObject({
+    redis: z
+      .strictObject({
+        url: z.string().min(1).default('redis://127.0.0.1:6379'),
+        prefix: name.default('sluice'),
+      })
+      .prefault({}),
+    defaultProvider: name.default('ses'),
+    providers: z
+      .record(name, providerSchema)
+      .default({ ses: providerSchema.parse({ kind: 'ses', rate: 50, burst: 10, concurrency: 16 }) }),
+    pools: z.record(name, limitSchema.partial()).default({ default: {} }),
+    receivers: z.array(receiverSchema).default([]),
+    reserves: z
+      .strictObject({ critical: z.number().min(0).max(0.9).default(0.2), high: z.number().min(0).max(0.9).default(0) })
+      .prefault({}),
+    horizonsMs: perClass(z.number().int().min(0)).default({
+      critical: 1_000,
+      high: 10_000,
+      normal: 30_000,
+      low: 60_000,
+    }),
+    defaults: z
+      .strictObject({
+        receiver: limitSchema.partial().default({}),
+        campaign: limitSchema.partial().default({ rate: 1000 }),
+        tenant: limitSchema.partial().default({}),
+      })
+      .prefault({}),
+    delivery: z
+      .strictObject({
+        maxAttempts: z.number().int().min(1).max(100).default(8),
+        backoffBaseMs: z.number().int().positive().default(1_000),
+        backoffMaxMs: z.number().int().positive().default(600_000),
+        lifetimeMs: perClass(z.number().int().positive()).default({
+          critical: 15 * 60_000,
+          high: 60 * 60_000,
+          normal: 24 * 3_600_000,
+          low: 72 * 3_600_000,
+        }),
+        /** After a crash mid-send the outcome is unknown: resend (with the same Message-ID) or count it as sent. */
+        onAmbiguous: perClass(z.enum(['resend', 'assume-sent'])).default({
+          critical: 'resend',
+          high: 'resend',
+          normal: 'resend',
+          low: 'resend',
+        }),
+        recordTtlSeconds: z.number().int().positive().default(7 * 86_400),
+      })
+      .prefault({}),
+    scheduler: z
+      .strictObject({
+        concurrency: z.number().int().positive().default(64),
+        /** A booked slot counts as paid if the message wakes within this much of it. */
+        bookingGraceMs: z.number().int().min(0).default(500),
+      })
+      .prefault({}),
+    worker: z
+      .strictObject({
+        concurrency: perClass(z.number().int().positive()).default({ critical: 4, high: 4, normal: 8, low: 8 }),
+        drainTimeoutMs: z.number().int().positive().default(30_000),
+        lockDurationMs: z.number().int().positive().default(30_000),
+        stalledIntervalMs: z.number().int().positive().default(30_000),
+      })
+      .prefault({}),
+    sandbox: z.strictObject({ url: z.url().default('http://127.0.0.1:4566') }).prefault({}),
+  })
+  .superRefine((c, ctx) => {
+    if (!(c.defaultProvider in c.providers)) {
+      ctx.addIssue({ code: 'custom', path: ['defaultProvider'], message: `names no provider in providers` });
+    }
+    for (const [id, p] of Object.entries(c.providers)) {
+      if (!(p.pool in c.pools)) {
+        ctx.addIssue({ code: 'custom', path: ['providers', id, 'pool'], message: `names no pool in pools` });
+      }
+      if ((p.accessKeyId === undefined) !== (p.secretAccessKey === undefined)) {
+        ctx.addIssue({ code: 'custom', path: ['providers', id, 'secretAccessKey'], message: 'accessKeyId and secretAccessKey go together' });
+      }
+    }
+    const reserved = c.reserves.critical + c.reserves.high;
+    if (reserved >= 1) {
+      ctx.addIssue({ code: 'custom', path: ['reserves'], message: 'reserves must add up to less than 1' });
+    }
+  });
+
+/** A validated config with defaults applied. */
+export type SluiceConfig = z.output<typeof configSchema>;
+/** One provider's config. */
+export type ProviderConfig = SluiceConfig['providers'][string];
+/** One receiver policy. */
+export type ReceiverPolicy = SluiceConfig['receivers'][number];
+
+/**
+ * Validates a config object (already read from YAML). Throws `SluiceError('invalid_config')`
+ * naming the bad field's path.
+ */
+export function parseConfig(input: unknown, source = 'config'): SluiceConfig {
+  const result = configSchema.safeParse(input ?? {});
+  if (result.success) return result.data;
+  const { text, path } = describeZodError(result.error);
+  throw new SluiceError('invalid_config', `invalid ${source}: ${text}`, { path, cause: result.error });
+}
+
+/** The classes whose reserve a class may use: its own and every lower one ("borrow down"). */
+export function reserveSlices(priority: PriorityClass): PriorityClass[] {
+  const i = PRIORITY_CLASSES.indexOf(priority);
+  return PRIORITY_CLASSES.slice(i).filter((p) => p === 'critical' || p === 'high');
+}

@@ -1,0 +1,41 @@
+/** What a caller should do about an error. */
+export type ErrorAction = 'permanent' | 'retry' | 'transient';
+
+/** Stable error codes. Never renamed: callers switch on them. */
+export type SluiceErrorCode =
+  | 'invalid_message'
+  | 'invalid_config'
+  | 'invalid_argument'
+  | 'unknown_campaign'
+  | 'campaign_exists'
+  | 'redis_unavailable'
+  | 'closed';
+
+/** Options of {@link SluiceError}. */
+export interface SluiceErrorOptions {
+  /** What the caller should do. @defaultValue `'permanent'` */
+  action?: ErrorAction;
+  /** For `retry`: wait at least this long. */
+  retryAfterMs?: number;
+  /** The field path the error is about, dot-separated (`messages.3.to`). */
+  path?: string;
+  /** The underlying error. */
+  cause?: unknown;
+}
+
+/** Every error Sluice throws on purpose: a stable `code`, what to do, and the cause. */
+export class SluiceError extends Error {
+  override readonly name = 'SluiceError';
+  readonly code: SluiceErrorCode;
+  readonly action: ErrorAction;
+  readonly retryAfterMs: number | undefined;
+  readonly path: string | undefined;
+
+  constructor(code: SluiceErrorCode, message: string, options: SluiceErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.action = options.action ?? 'permanent';
+    this.retryAfterMs = options.retryAfterMs;
+    this.path = options.path;
+  }
+}

@@ -1,0 +1,29 @@
+export { PRIORITY_CLASSES, priorityRank, type PriorityClass } from './priority.js';
+export { SluiceError, type SluiceErrorCode, type SluiceErrorOptions, type ErrorAction } from './errors.js';
+export {
+  messageInputSchema,
+  parseMessage,
+  recipientDomain,
+  isPriorityClass,
+  type MessageInput,
+  type Message,
+  type QueuedMessage,
+} from './message.js';
+export {
+  configSchema,
+  parseConfig,
+  reserveSlices,
+  type SluiceConfig,
+  type ProviderConfig,
+  type ReceiverPolicy,
+} from './config.js';
+export { loadConfig, DEFAULT_CONFIG_PATH, type LoadConfigOptions } from './load-config.js';
+export { receiverFor, type ReceiverLimit } from './receivers.js';
+export { createKeys, LAYER_KINDS, type Keys, type LayerKind } from './keys.js';
+export {
+  FINAL_STATES,
+  MESSAGE_STATES,
+  isFinalState,
+  type FinalState,
+  type MessageState,
+} from './states.js';

@@ -1,0 +1,69 @@
+import type { PriorityClass } from './priority.js';
+
+/**
+ * Every queue name and Redis key Sluice uses, built in one place. They outlive
+ * deployments: never rename one without a migration.
+ *
+ * BullMQ forbids `:` in queue names, so the queues DESIGN.md calls `campaign:<id>`,
+ * `intake:<class>` and `dispatch:<class>` are named `campaign-<id>`, `intake-<class>` and
+ * `dispatch-<class>` here.
+ */
+export interface Keys {
+  /** The BullMQ key prefix (queue keys are `<prefix>:<queue>:…`). */
+  readonly prefix: string;
+  /** Intake queue of transactional mail of one class. */
+  intakeQueue(priority: PriorityClass): string;
+  /** A campaign's own intake queue. */
+  campaignQueue(campaignId: string): string;
+  /** Admitted work of one class, consumed by workers. */
+  dispatchQueue(priority: PriorityClass): string;
+  /** One quota layer's bucket (a hash of GCRA slices). All share the limiter hash tag. */
+  bucket(layer: LayerKind, name: string): string;
+  /** A provider's connection-slot semaphore (sorted set of leases). */
+  slots(provider: string): string;
+  /** A message's record: state, attempts, last reply. */
+  message(id: string): string;
+  /** A tenant's suppression list (hash address → reason). */
+  suppression(tenantId: string): string;
+  /** A campaign's settings and counters. */
+  campaign(campaignId: string): string;
+  /** Set of known campaign ids. */
+  campaigns(): string;
+  /** Per-second send counters (hash) for one epoch second. */
+  stats(epochSecond: number): string;
+}
+
+/** The quota layers, in check order. */
+export const LAYER_KINDS = ['provider', 'receiver', 'pool', 'campaign', 'tenant'] as const;
+/** A quota layer. */
+export type LayerKind = (typeof LAYER_KINDS)[number];
+
+const LAYER_TAG: Record<LayerKind, string> = {
+  provider: 'p',
+  receiver: 'r',
+  pool: 'i',
+  campaign: 'c',
+  tenant: 't',
+};
+
+/**
+ * Key builders for a deployment.
+ * @param prefix - namespace of every key. @defaultValue `'sluice'`
+ */
+export function createKeys(prefix = 'sluice'): Keys {
+  // One hash tag for every limiter key, so the multi-key script also runs on Cluster.
+  const limiter = `{${prefix}:rl}`;
+  return {
+    prefix,
+    intakeQueue: (p) => `intake-${p}`,
+    campaignQueue: (id) => `campaign-${id}`,
+    dispatchQueue: (p) => `dispatch-${p}`,
+    bucket: (layer, name) => `${limiter}:${LAYER_TAG[layer]}:${name}`,
+    slots: (provider) => `${limiter}:slots:${provider}`,
+    message: (id) => `${prefix}:msg:${id}`,
+    suppression: (tenantId) => `${prefix}:sup:${tenantId}`,
+    campaign: (id) => `${prefix}:campaign:${id}`,
+    campaigns: () => `${prefix}:campaigns`,
+    stats: (sec) => `${prefix}:stats:${sec}`,
+  };
+}

@@ -1,0 +1,55 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { parseConfig, type SluiceConfig } from './config.js';
+import { SluiceError } from './errors.js';
+
+/** Options of {@link loadConfig}. */
+export interface LoadConfigOptions {
+  /** The environment to read. @defaultValue `process.env` */
+  env?: NodeJS.ProcessEnv;
+  /** Overrides `SLUICE_CONFIG`. */
+  path?: string;
+}
+
+/** Where the config file is looked for when `SLUICE_CONFIG` is not set. */
+export const DEFAULT_CONFIG_PATH = 'sluice.yaml';
+
+/**
+ * Loads the config once at start: the YAML file named by `SLUICE_CONFIG` (else
+ * `./sluice.yaml` if it exists, else the built-in defaults), then the environment:
+ * `REDIS_URL` overrides `redis.url`; `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and
+ * `AWS_REGION` fill in SES providers that have none; `SLUICE_SANDBOX_URL` moves the sandbox.
+ * This is the only place that reads `process.env`.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
+  const env = options.env ?? process.env;
+  const explicit = options.path ?? env.SLUICE_CONFIG;
+  const path = resolve(explicit ?? DEFAULT_CONFIG_PATH);
+  let raw: unknown = {};
+  if (explicit !== undefined || existsSync(path)) {
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (cause) {
+      throw new SluiceError('invalid_config', `cannot read config file ${path} (SLUICE_CONFIG): ${(cause as Error).message}`, { cause });
+    }
+    try {
+      raw = parseYaml(text) ?? {};
+    } catch (cause) {
+      throw new SluiceError('invalid_config', `config file ${path} is not valid YAML: ${(cause as Error).message}`, { cause });
+    }
+  }
+  const config = parseConfig(raw, `config ${explicit === undefined && !existsSync(path) ? '(built-in defaults)' : path}`);
+  if (env.REDIS_URL) config.redis.url = env.REDIS_URL;
+  if (env.SLUICE_SANDBOX_URL) config.sandbox.url = env.SLUICE_SANDBOX_URL;
+  for (const provider of Object.values(config.providers)) {
+    if (provider.kind !== 'ses') continue;
+    if (provider.accessKeyId === undefined && env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY) {
+      provider.accessKeyId = env.AWS_ACCESS_KEY_ID;
+      provider.secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
+    }
+    if (env.AWS_REGION && provider.region === 'us-east-1') provider.region = env.AWS_REGION;
+  }
+  return config;
+}

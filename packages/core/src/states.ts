@@ -1,0 +1,16 @@
+/** States a message passes through before its final one. */
+export const ACTIVE_STATES = ['queued', 'scheduled', 'dispatched', 'sending', 'retrying'] as const;
+/** Every message ends in exactly one of these. */
+export const FINAL_STATES = ['sent', 'rejected', 'suppressed', 'expired', 'cancelled'] as const;
+/** All states of a message record. */
+export const MESSAGE_STATES = [...ACTIVE_STATES, ...FINAL_STATES] as const;
+
+/** A final state. */
+export type FinalState = (typeof FINAL_STATES)[number];
+/** Any state. */
+export type MessageState = (typeof MESSAGE_STATES)[number];
+
+/** Whether a state is final. */
+export function isFinalState(state: string): state is FinalState {
+  return (FINAL_STATES as readonly string[]).includes(state);
+}

@@ -1,0 +1,11 @@
+export {
+  createLimiter,
+  coversAllLimited,
+  type Limiter,
+  type LimiterOptions,
+  type LayerLimit,
+  type Layers,
+  type AdmitRequest,
+  type AdmitResult,
+} from './limiter.js';
+export { createSlots, type Slots, type SlotsOptions } from './slots.js';

@@ -1,0 +1,120 @@
+import type { Redis } from 'ioredis';
+import { LAYER_KINDS, SluiceError, type LayerKind, type PriorityClass } from '@sluice/core';
+import { defineScripts, type ScriptedRedis } from './internal/scripts.js';
+
+/** One quota layer of a decision: its bucket key and limit. No `rate` means no limit. */
+export interface LayerLimit {
+  key: string;
+  /** Messages per second. */
+  rate?: number | undefined;
+  /** Messages at once from idle. @defaultValue `max(1, round(rate / 10))`: 100 ms worth */
+  burst?: number | undefined;
+}
+
+/** The five layers, in {@link LAYER_KINDS} order: provider, receiver, pool, campaign, tenant. */
+export type Layers = readonly [LayerLimit, LayerLimit, LayerLimit, LayerLimit, LayerLimit];
+
+/** One admission request. */
+export interface AdmitRequest {
+  layers: Layers;
+  priority: PriorityClass;
+  /** How far ahead a slot may be booked. 0 never books. */
+  horizonMs: number;
+  /** Layers paid by an earlier booking (the `paid` of a `booked` result). */
+  paid?: number;
+}
+
+/** The limiter's answer. */
+export type AdmitResult =
+  | { outcome: 'granted' }
+  | {
+      /** A slot is reserved `waitMs` from now; come back then with `paid`. */
+      outcome: 'booked';
+      waitMs: number;
+      layer: LayerKind;
+      paid: number;
+    }
+  | {
+      /** Busy beyond the horizon; nothing was charged. Ask again in `waitMs`. */
+      outcome: 'denied';
+      waitMs: number;
+      layer: LayerKind;
+    };
+
+/** Options of {@link createLimiter}. */
+export interface LimiterOptions {
+  /** A connection of the caller's; the limiter does not close it. */
+  redis: Redis;
+  /**
+   * Share of every layer reserved for a class and those above it. Lower classes can never
+   * take it; higher ones may borrow down. @defaultValue `{ critical: 0.2, high: 0 }`
+   */
+  reserves?: { critical: number; high: number };
+}
+
+/** The layered limiter. */
+export interface Limiter {
+  /** One atomic decision over all five layers. Throws if Redis fails: no tokens then. */
+  admit(request: AdmitRequest): Promise<AdmitResult>;
+  /** Number of `admit` calls made by this instance (for the waste benchmark). */
+  readonly calls: number;
+}
+
+// Slice order in every bucket: 1 shared, 2 high's reserve, 3 critical's reserve.
+const SLICE_CLASSES = ['shared', 'high', 'critical'] as const;
+const CODES = ['granted', 'booked', 'denied'] as const;
+
+/** Whether a layer mask (from a booking) covers every limited layer. */
+export function coversAllLimited(layers: Layers, paid: number): boolean {
+  return layers.every((l, i) => l.rate === undefined || (paid & (1 << i)) !== 0);
+}
+
+/**
+ * Creates the shared limiter: every decision is one Lua call on Redis time, so all
+ * processes share the same buckets.
+ */
+export function createLimiter(options: LimiterOptions): Limiter {
+  const redis: ScriptedRedis = defineScripts(options.redis);
+  const reserves = options.reserves ?? { critical: 0.2, high: 0 };
+  const fractions = [1 - reserves.critical - reserves.high, reserves.high, reserves.critical];
+  if (!(fractions[0]! > 0) || fractions.some((f) => f < 0)) {
+    throw new SluiceError('invalid_argument', 'reserves must be ≥ 0 and add up to less than 1', { path: 'reserves' });
+  }
+  const allowedMask = (priority: PriorityClass): number => {
+    let mask = 1;
+    if (priority === 'critical' || priority === 'high') mask |= fractions[1]! > 0 ? 2 : 0;
+    if (priority === 'critical') mask |= fractions[2]! > 0 ? 4 : 0;
+    return mask;
+  };
+  let calls = 0;
+
+  return {
+    get calls() {
+      return calls;
+    },
+    async admit(request) {
+      const args: (string | number)[] = request.layers.map((l) => l.key);
+      args.push(SLICE_CLASSES.length, allowedMask(request.priority), request.paid ?? 0, Math.max(0, Math.round(request.horizonMs * 1000)));
+      for (const layer of request.layers) {
+        for (const f of fractions) {
+          if (layer.rate === undefined || f === 0) {
+            args.push(0, 0);
+            continue;
+          }
+          const rate = layer.rate * f;
+          const interval = Math.max(1, Math.round(1e6 / rate));
+          const burst = Math.max(1, (layer.burst ?? Math.max(1, Math.round(layer.rate / 10))) * f);
+          args.push(interval, Math.round(burst * interval));
+        }
+      }
+      calls++;
+      const reply = (await redis.sluiceAdmit(...args)) as number[];
+      const [code, waitMs, layer, , paid] = reply as [number, number, number, number, number];
+      const outcome = CODES[code];
+      if (outcome === 'granted') return { outcome };
+      const kind = LAYER_KINDS[layer - 1] ?? 'provider';
+      if (outcome === 'booked') return { outcome, waitMs, layer: kind, paid };
+      return { outcome: 'denied', waitMs: Math.max(1, waitMs), layer: kind };
+    },
+  };
+}

@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createKeys, type Keys } from '@sluice/core';
+import { createLimiter, type Layers, type LayerLimit } from '@sluice/throttle';
+
+let redis: Redis;
+let keys: Keys;
+
+beforeAll(() => {
+  redis = new Redis(inject('redisUrl'));
+  keys = createKeys(`t-${randomUUID().slice(0, 8)}`);
+});
+afterAll(async () => {
+  const found = await redis.keys(`{${keys.prefix}:rl}*`);
+  if (found.length) await redis.del(...found);
+  await redis.quit();
+});
+
+function layers(overrides: Partial<Record<0 | 1 | 2 | 3 | 4, LayerLimit>>, tag = randomUUID().slice(0, 6)): Layers {
+  const base = (i: 0 | 1 | 2 | 3 | 4, kind: 'provider' | 'receiver' | 'pool' | 'campaign' | 'tenant'): LayerLimit =>
+    overrides[i] ?? { key: keys.bucket(kind, `${tag}-${i}`) };
+  return [base(0, 'provider'), base(1, 'receiver'), base(2, 'pool'), base(3, 'campaign'), base(4, 'tenant')];
+}
+
+describe('limiter', () => {
+  it('never grants more than burst + rate × time, with 8 concurrent callers', async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 } });
+    const l = layers({ 0: { key: keys.bucket('provider', randomUUID()), rate: 200, burst: 10 } });
+    const started = Date.now();
+    let granted = 0;
+    const caller = async (): Promise<void> => {
+      while (Date.now() - started < 1500) {
+        const r = await limiter.admit({ layers: l, priority: 'normal', horizonMs: 0 });
+        if (r.outcome === 'granted') granted++;
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, caller));
+    const elapsed = (Date.now() - started) / 1000;
+    expect(granted).toBeLessThanOrEqual(10 + 200 * elapsed + 1);
+    expect(granted).toBeGreaterThanOrEqual(200 * 1.5 * 0.9);
+  });
+
+  it('is all or nothing: a denial by one layer charges no other', async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 } });
+    const provider = { key: keys.bucket('provider', randomUUID()), rate: 1, burst: 3 };
+    const busy = { key: keys.bucket('receiver', randomUUID()), rate: 1, burst: 1 };
+    const free = { key: keys.bucket('receiver', randomUUID()) };
+    expect((await limiter.admit({ layers: layers({ 0: provider, 1: busy }), priority: 'normal', horizonMs: 0 })).outcome).toBe('granted');
+    for (let i = 0; i < 5; i++) {
+      const r = await limiter.admit({ layers: layers({ 0: provider, 1: busy }), priority: 'normal', horizonMs: 0 });
+      expect(r).toMatchObject({ outcome: 'denied', layer: 'receiver' });
+    }
+    // The provider spent one of its three: two are left for another receiver.
+    const other = layers({ 0: provider, 1: free });
+    expect((await limiter.admit({ layers: other, priority: 'normal', horizonMs: 0 })).outcome).toBe('granted');
+    expect((await limiter.admit({ layers: other, priority: 'normal', horizonMs: 0 })).outcome).toBe('granted');
+    expect(await limiter.admit({ layers: other, priority: 'normal', horizonMs: 0 })).toMatchObject({ outcome: 'denied', layer: 'provider' });
+  });
+
+  it('books slots one interval apart instead of asking callers to poll', async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 } });
+    const l = layers({ 1: { key: keys.bucket('receiver', randomUUID()), rate: 50, burst: 1 } });
+    const waits: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const r = await limiter.admit({ layers: l, priority: 'low', horizonMs: 10_000 });
+      waits.push(r.outcome === 'granted' ? 0 : r.waitMs);
+      if (i > 0) expect(r).toMatchObject({ outcome: 'booked', layer: 'receiver', paid: 2 });
+    }
+    expect(limiter.calls).toBe(20);
+    // Slots are 20 ms apart (a few ms of drift while the loop runs).
+    const last = waits[19]!;
+    expect(last).toBeGreaterThan(19 * 20 - 60);
+    expect(last).toBeLessThanOrEqual(19 * 20 + 2);
+    // Beyond the horizon nothing is booked, and the answer says when to ask again.
+    const far = await limiter.admit({ layers: l, priority: 'low', horizonMs: 100 });
+    expect(far.outcome).toBe('denied');
+    if (far.outcome === 'denied') expect(far.waitMs).toBeGreaterThan(200);
+  });
+
+  it('keeps the critical reserve from lower classes, and lets critical borrow down', async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0.2, high: 0 } });
+    const l = layers({ 0: { key: keys.bucket('provider', randomUUID()), rate: 10, burst: 10 } });
+    // Low takes the shared 80%: 8 at once, then nothing more.
+    let low = 0;
+    for (let i = 0; i < 12; i++) {
+      if ((await limiter.admit({ layers: l, priority: 'low', horizonMs: 0 })).outcome === 'granted') low++;
+    }
+    expect(low).toBe(8);
+    // Critical still gets its 20%: 2 at once.
+    let critical = 0;
+    for (let i = 0; i < 4; i++) {
+      if ((await limiter.admit({ layers: l, priority: 'critical', horizonMs: 0 })).outcome === 'granted') critical++;
+    }
+    expect(critical).toBe(2);
+
+    // On an idle bucket critical borrows the shared slice first, keeping its reserve.
+    const idle = layers({ 0: { key: keys.bucket('provider', randomUUID()), rate: 10, burst: 10 } });
+    let c = 0;
+    for (let i = 0; i < 12; i++) {
+      if ((await limiter.admit({ layers: idle, priority: 'critical', horizonMs: 0 })).outcome === 'granted') c++;
+    }
+    expect(c).toBe(10);
+  });
+
+  it('lets a booked message through on its return without charging the paid layers again', async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 } });
+    const l = layers({
+      0: { key: keys.bucket('provider', randomUUID()), rate: 1000, burst: 100 },
+      1: { key: keys.bucket('receiver', randomUUID()), rate: 10, burst: 1 },
+    });
+    expect((await limiter.admit({ layers: l, priority: 'low', horizonMs: 5000 })).outcome).toBe('granted');
+    const booked = await limiter.admit({ layers: l, priority: 'low', horizonMs: 5000 });
+    expect(booked).toMatchObject({ outcome: 'booked', layer: 'receiver', paid: 2 });
+    if (booked.outcome !== 'booked') return;
+    await new Promise((r) => setTimeout(r, booked.waitMs));
+    expect((await limiter.admit({ layers: l, priority: 'low', horizonMs: 5000, paid: booked.paid })).outcome).toBe('granted');
+    // The receiver's next slot is one interval after the booked one, not two.
+    const next = await limiter.admit({ layers: l, priority: 'low', horizonMs: 5000 });
+    expect(next.outcome).toBe('booked');
+    if (next.outcome === 'booked') expect(next.waitMs).toBeLessThanOrEqual(101);
+  });
+
+  it('expires idle buckets', async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 } });
+    const key = keys.bucket('campaign', randomUUID());
+    await limiter.admit({ layers: layers({ 3: { key, rate: 100, burst: 5 } }), priority: 'low', horizonMs: 0 });
+    const ttl = await redis.pttl(key);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(1100);
+  });
+});
