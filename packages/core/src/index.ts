@@ -27,3 +27,4 @@ export {
   type FinalState,
   type MessageState,
 } from './states.js';
+export type { IntakeJobData, DispatchJobData } from './jobs.js';

@@ -9,3 +9,4 @@ export {
   type AdmitResult,
 } from './limiter.js';
 export { createSlots, type Slots, type SlotsOptions } from './slots.js';
+export { quotaLayers, type CampaignLimit, type LayerSubject } from './layers.js';

@@ -1,0 +1,198 @@
+import { DelayedError, Queue, RateLimitError, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import {
+  PRIORITY_CLASSES,
+  createKeys,
+  type DispatchJobData,
+  type IntakeJobData,
+  type PriorityClass,
+  type SluiceConfig,
+} from '@sluice/core';
+import { createStore } from '@sluice/store';
+import { coversAllLimited, createLimiter, quotaLayers, type CampaignLimit } from '@sluice/throttle';
+
+/** Options of {@link createScheduler}. */
+export interface SchedulerOptions {
+  config: SluiceConfig;
+  logger: Logger;
+  /** How often the campaign list is read for new campaigns. @defaultValue `1000` */
+  campaignPollMs?: number;
+  /** A campaign's worker closes after its queue has been empty this long. @defaultValue `30_000` */
+  campaignIdleMs?: number;
+}
+
+/** A scheduler process's engine. Several may run at once. */
+export interface Scheduler {
+  start(): Promise<void>;
+  /** Stops taking jobs and waits for the ones in hand. */
+  close(): Promise<void>;
+}
+
+const DISPATCH_JOB_OPTIONS = {
+  removeOnComplete: true,
+  removeOnFail: { age: 7 * 86_400 },
+  // Outcomes are retried by the worker itself; these attempts only cover unexpected errors.
+  attempts: 1_000,
+  backoff: { type: 'fixed', delay: 5_000 },
+} as const;
+
+const bullWorkerOptions = (config: SluiceConfig) => ({
+  concurrency: config.scheduler.concurrency,
+  // Set so that queue.rateLimit() holds this queue for every scheduler (BullMQ needs limiter.max).
+  limiter: { max: 1_000_000, duration: 1000 },
+  lockDuration: config.worker.lockDurationMs,
+  stalledInterval: config.worker.stalledIntervalMs,
+  // A stalled job (its scheduler died) goes back to wait, however often: never to failed.
+  maxStalledCount: 1_000_000,
+});
+
+/**
+ * Moves messages from intake and campaign queues to dispatch queues in the check order
+ * of DESIGN.md: record and suppression, expiry, class, quotas (one atomic call).
+ */
+export function createScheduler(options: SchedulerOptions): Scheduler {
+  const { config, logger } = options;
+  const keys = createKeys(config.redis.prefix);
+  const redis = new Redis(config.redis.url, { maxRetriesPerRequest: null });
+  const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
+  const limiter = createLimiter({ redis, reserves: config.reserves });
+  const dispatch = new Map<PriorityClass, Queue>(
+    PRIORITY_CLASSES.map((p) => [p, new Queue(keys.dispatchQueue(p), { connection: redis, prefix: keys.prefix, defaultJobOptions: DISPATCH_JOB_OPTIONS })]),
+  );
+  const workers = new Map<string, Worker>();
+  const campaignQueues = new Map<string, Queue>();
+  const intakeQueues = PRIORITY_CLASSES.map((p) => new Queue(keys.intakeQueue(p), { connection: redis, prefix: keys.prefix }));
+  const campaignCache = new Map<string, { limit: CampaignLimit; at: number }>();
+  const campaignIdleSince = new Map<string, number>();
+  let poller: NodeJS.Timeout | undefined;
+  let closing = false;
+
+  async function campaignLimit(id: string): Promise<CampaignLimit> {
+    const hit = campaignCache.get(id);
+    if (hit && Date.now() - hit.at < 5_000) return hit.limit;
+    const [rate, burst] = await redis.hmget(keys.campaign(id), 'rate', 'burst');
+    const limit = { id, rate: rate ? Number(rate) : undefined, burst: burst ? Number(burst) : undefined };
+    campaignCache.set(id, { limit, at: Date.now() });
+    return limit;
+  }
+
+  async function process(job: Job<IntakeJobData>, token: string | undefined, queue: Queue, isCampaign: boolean): Promise<void> {
+    const m = job.data;
+    const now = Date.now();
+
+    // 1. Record and suppression. A final or already dispatched message is a duplicate job.
+    const peek = await store.peek(m.id, m.tenantId, m.to);
+    if (peek.state === null) await store.accept(m, queue.name);
+    else if (peek.state !== 'queued') return;
+    if (peek.suppressed !== null) {
+      await store.finalize(m.id, 'suppressed', { campaignId: m.campaignId, reply: `suppressed: ${peek.suppressed}` });
+      return;
+    }
+
+    // 2. Expiry: never sent late.
+    const expiresAt = m.expiresAt ?? m.acceptedAt + config.delivery.lifetimeMs[m.priority];
+    if (now >= expiresAt) {
+      await store.finalize(m.id, 'expired', { campaignId: m.campaignId, reply: `expired before admission (expiresAt ${new Date(expiresAt).toISOString()})` });
+      return;
+    }
+
+    // 3–5. Class (reserve and horizon) and the quotas in one atomic call.
+    const campaign = m.campaignId !== undefined ? await campaignLimit(m.campaignId) : undefined;
+    const { layers, provider, receiver } = quotaLayers(config, keys, { to: m.to, tenantId: m.tenantId, campaign });
+    const booking = m.booking && now <= m.booking.at + config.scheduler.bookingGraceMs ? m.booking : undefined;
+    const decision =
+      booking && coversAllLimited(layers, booking.paid)
+        ? ({ outcome: 'granted' } as const)
+        : await limiter.admit({ layers, priority: m.priority, horizonMs: config.horizonsMs[m.priority], paid: booking?.paid ?? 0 });
+
+    if (decision.outcome === 'granted') {
+      const { booking: _b, ...message } = m;
+      const data: DispatchJobData = { ...message, provider, receiver, admittedAt: Date.now() };
+      await dispatch.get(m.priority)!.add('send', data, { jobId: m.id });
+      await store.transition(m.id, 'dispatched');
+      return;
+    }
+    if (decision.outcome === 'booked') {
+      await job.updateData({ ...m, booking: { at: now + decision.waitMs, paid: decision.paid } });
+      await job.moveToDelayed(now + decision.waitMs, token);
+      throw new DelayedError();
+    }
+    // Denied beyond the horizon. A campaign-wide layer holds the whole campaign queue
+    // (in order, for every scheduler); a receiver holds only this message.
+    if (isCampaign && decision.layer !== 'receiver') {
+      await queue.rateLimit(decision.waitMs);
+      throw new RateLimitError();
+    }
+    const jitter = Math.floor(Math.random() * Math.min(1000, decision.waitMs / 4 + 10));
+    if (m.booking) await job.updateData({ ...m, booking: undefined });
+    await job.moveToDelayed(now + decision.waitMs + jitter, token);
+    throw new DelayedError();
+  }
+
+  function watch(queue: Queue, isCampaign: boolean): void {
+    const worker = new Worker<IntakeJobData>(queue.name, (job, token) => process(job, token, queue, isCampaign), {
+      connection: redis,
+      prefix: keys.prefix,
+      ...bullWorkerOptions(config),
+    });
+    worker.on('error', (err) => logger.error({ err, queue: queue.name }, 'scheduler worker error'));
+    worker.on('failed', (job, err) => logger.warn({ err, id: job?.id, queue: queue.name }, 'intake job failed; BullMQ retries it'));
+    workers.set(queue.name, worker);
+  }
+
+  async function pollCampaigns(): Promise<void> {
+    const ids = await redis.smembers(keys.campaigns());
+    for (const id of ids) {
+      const name = keys.campaignQueue(id);
+      let queue = campaignQueues.get(name);
+      if (!queue) {
+        queue = new Queue(name, { connection: redis, prefix: keys.prefix });
+        campaignQueues.set(name, queue);
+      }
+      const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
+      const busy = Object.values(counts).some((n) => n > 0);
+      const worker = workers.get(name);
+      if (busy) {
+        campaignIdleSince.delete(name);
+        if (!worker && !closing) {
+          watch(queue, true);
+          logger.info({ campaign: id }, 'watching campaign');
+        }
+      } else if (worker) {
+        const since = campaignIdleSince.get(name) ?? Date.now();
+        campaignIdleSince.set(name, since);
+        if (Date.now() - since > (options.campaignIdleMs ?? 30_000)) {
+          workers.delete(name);
+          campaignIdleSince.delete(name);
+          await worker.close();
+          logger.info({ campaign: id }, 'campaign idle; worker closed');
+        }
+      }
+    }
+  }
+
+  return {
+    async start() {
+      for (const q of intakeQueues) watch(q, false);
+      const loop = (): void => {
+        poller = setTimeout(() => {
+          pollCampaigns()
+            .catch((err: unknown) => logger.error({ err }, 'campaign poll failed'))
+            .finally(() => {
+              if (!closing) loop();
+            });
+        }, options.campaignPollMs ?? 1000);
+      };
+      await pollCampaigns();
+      loop();
+    },
+    async close() {
+      closing = true;
+      if (poller) clearTimeout(poller);
+      await Promise.all([...workers.values()].map((w) => w.close()));
+      await Promise.all([...dispatch.values(), ...campaignQueues.values(), ...intakeQueues].map((q) => q.close()));
+      await redis.quit();
+    },
+  };
+}

@@ -1,0 +1,151 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { DelayedError, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { PRIORITY_CLASSES, createKeys, type DispatchJobData, type SluiceConfig } from '@sluice/core';
+import { createProviders, messageIdHeader, type Outcome, type Provider } from '@sluice/providers';
+import { createStore } from '@sluice/store';
+import { createSlots, type Slots } from '@sluice/throttle';
+import { SlotGate } from './gate.js';
+import { backoffMs } from './retry.js';
+
+/** Options of {@link createWorker}. */
+export interface WorkerOptions {
+  config: SluiceConfig;
+  logger: Logger;
+  /** Adapters by provider id. @defaultValue one per configured provider */
+  providers?: Map<string, Provider>;
+}
+
+/** A worker process's engine: stateless, scaled horizontally. */
+export interface SluiceWorker {
+  start(): Promise<void>;
+  /** Stops fetching, lets in-flight sends finish (up to `worker.drainTimeoutMs`), gives slots back. */
+  close(): Promise<void>;
+}
+
+/**
+ * Consumes the dispatch queues: takes a connection slot, sends, and turns the outcome
+ * into exactly one final state or a delayed retry.
+ */
+export function createWorker(options: WorkerOptions): SluiceWorker {
+  const { config, logger } = options;
+  const keys = createKeys(config.redis.prefix);
+  const redis = new Redis(config.redis.url, { maxRetriesPerRequest: null });
+  const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
+  const providers = options.providers ?? createProviders(config);
+  const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const want = PRIORITY_CLASSES.reduce((n, p) => n + config.worker.concurrency[p], 0);
+  const gates = new Map<string, SlotGate>();
+  const slots = new Map<string, Slots>();
+  for (const [id, p] of Object.entries(config.providers)) {
+    const gate = new SlotGate(Math.min(config.worker.concurrency.critical, Math.floor(p.concurrency / 4)));
+    gates.set(id, gate);
+    slots.set(id, createSlots({ redis, key: keys.slots(id), limit: p.concurrency, holder, want, onChange: (n) => gate.resize(n) }));
+  }
+  const workers: Worker[] = [];
+
+  /** Delays the job for another attempt, or ends it as expired if that would be past its lifetime. */
+  async function retryLater(job: Job<DispatchJobData>, token: string | undefined, delayMs: number, outcome: Outcome, failures: number): Promise<void> {
+    const m = job.data;
+    const at = Date.now() + delayMs;
+    const expiresAt = m.expiresAt ?? m.acceptedAt + config.delivery.lifetimeMs[m.priority];
+    if (at >= expiresAt) {
+      await store.finalize(m.id, 'expired', { campaignId: m.campaignId, provider: m.provider, reply: outcome.reply, outcome: `${outcome.kind}: lifetime over` });
+      return;
+    }
+    await store.transition(m.id, 'retrying', { fields: { lastReply: outcome.reply.slice(0, 2000), lastOutcome: outcome.kind } });
+    if (failures !== (m.failures ?? 0)) await job.updateData({ ...m, failures });
+    await job.moveToDelayed(at, token);
+    throw new DelayedError();
+  }
+
+  async function handle(job: Job<DispatchJobData>, token: string | undefined): Promise<void> {
+    const m = job.data;
+    const provider = providers.get(m.provider);
+    const gate = gates.get(m.provider);
+    if (!provider || !gate) throw new Error(`no provider ${m.provider} configured in this worker`);
+    const base = { campaignId: m.campaignId, provider: m.provider };
+
+    const release = await gate.acquire(m.priority);
+    let outcome: Outcome;
+    try {
+      let t = await store.transition(m.id, 'sending', { attempt: true });
+      if (t.result === 'missing') {
+        await store.accept(m, keys.dispatchQueue(m.priority));
+        t = await store.transition(m.id, 'sending', { attempt: true });
+      }
+      if (t.result === 'final') return; // sent, cancelled or expired already: never twice
+      if (t.ambiguous && config.delivery.onAmbiguous[m.priority] === 'assume-sent') {
+        await store.finalize(m.id, 'sent', { ...base, receiver: m.receiver, outcome: 'ambiguous', reply: 'previous attempt lost with its worker; counted as sent (delivery.onAmbiguous)' });
+        return;
+      }
+      const expiresAt = m.expiresAt ?? m.acceptedAt + config.delivery.lifetimeMs[m.priority];
+      if (Date.now() >= expiresAt) {
+        await store.finalize(m.id, 'expired', { ...base, reply: 'expired before sending' });
+        return;
+      }
+      outcome = await provider.send(m, { messageIdHeader: messageIdHeader(m) });
+    } finally {
+      release();
+    }
+
+    const failures = m.failures ?? 0;
+    switch (outcome.kind) {
+      case 'accepted':
+        await store.finalize(m.id, 'sent', { ...base, receiver: m.receiver, outcome: 'accepted', reply: outcome.reply, providerMessageId: outcome.providerMessageId });
+        return;
+      case 'rejected':
+        await store.finalize(m.id, 'rejected', { ...base, outcome: outcome.family, reply: outcome.reply, suppress: outcome.suppress, to: m.to, tenantId: m.tenantId });
+        return;
+      case 'throttled':
+        return retryLater(job, token, outcome.retryAfterMs + Math.floor(Math.random() * 250), outcome, failures);
+      case 'ambiguous':
+        if (config.delivery.onAmbiguous[m.priority] === 'assume-sent') {
+          await store.finalize(m.id, 'sent', { ...base, receiver: m.receiver, outcome: 'ambiguous', reply: outcome.reply });
+          return;
+        }
+      // falls through: resent with the same Message-ID, counted as a failure
+      case 'deferred': {
+        if (failures + 1 >= config.delivery.maxAttempts) {
+          await store.finalize(m.id, 'rejected', { ...base, outcome: `attempts_exhausted`, reply: outcome.reply });
+          return;
+        }
+        const hint = outcome.kind === 'deferred' ? (outcome.retryAfterMs ?? 0) : 0;
+        const delay = Math.max(hint, backoffMs(failures + 1, config.delivery.backoffBaseMs, config.delivery.backoffMaxMs));
+        return retryLater(job, token, delay, outcome, failures + 1);
+      }
+    }
+  }
+
+  return {
+    async start() {
+      for (const s of slots.values()) await s.start();
+      for (const p of PRIORITY_CLASSES) {
+        const worker = new Worker<DispatchJobData>(keys.dispatchQueue(p), handle, {
+          connection: redis,
+          prefix: keys.prefix,
+          concurrency: config.worker.concurrency[p],
+          lockDuration: config.worker.lockDurationMs,
+          stalledInterval: config.worker.stalledIntervalMs,
+          maxStalledCount: 1_000_000,
+        });
+        worker.on('error', (err) => logger.error({ err, queue: worker.name }, 'worker error'));
+        worker.on('failed', (job, err) => logger.warn({ err, id: job?.id }, 'dispatch job failed; BullMQ retries it'));
+        workers.push(worker);
+      }
+    },
+    async close() {
+      const drain = Promise.all(workers.map((w) => w.close()));
+      const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), config.worker.drainTimeoutMs).unref());
+      if ((await Promise.race([drain, timeout])) === 'timeout') {
+        logger.warn('drain timed out; in-flight jobs go back to the queue');
+        await Promise.all(workers.map((w) => w.close(true)));
+      }
+      for (const s of slots.values()) await s.close();
+      for (const p of providers.values()) await p.close();
+      await redis.quit();
+    },
+  };
+}

@@ -1,0 +1,146 @@
+import { Redis } from 'ioredis';
+import {
+  SluiceError,
+  createKeys,
+  parseMessage,
+  type Keys,
+  type MessageInput,
+  type QueuedMessage,
+} from '@sluice/core';
+import { createStore, messageId, type MessageRecord, type Store } from '@sluice/store';
+import { createCampaigns, type Campaigns } from './campaigns.js';
+import { QueueCache } from './internal/queues.js';
+
+/** Options of {@link createClient}. */
+export interface ClientOptions {
+  /** A Redis URL (the client opens and closes its own connection) or a connection of yours. */
+  redis: string | Redis;
+  /** Key namespace; must match the fleet's `redis.prefix`. @defaultValue `'sluice'` */
+  prefix?: string;
+  /** `sendBulk` writes this many messages per Redis transaction. @defaultValue `1000` */
+  chunkSize?: number;
+}
+
+/** The result of `send`. */
+export interface SendResult {
+  /** The message id: look it up with `messages.status(id)`. */
+  id: string;
+  /** True when the idempotency key had been used: nothing was enqueued. */
+  duplicate: boolean;
+}
+
+/** Message lookups. */
+export interface Messages {
+  /** State, attempts and last reply; null if unknown or expired from the records. */
+  status(id: string): Promise<MessageRecord | null>;
+  /** Cancels a message that is not final yet; false if it was already final. */
+  cancel(id: string): Promise<boolean>;
+}
+
+/** What backends use to enqueue mail and control campaigns. */
+export interface SluiceClient {
+  /** Validates and enqueues one message. Invalid input throws naming the field; nothing is written. */
+  send(message: MessageInput): Promise<SendResult>;
+  /** Validates every message first (errors name `messages.<i>.<field>`), then enqueues in chunks. */
+  sendBulk(messages: readonly MessageInput[]): Promise<SendResult[]>;
+  readonly campaigns: Campaigns;
+  readonly messages: Messages;
+  /** Closes queues, and the connection if the client opened it. */
+  close(): Promise<void>;
+}
+
+/** Creates a client. */
+export function createClient(options: ClientOptions): SluiceClient {
+  const ownsRedis = typeof options.redis === 'string';
+  const redis = typeof options.redis === 'string' ? new Redis(options.redis, { maxRetriesPerRequest: 3 }) : options.redis;
+  const keys: Keys = createKeys(options.prefix);
+  const chunkSize = options.chunkSize ?? 1000;
+  const store: Store = createStore({ redis, keys });
+  const queues = new QueueCache(redis, keys.prefix);
+  const campaigns = createCampaigns(redis, keys, store, queues);
+  const knownCampaigns = new Set<string>();
+  let closed = false;
+
+  function check(): void {
+    if (closed) throw new SluiceError('closed', 'the client is closed');
+  }
+
+  async function validate(input: unknown, path: PropertyKey[]): Promise<{ message: QueuedMessage; queue: string }> {
+    const m = parseMessage(input, path);
+    if (m.campaignId !== undefined && !knownCampaigns.has(m.campaignId)) {
+      if (!(await redis.hexists(keys.campaign(m.campaignId), 'createdAt'))) {
+        throw new SluiceError('unknown_campaign', `invalid message: ${[...path, 'campaignId'].join('.')}: no campaign with id ${m.campaignId} (create it first)`, {
+          path: [...path, 'campaignId'].join('.'),
+        });
+      }
+      knownCampaigns.add(m.campaignId);
+    }
+    const message: QueuedMessage = { ...m, id: messageId(m.tenantId, m.idempotencyKey), acceptedAt: Date.now() };
+    const queue = m.campaignId !== undefined ? keys.campaignQueue(m.campaignId) : keys.intakeQueue(m.priority);
+    return { message, queue };
+  }
+
+  /**
+   * Job first, then record: a crash between them leaves a job whose record the scheduler
+   * creates, never a record without a job. A repeat whose record exists enqueues nothing.
+   */
+  async function enqueue(batch: { message: QueuedMessage; queue: string }[]): Promise<SendResult[]> {
+    const existing = await Promise.all(batch.map(({ message }) => redis.exists(keys.message(message.id))));
+    const seen = new Set<string>();
+    const fresh = batch.filter(({ message }, i) => {
+      if (existing[i] === 1 || seen.has(message.id)) return false;
+      seen.add(message.id);
+      return true;
+    });
+    const byQueue = new Map<string, QueuedMessage[]>();
+    for (const { message, queue } of fresh) {
+      const list = byQueue.get(queue) ?? [];
+      list.push(message);
+      byQueue.set(queue, list);
+    }
+    for (const [queue, messages] of byQueue) {
+      await queues.get(queue).addBulk(messages.map((m) => ({ name: 'send', data: m, opts: { jobId: m.id } })));
+    }
+    const created = new Set<string>();
+    const results = await Promise.all(fresh.map(({ message, queue }) => store.accept(message, queue)));
+    fresh.forEach(({ message }, i) => {
+      if (results[i]!.created) created.add(message.id);
+    });
+    return batch.map(({ message }) => ({ id: message.id, duplicate: !created.has(message.id) }));
+  }
+
+  return {
+    campaigns,
+    async send(input) {
+      check();
+      const item = await validate(input, []);
+      const [result] = await enqueue([item]);
+      return result!;
+    },
+    async sendBulk(inputs) {
+      check();
+      if (!Array.isArray(inputs)) {
+        throw new SluiceError('invalid_argument', 'sendBulk takes an array of messages', { path: 'messages' });
+      }
+      const items = [];
+      for (let i = 0; i < inputs.length; i++) items.push(await validate(inputs[i], ['messages', i]));
+      const out: SendResult[] = [];
+      for (let i = 0; i < items.length; i += chunkSize) out.push(...(await enqueue(items.slice(i, i + chunkSize))));
+      return out;
+    },
+    messages: {
+      status: (id) => store.get(id),
+      async cancel(id) {
+        const record = await store.get(id);
+        if (!record) return false;
+        return store.finalize(id, 'cancelled', { campaignId: record.campaignId, reply: 'cancelled by the client' });
+      },
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await queues.close();
+      if (ownsRedis) await redis.quit();
+    },
+  };
+}

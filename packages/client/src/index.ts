@@ -1,0 +1,12 @@
+export { createClient, type ClientOptions, type SluiceClient, type SendResult, type Messages } from './client.js';
+export {
+  campaignInputSchema,
+  parseCampaign,
+  type Campaign,
+  type CampaignInput,
+  type CampaignStatus,
+  type Campaigns,
+} from './campaigns.js';
+export { INTAKE_JOB_OPTIONS } from './internal/queues.js';
+export type { MessageRecord } from '@sluice/store';
+export type { MessageInput } from '@sluice/core';

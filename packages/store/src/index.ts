@@ -1,0 +1,9 @@
+export {
+  createStore,
+  type Store,
+  type StoreOptions,
+  type MessageRecord,
+  type OutcomeDetails,
+  type TransitionResult,
+} from './store.js';
+export { messageId } from './ids.js';

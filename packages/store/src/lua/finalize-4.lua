@@ -1,0 +1,44 @@
+--[[
+  Puts a message in its final state exactly once, and counts it.
+
+  KEYS[1]  the message record
+  KEYS[2]  the campaign hash, or the record key again when there is no campaign
+  KEYS[3]  the per-second stats hash of this second
+  KEYS[4]  the tenant's suppression list, or the record key again to suppress nothing
+  ARGV[1]  final state
+  ARGV[2]  now, epoch ms
+  ARGV[3]  record TTL, seconds
+  ARGV[4]  stats field for the provider ('' for none)
+  ARGV[5]  stats field for the receiver ('' for none)
+  ARGV[6]  address to suppress ('' for none)
+  ARGV[7]  suppression reason
+  ARGV[8..] extra field, value pairs for the record
+
+  Returns { code, state }: 1 finalized now; 0 already final (state is that one); -1 no record.
+]]
+local prev = redis.call('HGET', KEYS[1], 'state')
+if not prev then
+  return { -1, '' }
+end
+if prev == 'sent' or prev == 'rejected' or prev == 'suppressed' or prev == 'expired' or prev == 'cancelled' then
+  return { 0, prev }
+end
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'updatedAt', ARGV[2], 'finalAt', ARGV[2])
+if #ARGV > 7 then
+  redis.call('HSET', KEYS[1], unpack(ARGV, 8))
+end
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
+if KEYS[2] ~= KEYS[1] then
+  redis.call('HINCRBY', KEYS[2], 'n:' .. ARGV[1], 1)
+end
+if ARGV[4] ~= '' then
+  redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
+  if ARGV[5] ~= '' then
+    redis.call('HINCRBY', KEYS[3], ARGV[5], 1)
+  end
+  redis.call('EXPIRE', KEYS[3], 300)
+end
+if ARGV[6] ~= '' and KEYS[4] ~= KEYS[1] then
+  redis.call('HSET', KEYS[4], ARGV[6], ARGV[7])
+end
+return { 1, ARGV[1] }

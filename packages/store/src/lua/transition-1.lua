@@ -1,0 +1,34 @@
+--[[
+  Moves a message to a non-final state, unless it is already final (final states never
+  change) or missing.
+
+  KEYS[1]  the message record
+  ARGV[1]  the new state
+  ARGV[2]  'attempt' to count an attempt: attempts + 1, and report whether the previous
+           attempt never recorded an outcome (its worker died mid-send: ambiguous)
+  ARGV[3]  now, epoch ms
+  ARGV[4..] extra field, value pairs
+
+  Returns { code, state, attempts, ambiguous }: code 1 moved, 0 final already (state is
+  the final one), -1 no record.
+]]
+local prev = redis.call('HGET', KEYS[1], 'state')
+if not prev then
+  return { -1, '', 0, 0 }
+end
+if prev == 'sent' or prev == 'rejected' or prev == 'suppressed' or prev == 'expired' or prev == 'cancelled' then
+  return { 0, prev, tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0'), 0 }
+end
+local ambiguous = 0
+if ARGV[2] == 'attempt' then
+  if prev == 'sending' then
+    ambiguous = 1
+    redis.call('HINCRBY', KEYS[1], 'ambiguous', 1)
+  end
+  redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+end
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'updatedAt', ARGV[3])
+if #ARGV > 3 then
+  redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+end
+return { 1, prev, tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0'), ambiguous }

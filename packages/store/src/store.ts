@@ -1,0 +1,219 @@
+import type { Redis } from 'ioredis';
+import {
+  recipientDomain,
+  type FinalState,
+  type Keys,
+  type MessageState,
+  type PriorityClass,
+  type QueuedMessage,
+} from '@sluice/core';
+import { defineScripts, type StoreRedis } from './internal/scripts.js';
+
+/** What `messages.status(id)` shows: a message's record. */
+export interface MessageRecord {
+  id: string;
+  state: MessageState;
+  priority: PriorityClass;
+  to: string;
+  tenantId: string;
+  campaignId: string | undefined;
+  /** The intake queue it waits in. */
+  queue: string;
+  /** Send attempts made (a throttled retry counts). */
+  attempts: number;
+  /** Attempts whose outcome was lost with their worker (then resent or assumed sent, per policy). */
+  ambiguous: number;
+  /** The provider's last reply, verbatim. */
+  lastReply: string | undefined;
+  /** The outcome family of the last reply. */
+  lastOutcome: string | undefined;
+  provider: string | undefined;
+  providerMessageId: string | undefined;
+  createdAt: number;
+  updatedAt: number;
+  finalAt: number | undefined;
+}
+
+/** Details written with a final state or a retry. */
+export interface OutcomeDetails {
+  reply?: string | undefined;
+  outcome?: string | undefined;
+  provider?: string | undefined;
+  providerMessageId?: string | undefined;
+  /** Stats bucket of the receiver, counted with the provider on `sent`. */
+  receiver?: string | undefined;
+  /** Suppress the recipient for its tenant (permanent failures). */
+  suppress?: boolean | undefined;
+}
+
+/** Result of `transition`. */
+export interface TransitionResult {
+  /** `moved`, or `final` (already final: do nothing), or `missing` (no record). */
+  result: 'moved' | 'final' | 'missing';
+  /** The state before (or the final one). */
+  state: string;
+  attempts: number;
+  /** The previous attempt never recorded its outcome. */
+  ambiguous: boolean;
+}
+
+/** Options of {@link createStore}. */
+export interface StoreOptions {
+  /** A connection of the caller's; not closed by the store. */
+  redis: Redis;
+  keys: Keys;
+  /** How long a final record stays to be looked up. @defaultValue 7 days */
+  recordTtlSeconds?: number;
+}
+
+/** Message records, final states, suppression and counters. */
+export interface Store {
+  /** Creates the record of a newly accepted message; `created: false` if the id exists. */
+  accept(message: QueuedMessage, queue: string): Promise<{ created: boolean; state: string }>;
+  get(id: string): Promise<MessageRecord | null>;
+  /** Moves to a non-final state; `attempt` also counts an attempt. */
+  transition(id: string, state: MessageState, options?: { attempt?: boolean; fields?: Record<string, string> }): Promise<TransitionResult>;
+  /** Sets the final state exactly once; `false` if it was already final. */
+  finalize(id: string, state: FinalState, details?: OutcomeDetails & { tenantId?: string; campaignId?: string | undefined; to?: string }): Promise<boolean>;
+  /** The suppression reason of an address for a tenant, or null. */
+  suppressed(tenantId: string, address: string): Promise<string | null>;
+  /** A message's state (null: no record) and its recipient's suppression, in one round trip. */
+  peek(id: string, tenantId: string, address: string): Promise<{ state: string | null; suppressed: string | null }>;
+  /** Counters of a campaign (accepted and each final state). */
+  campaignCounts(campaignId: string): Promise<Record<'accepted' | FinalState, number>>;
+}
+
+const num = (v: string | undefined): number => (v === undefined ? 0 : Number(v));
+
+function toRecord(id: string, h: Record<string, string>): MessageRecord {
+  return {
+    id,
+    state: h.state as MessageState,
+    priority: h.priority as PriorityClass,
+    to: h.to ?? '',
+    tenantId: h.tenantId ?? 'default',
+    campaignId: h.campaignId || undefined,
+    queue: h.queue ?? '',
+    attempts: num(h.attempts),
+    ambiguous: num(h.ambiguous),
+    lastReply: h.lastReply,
+    lastOutcome: h.lastOutcome,
+    provider: h.provider,
+    providerMessageId: h.providerMessageId,
+    createdAt: num(h.createdAt),
+    updatedAt: num(h.updatedAt),
+    finalAt: h.finalAt === undefined ? undefined : num(h.finalAt),
+  };
+}
+
+function detailFields(d: OutcomeDetails): string[] {
+  const out: string[] = [];
+  if (d.reply !== undefined) out.push('lastReply', d.reply.slice(0, 2000));
+  if (d.outcome !== undefined) out.push('lastOutcome', d.outcome);
+  if (d.provider !== undefined) out.push('provider', d.provider);
+  if (d.providerMessageId !== undefined) out.push('providerMessageId', d.providerMessageId);
+  return out;
+}
+
+/** Creates the record store. Every state change is one Lua call. */
+export function createStore(options: StoreOptions): Store {
+  const redis: StoreRedis = defineScripts(options.redis);
+  const { keys } = options;
+  const ttl = options.recordTtlSeconds ?? 7 * 86_400;
+
+  return {
+    async accept(message, queue) {
+      const key = keys.message(message.id);
+      const fields = [
+        'state', 'queued',
+        'priority', message.priority,
+        'to', message.to,
+        'domain', recipientDomain(message.to),
+        'tenantId', message.tenantId,
+        'campaignId', message.campaignId ?? '',
+        'queue', queue,
+        'attempts', '0',
+        'createdAt', String(message.acceptedAt),
+        'updatedAt', String(message.acceptedAt),
+      ];
+      const campaignKey = message.campaignId ? keys.campaign(message.campaignId) : key;
+      const [created, state] = (await redis.sluiceAccept(key, campaignKey, ...fields)) as [number, string];
+      return { created: created === 1, state };
+    },
+
+    async get(id) {
+      const h = await redis.hgetall(keys.message(id));
+      return h.state ? toRecord(id, h) : null;
+    },
+
+    async transition(id, state, opts = {}) {
+      const extra = Object.entries(opts.fields ?? {}).flat();
+      const [code, prev, attempts, ambiguous] = (await redis.sluiceTransition(
+        keys.message(id),
+        state,
+        opts.attempt ? 'attempt' : '',
+        Date.now(),
+        ...extra,
+      )) as [number, string, number, number];
+      return {
+        result: code === 1 ? 'moved' : code === 0 ? 'final' : 'missing',
+        state: prev,
+        attempts,
+        ambiguous: ambiguous === 1,
+      };
+    },
+
+    async finalize(id, state, d = {}) {
+      const now = Date.now();
+      const key = keys.message(id);
+      const sent = state === 'sent' && d.provider !== undefined;
+      const suppress = d.suppress === true && d.to !== undefined && d.tenantId !== undefined;
+      const [code] = (await redis.sluiceFinalize(
+        key,
+        d.campaignId ? keys.campaign(d.campaignId) : key,
+        keys.stats(Math.floor(now / 1000)),
+        suppress ? keys.suppression(d.tenantId!) : key,
+        state,
+        now,
+        ttl,
+        sent ? `p:${d.provider}` : '',
+        sent && d.receiver ? `r:${d.receiver}` : '',
+        suppress ? d.to!.toLowerCase() : '',
+        suppress ? `${d.outcome ?? 'rejected'}: ${(d.reply ?? '').slice(0, 500)}` : '',
+        ...detailFields(d),
+      )) as [number, string];
+      return code === 1;
+    },
+
+    async suppressed(tenantId, address) {
+      return redis.hget(keys.suppression(tenantId), address.toLowerCase());
+    },
+
+    async peek(id, tenantId, address) {
+      const replies = await redis
+        .pipeline()
+        .hget(keys.message(id), 'state')
+        .hget(keys.suppression(tenantId), address.toLowerCase())
+        .exec();
+      const value = (i: number): string | null => {
+        const [err, v] = replies?.[i] ?? [new Error('no reply'), null];
+        if (err) throw err;
+        return (v as string | null) ?? null;
+      };
+      return { state: value(0), suppressed: value(1) };
+    },
+
+    async campaignCounts(campaignId) {
+      const h = await redis.hgetall(keys.campaign(campaignId));
+      return {
+        accepted: num(h['n:accepted']),
+        sent: num(h['n:sent']),
+        rejected: num(h['n:rejected']),
+        suppressed: num(h['n:suppressed']),
+        expired: num(h['n:expired']),
+        cancelled: num(h['n:cancelled']),
+      };
+    },
+  };
+}
+
