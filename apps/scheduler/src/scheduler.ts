@@ -104,7 +104,14 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     const decision =
       booking && coversAllLimited(layers, booking.paid)
         ? ({ outcome: 'granted' } as const)
-        : await limiter.admit({ layers, priority: m.priority, horizonMs: config.horizonsMs[m.priority], paid: booking?.paid ?? 0 });
+        : await limiter.admit({
+            layers,
+            priority: m.priority,
+            horizonMs: config.horizonsMs[m.priority],
+            paid: booking?.paid ?? 0,
+            // A campaign-wide layer holds the whole campaign queue instead (below).
+            waitlist: isCampaign ? ['receiver'] : undefined,
+          });
 
     if (decision.outcome === 'granted') {
       const { booking: _b, ...message } = m;
@@ -114,7 +121,10 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       return;
     }
     if (decision.outcome === 'booked') {
-      await job.updateData({ ...m, booking: { at: now + decision.waitMs, paid: decision.paid } });
+      // Slots paid earlier stay paid only if the new slot is about as soon; otherwise the
+      // message would use them late and crowd a later second.
+      const stale = booking && decision.waitMs > config.scheduler.bookingGraceMs ? booking.paid : 0;
+      await job.updateData({ ...m, booking: { at: now + decision.waitMs, paid: decision.paid & ~stale } });
       await job.moveToDelayed(now + decision.waitMs, token);
       throw new DelayedError();
     }
@@ -124,9 +134,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await queue.rateLimit(decision.waitMs);
       throw new RateLimitError();
     }
-    const jitter = Math.floor(Math.random() * Math.min(1000, decision.waitMs / 4 + 10));
+    // The wait is this message's waitlist turn, already spread at the layer's rate.
     if (m.booking) await job.updateData({ ...m, booking: undefined });
-    await job.moveToDelayed(now + decision.waitMs + jitter, token);
+    await job.moveToDelayed(now + decision.waitMs, token);
     throw new DelayedError();
   }
 

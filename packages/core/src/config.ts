@@ -62,9 +62,9 @@ export const configSchema = z
       .prefault({}),
     horizonsMs: perClass(z.number().int().min(0)).default({
       critical: 1_000,
-      high: 10_000,
-      normal: 30_000,
-      low: 60_000,
+      high: 5_000,
+      normal: 10_000,
+      low: 10_000,
     }),
     defaults: z
       .strictObject({

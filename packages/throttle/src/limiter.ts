@@ -22,6 +22,12 @@ export interface AdmitRequest {
   horizonMs: number;
   /** Layers paid by an earlier booking (the `paid` of a `booked` result). */
   paid?: number;
+  /**
+   * Layers whose denial beyond the horizon hands out a waitlist ticket: the answer's
+   * `waitMs` is then this caller's own turn, paced at the layer's rate, so a backlog
+   * comes back one by one instead of all at once. @defaultValue every layer
+   */
+  waitlist?: readonly LayerKind[];
 }
 
 /** The limiter's answer. */
@@ -94,7 +100,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
     async admit(request) {
       const args: (string | number)[] = request.layers.map((l) => l.key);
-      args.push(SLICE_CLASSES.length, allowedMask(request.priority), request.paid ?? 0, Math.max(0, Math.round(request.horizonMs * 1000)));
+      const waitlist = request.waitlist ?? LAYER_KINDS;
+      const ticketMask = LAYER_KINDS.reduce((mask, kind, i) => (waitlist.includes(kind) ? mask | (1 << i) : mask), 0);
+      args.push(
+        SLICE_CLASSES.length,
+        allowedMask(request.priority),
+        request.paid ?? 0,
+        Math.max(0, Math.round(request.horizonMs * 1000)),
+        ticketMask,
+      );
       for (const layer of request.layers) {
         for (const f of fractions) {
           if (layer.rate === undefined || f === 0) {

@@ -130,3 +130,25 @@ describe('limiter', () => {
     expect(ttl).toBeLessThanOrEqual(1100);
   });
 });
+
+describe('waitlist', () => {
+  it('spreads callers denied beyond the horizon at the layer’s rate instead of waking them together', async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 } });
+    const l = layers({ 1: { key: keys.bucket('receiver', randomUUID()), rate: 10, burst: 1 } });
+    // One granted, five booked up to the 500 ms horizon.
+    for (let i = 0; i < 6; i++) await limiter.admit({ layers: l, priority: 'low', horizonMs: 500 });
+    const waits: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await limiter.admit({ layers: l, priority: 'low', horizonMs: 500 });
+      expect(r.outcome).toBe('denied');
+      if (r.outcome === 'denied') waits.push(r.waitMs);
+    }
+    for (let i = 1; i < waits.length; i++) {
+      expect(waits[i]! - waits[i - 1]!).toBeGreaterThanOrEqual(95);
+      expect(waits[i]! - waits[i - 1]!).toBeLessThanOrEqual(105);
+    }
+    // Not taking a ticket leaves the waitlist alone: the answer is the plain wait.
+    const plain = await limiter.admit({ layers: l, priority: 'low', horizonMs: 500, waitlist: [] });
+    if (plain.outcome === 'denied') expect(plain.waitMs).toBeLessThan(waits[4]!);
+  });
+});

@@ -8,14 +8,18 @@
   If every layer grants now, all are charged. If some layer is busy but can grant within
   the caller's horizon, the slot is *booked*: the binding layer(s) are charged at the slot
   time, the others are not charged, and the caller returns at the slot with those layers
-  marked paid (ARGV[3]). Beyond the horizon nothing is charged.
+  marked paid (ARGV[3]). Beyond the horizon nothing is charged; if the binding layer is
+  in ARGV[5], the caller gets a waitlist ticket instead: the time it should come back,
+  paced at the layer's rate (field w<slice>), so a deep backlog returns one by one rather
+  than all at once.
 
   KEYS[1..5]  layer buckets (hashes): provider, receiver, pool, campaign, tenant
   ARGV[1]     number of slices S
   ARGV[2]     allowed slices, bitmask (bit s-1 = slice s), tried lowest first
   ARGV[3]     paid layers, bitmask (bit l-1 = layer l): booked earlier, not charged again
   ARGV[4]     horizon, microseconds: how far ahead a slot may be booked
-  ARGV[5..]   per layer l, per slice s, two numbers at 4 + ((l-1)*S + (s-1))*2 + 1:
+  ARGV[5]     layers whose denial hands out a waitlist ticket, bitmask
+  ARGV[6..]   per layer l, per slice s, two numbers at 5 + ((l-1)*S + (s-1))*2 + 1:
               emission interval T (us; 0 = no limit) and burst tolerance (us, burst*T)
 
   Returns { code, waitMs, layer, slice, paidMask }
@@ -26,6 +30,7 @@ local S = tonumber(ARGV[1])
 local allowed = tonumber(ARGV[2])
 local paid = tonumber(ARGV[3])
 local horizon = tonumber(ARGV[4])
+local ticketLayers = tonumber(ARGV[5])
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -35,7 +40,7 @@ local function bit(mask, i)
 end
 
 local function param(l, s, k)
-  return tonumber(ARGV[4 + ((l - 1) * S + (s - 1)) * 2 + k])
+  return tonumber(ARGV[5 + ((l - 1) * S + (s - 1)) * 2 + k])
 end
 
 local bestAt, bestSlice, bestLayer
@@ -70,7 +75,19 @@ end
 
 local wait = bestAt - now
 if wait > horizon then
-  return { 2, math.ceil((wait - horizon) / 1000), bestLayer, bestSlice, 0 }
+  local back = bestAt - horizon
+  if bestLayer > 0 and bit(ticketLayers, bestLayer) then
+    local field = 'w' .. bestSlice
+    local T = param(bestLayer, bestSlice, 1)
+    local w = tonumber(redis.call('HGET', KEYS[bestLayer], field)) or 0
+    if w > back then back = w end
+    redis.call('HSET', KEYS[bestLayer], field, back + T)
+    local ttl = math.ceil((back + T - now) / 1000) + 1000
+    if redis.call('PTTL', KEYS[bestLayer]) < ttl then
+      redis.call('PEXPIRE', KEYS[bestLayer], ttl)
+    end
+  end
+  return { 2, math.ceil((back - now) / 1000), bestLayer, bestSlice, 0 }
 end
 
 -- Charge: everything when granted now; only the binding layers when booked.

@@ -1,0 +1,47 @@
+import type { ServerResponse } from 'node:http';
+import { ScenarioError } from '../scenario.js';
+import type { Arrival, SandboxContext } from './context.js';
+import { parseJson, sendJson, sendSesError } from './http.js';
+
+/**
+ * The `/_sandbox/*` endpoints, for processes other than the one that created the sandbox.
+ * Returns false when the route is not one of them.
+ */
+export function inspect(ctx: SandboxContext, route: string, arrival: Arrival, res: ServerResponse): boolean {
+  switch (route) {
+    case 'GET /_sandbox/health':
+      sendJson(res, 200, { ok: true });
+      return true;
+    case 'GET /_sandbox/accepted':
+      sendJson(res, 200, ctx.recorder.accepted());
+      return true;
+    case 'GET /_sandbox/stats':
+      sendJson(res, 200, ctx.recorder.stats());
+      return true;
+    case 'GET /_sandbox/scenario':
+      sendJson(res, 200, ctx.scenario());
+      return true;
+    case 'POST /_sandbox/reset':
+      ctx.reset();
+      sendJson(res, 200, { ok: true });
+      return true;
+    case 'PUT /_sandbox/scenario': {
+      const json = parseJson(arrival.body);
+      if (!json.ok) {
+        sendSesError(res, 400, 'BadRequestException', 'Request body is not valid JSON.');
+        return true;
+      }
+      try {
+        ctx.setScenario(json.value);
+      } catch (error) {
+        if (!(error instanceof ScenarioError)) throw error;
+        sendJson(res, 400, { error: error.code, message: error.message, path: error.path });
+        return true;
+      }
+      sendJson(res, 200, { ok: true });
+      return true;
+    }
+    default:
+      return false;
+  }
+}

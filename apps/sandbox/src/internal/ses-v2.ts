@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { domainOf } from './address.js';
+import type { Arrival, SandboxContext } from './context.js';
+import { parseJson, sendJson, sendSesError } from './http.js';
+import { parseSendEmail } from './send-email.js';
+
+// Real SES appends the coral namespace; the SDK cuts at ':' so both forms decode.
+const THROTTLED = 'TooManyRequestsException:http://internal.amazon.com/coral/com.amazonaws.sesv2/';
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Shaped like a real SES v2 id (`0100` + time + UUID + `-000000`), unique per send. */
+function sesMessageId(now: number): string {
+  return `0100${now.toString(16).padStart(12, '0')}-${randomUUID()}-000000`;
+}
+
+/** The access key in `Authorization: AWS4-HMAC-SHA256 Credential=<key>/<date>/…`, if any. */
+function credentialKey(req: IncomingMessage): string | undefined {
+  const auth = req.headers.authorization;
+  return auth === undefined ? undefined : /Credential=([^/,\s]+)\//.exec(auth)?.[1];
+}
+
+/**
+ * Answers 403 and returns false when a key is expected and the request names another.
+ * The signature itself is not checked: proving the credentials are wired through is enough.
+ */
+export function checkCredential(ctx: SandboxContext, req: IncomingMessage, res: ServerResponse): boolean {
+  if (ctx.accessKeyId === undefined || credentialKey(req) === ctx.accessKeyId) return true;
+  sendSesError(res, 403, 'UnrecognizedClientException', 'The security token included in the request is invalid.');
+  return false;
+}
+
+/** `POST /v2/email/outbound-emails`: decide on arrival, record, wait the latency, answer. */
+export async function sendEmail(ctx: SandboxContext, arrival: Arrival, res: ServerResponse): Promise<void> {
+  if (arrival.tooLarge) {
+    sendSesError(res, 400, 'BadRequestException', 'Message length is more than 40 MB.');
+    return;
+  }
+  const json = parseJson(arrival.body);
+  if (!json.ok) {
+    sendSesError(res, 400, 'BadRequestException', 'Request body is not valid JSON.');
+    return;
+  }
+  const parsed = parseSendEmail(json.value);
+  if (!parsed.ok) {
+    sendSesError(res, 400, 'BadRequestException', parsed.message);
+    return;
+  }
+  const request = parsed.request;
+  const domain = domainOf(request.to[0] ?? '');
+  const decision = ctx.policy().decide(domain, request.recipients, arrival.arrivedMono);
+  if (decision.kind === 'bounce') {
+    ctx.recorder.reject(domain);
+    ctx.logger.debug({ domain, address: decision.address }, 'rejected (hard bounce)');
+    await ctx.wait(decision.latencyMs);
+    sendSesError(res, 400, 'MessageRejected', `Email address rejected: ${decision.address} (hard bounce)`);
+    return;
+  }
+  if (decision.kind === 'throttle') {
+    ctx.recorder.throttle(domain);
+    ctx.logger.debug({ domain }, 'throttled');
+    await ctx.wait(decision.latencyMs);
+    sendSesError(res, 429, THROTTLED, 'Maximum sending rate exceeded.');
+    return;
+  }
+  const id = sesMessageId(arrival.arrivedAt);
+  const { duplicate } = ctx.recorder.accept({
+    sesMessageId: id,
+    messageId: request.messageId,
+    sluiceId: request.tags.sluice_id,
+    from: request.from,
+    to: request.to,
+    subject: request.subject,
+    domain,
+    arrivedAt: arrival.arrivedAt,
+    tags: request.tags,
+  });
+  ctx.logger.debug({ domain, sesMessageId: id, messageId: request.messageId, duplicate }, 'accepted');
+  await ctx.wait(decision.latencyMs);
+  sendJson(res, 200, { MessageId: id });
+}
+
+/** `GET /v2/email/account`: the scenario's quota, and what was accepted in the last 24 h. */
+export function getAccount(ctx: SandboxContext, res: ServerResponse): void {
+  const { account } = ctx.scenario();
+  sendJson(res, 200, {
+    SendQuota: {
+      Max24HourSend: account.max24HourSend,
+      MaxSendRate: account.maxSendRate,
+      SentLast24Hours: ctx.recorder.acceptedSince(Date.now() - DAY_MS),
+    },
+    ProductionAccessEnabled: true,
+    SendingEnabled: account.sendingEnabled,
+    EnforcementStatus: 'HEALTHY',
+    DedicatedIpAutoWarmupEnabled: false,
+    Details: { MailType: 'TRANSACTIONAL' },
+  });
+}

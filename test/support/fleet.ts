@@ -1,0 +1,159 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Redis } from 'ioredis';
+import { createClient, type SluiceClient } from '@sluice/client';
+import { createSandbox, type Sandbox } from '@sluice/sandbox';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** A Sluice process started by a test. */
+export interface FleetProcess {
+  readonly name: string;
+  readonly child: ChildProcess;
+  /** Everything it printed so far. */
+  output(): string;
+  /** Sends a signal and waits for the exit; resolves the exit code (null when killed). */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Options of {@link startFleet}. */
+export interface FleetOptions {
+  redisUrl: string;
+  /** Merged over the base config (the fleet's prefix and sandbox are set for you). */
+  config?: Record<string, unknown>;
+  /** The sandbox's scenario. */
+  scenario?: unknown;
+  schedulers?: number;
+  workers?: number;
+}
+
+/** A private fleet: sandbox (in this process), schedulers and workers (real processes), a client. */
+export interface Fleet {
+  readonly prefix: string;
+  readonly sandbox: Sandbox;
+  readonly client: SluiceClient;
+  readonly redis: Redis;
+  readonly processes: FleetProcess[];
+  startScheduler(): Promise<FleetProcess>;
+  startWorker(): Promise<FleetProcess>;
+  /** Stops every process (SIGTERM), the client and the sandbox, and deletes the fleet's keys. */
+  stop(): Promise<void>;
+}
+
+/** Polls until `check` returns a truthy value, or throws after `timeoutMs`. */
+export async function waitFor<T>(check: () => Promise<T> | T, timeoutMs: number, what = 'condition'): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function spawnApp(app: string, env: NodeJS.ProcessEnv): Promise<FleetProcess> {
+  const child = spawn(process.execPath, ['--conditions=@sluice/source', '--import', 'tsx', `apps/${app}/src/main.ts`], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const proc: FleetProcess = {
+    name: `${app}[${child.pid}]`,
+    child,
+    output: () => out,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+  return new Promise((resolveReady, reject) => {
+    const onData = (chunk: Buffer): void => {
+      out += chunk.toString();
+      if (out.includes('"event":"ready"')) resolveReady(proc);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    void exited.then((code) => reject(new Error(`${app} exited with ${code} before it was ready:\n${out}`)));
+  });
+}
+
+/** Starts a fleet with its own key prefix on the given Redis. */
+export async function startFleet(options: FleetOptions): Promise<Fleet> {
+  const prefix = `t${randomUUID().slice(0, 8)}`;
+  const sandbox = await createSandbox({ scenario: options.scenario ?? {} });
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-fleet-'));
+  const configPath = join(dir, 'sluice.yaml');
+  const config = {
+    ...options.config,
+    redis: { url: options.redisUrl, prefix },
+    sandbox: { url: sandbox.url },
+    worker: {
+      lockDurationMs: 4_000,
+      stalledIntervalMs: 1_000,
+      ...(options.config?.worker as object | undefined),
+    },
+  };
+  writeFileSync(configPath, JSON.stringify(config, null, 2)); // JSON is YAML
+  const env = { ...process.env, SLUICE_CONFIG: configPath, REDIS_URL: options.redisUrl };
+  const redis = new Redis(options.redisUrl);
+  const client = createClient({ redis: options.redisUrl, prefix });
+  const processes: FleetProcess[] = [];
+
+  const fleet: Fleet = {
+    prefix,
+    sandbox,
+    client,
+    redis,
+    processes,
+    async startScheduler() {
+      const p = await spawnApp('scheduler', env);
+      processes.push(p);
+      return p;
+    },
+    async startWorker() {
+      const p = await spawnApp('worker', env);
+      processes.push(p);
+      return p;
+    },
+    async stop() {
+      await Promise.all(processes.map((p) => p.stop('SIGTERM')));
+      await client.close();
+      await sandbox.close();
+      let cursor = '0';
+      do {
+        const [next, found] = await redis.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 1000);
+        cursor = next;
+        if (found.length) await redis.del(...found);
+      } while (cursor !== '0');
+      await redis.quit();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  try {
+    await Promise.all([
+      ...Array.from({ length: options.schedulers ?? 1 }, () => fleet.startScheduler()),
+      ...Array.from({ length: options.workers ?? 1 }, () => fleet.startWorker()),
+    ]);
+  } catch (err) {
+    await fleet.stop();
+    throw err;
+  }
+  return fleet;
+}
+
+/** The most arrivals in any window of `windowMs` (sliding, anchored at each arrival). */
+export function maxInWindow(times: readonly number[], windowMs = 1000): number {
+  const t = [...times].sort((a, b) => a - b);
+  let best = 0;
+  let j = 0;
+  for (let i = 0; i < t.length; i++) {
+    while (t[i]! - t[j]! >= windowMs) j++;
+    best = Math.max(best, i - j + 1);
+  }
+  return best;
+}
