@@ -5,12 +5,12 @@ import {
   PRIORITY_CLASSES,
   createKeys,
   type DispatchJobData,
-  type IntakeJobData,
   type PriorityClass,
+  type QueuedMessage,
   type SluiceConfig,
 } from '@sluice/core';
 import { createStore } from '@sluice/store';
-import { coversAllLimited, createLimiter, quotaLayers, type CampaignLimit } from '@sluice/throttle';
+import { createLimiter, quotaLayers, type CampaignLimit } from '@sluice/throttle';
 
 /** Options of {@link createScheduler}. */
 export interface SchedulerOptions {
@@ -77,7 +77,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     return limit;
   }
 
-  async function process(job: Job<IntakeJobData>, token: string | undefined, queue: Queue, isCampaign: boolean): Promise<void> {
+  async function process(job: Job<QueuedMessage>, token: string | undefined, queue: Queue, isCampaign: boolean): Promise<void> {
     const m = job.data;
     const now = Date.now();
 
@@ -100,33 +100,23 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     // 3–5. Class (reserve and horizon) and the quotas in one atomic call.
     const campaign = m.campaignId !== undefined ? await campaignLimit(m.campaignId) : undefined;
     const { layers, provider, receiver } = quotaLayers(config, keys, { to: m.to, tenantId: m.tenantId, campaign });
-    const booking = m.booking && now <= m.booking.at + config.scheduler.bookingGraceMs ? m.booking : undefined;
-    const decision =
-      booking && coversAllLimited(layers, booking.paid)
-        ? ({ outcome: 'granted' } as const)
-        : await limiter.admit({
-            layers,
-            priority: m.priority,
-            horizonMs: config.horizonsMs[m.priority],
-            paid: booking?.paid ?? 0,
-            // A campaign-wide layer holds the whole campaign queue instead (below).
-            waitlist: isCampaign ? ['receiver'] : undefined,
-          });
+    const decision = await limiter.admit({
+      layers,
+      priority: m.priority,
+      horizonMs: config.horizonsMs[m.priority],
+      // A campaign-wide layer holds the whole campaign queue instead (below).
+      waitlist: isCampaign ? ['receiver'] : undefined,
+    });
 
-    if (decision.outcome === 'granted') {
-      const { booking: _b, ...message } = m;
-      const data: DispatchJobData = { ...message, provider, receiver, admittedAt: Date.now() };
-      await dispatch.get(m.priority)!.add('send', data, { jobId: m.id });
+    // Granted now, or a slot booked on every layer within the horizon: either way the
+    // message is admitted. A booked one waits in the dispatch queue until its slot, so it
+    // never queues behind the intake backlog and never asks the limiter twice.
+    if (decision.outcome !== 'denied') {
+      const delay = decision.outcome === 'booked' ? decision.waitMs : 0;
+      const data: DispatchJobData = { ...m, provider, receiver, admittedAt: now + delay };
+      await dispatch.get(m.priority)!.add('send', data, { jobId: m.id, delay });
       await store.transition(m.id, 'dispatched');
       return;
-    }
-    if (decision.outcome === 'booked') {
-      // Slots paid earlier stay paid only if the new slot is about as soon; otherwise the
-      // message would use them late and crowd a later second.
-      const stale = booking && decision.waitMs > config.scheduler.bookingGraceMs ? booking.paid : 0;
-      await job.updateData({ ...m, booking: { at: now + decision.waitMs, paid: decision.paid & ~stale } });
-      await job.moveToDelayed(now + decision.waitMs, token);
-      throw new DelayedError();
     }
     // Denied beyond the horizon. A campaign-wide layer holds the whole campaign queue
     // (in order, for every scheduler); a receiver holds only this message.
@@ -135,13 +125,12 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       throw new RateLimitError();
     }
     // The wait is this message's waitlist turn, already spread at the layer's rate.
-    if (m.booking) await job.updateData({ ...m, booking: undefined });
     await job.moveToDelayed(now + decision.waitMs, token);
     throw new DelayedError();
   }
 
   function watch(queue: Queue, isCampaign: boolean): void {
-    const worker = new Worker<IntakeJobData>(queue.name, (job, token) => process(job, token, queue, isCampaign), {
+    const worker = new Worker<QueuedMessage>(queue.name, (job, token) => process(job, token, queue, isCampaign), {
       connection: redis,
       prefix: keys.prefix,
       ...bullWorkerOptions(config),

@@ -2,15 +2,15 @@ import type { PriorityClass } from '@sluice/core';
 
 /**
  * Local permits over the connection slots this process holds. Critical mail may use
- * every permit; other classes leave `criticalReserve` free, so an OTP never waits behind
- * a newsletter in this process.
+ * every permit; other classes leave a quarter of them (at most `maxCriticalReserve`)
+ * free, so an OTP never waits behind a newsletter in this process.
  */
 export class SlotGate {
   #capacity = 0;
   #inUse = 0;
   readonly #waiters: { priority: PriorityClass; resolve: () => void }[] = [];
 
-  constructor(private readonly criticalReserve: number) {}
+  constructor(private readonly maxCriticalReserve: number) {}
 
   /** Called when the number of slots held changes. */
   resize(capacity: number): void {
@@ -38,7 +38,8 @@ export class SlotGate {
   }
 
   #limit(priority: PriorityClass): number {
-    return priority === 'critical' ? this.#capacity : Math.max(0, this.#capacity - this.criticalReserve);
+    if (priority === 'critical') return this.#capacity;
+    return this.#capacity - Math.min(this.maxCriticalReserve, Math.floor(this.#capacity / 4));
   }
 
   #pump(): void {

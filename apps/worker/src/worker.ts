@@ -39,12 +39,33 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   const want = PRIORITY_CLASSES.reduce((n, p) => n + config.worker.concurrency[p], 0);
   const gates = new Map<string, SlotGate>();
   const slots = new Map<string, Slots>();
+  const workers = new Map<string, Worker>();
   for (const [id, p] of Object.entries(config.providers)) {
-    const gate = new SlotGate(Math.min(config.worker.concurrency.critical, Math.floor(p.concurrency / 4)));
+    const gate = new SlotGate(config.worker.concurrency.critical);
     gates.set(id, gate);
-    slots.set(id, createSlots({ redis, key: keys.slots(id), limit: p.concurrency, holder, want, onChange: (n) => gate.resize(n) }));
+    const onChange = (n: number): void => {
+      gate.resize(n);
+      rescale();
+    };
+    slots.set(id, createSlots({ redis, key: keys.slots(id), holdersKey: keys.slotHolders(id), limit: p.concurrency, holder, want, onChange }));
   }
-  const workers: Worker[] = [];
+
+  /**
+   * Fetch no more than the slots held can send: non-critical concurrency follows this
+   * process's share of the slots, and with none held it stops fetching, so jobs wait in
+   * the queue for a process that can send them rather than sit here.
+   */
+  function rescale(): void {
+    const held = [...slots.values()].reduce((n, s) => n + s.held, 0);
+    for (const p of PRIORITY_CLASSES) {
+      const worker = workers.get(p);
+      if (!worker || p === 'critical') continue;
+      const configured = config.worker.concurrency[p];
+      worker.concurrency = Math.max(1, Math.min(configured, Math.ceil((held * configured) / want)));
+      if (held === 0 && !worker.isPaused()) void worker.pause(true);
+      else if (held > 0 && worker.isPaused()) void worker.resume();
+    }
+  }
 
   /** Delays the job for another attempt, or ends it as expired if that would be past its lifetime. */
   async function retryLater(job: Job<DispatchJobData>, token: string | undefined, delayMs: number, outcome: Outcome, failures: number): Promise<void> {
@@ -121,6 +142,11 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
 
   return {
     async start() {
+      for (const p of providers.values()) {
+        const result = await p.check();
+        if (result.ok) logger.info({ provider: p.id, sandbox: p.sandbox }, result.detail);
+        else logger.warn({ provider: p.id }, `provider check failed: ${result.error}`);
+      }
       for (const s of slots.values()) await s.start();
       for (const p of PRIORITY_CLASSES) {
         const worker = new Worker<DispatchJobData>(keys.dispatchQueue(p), handle, {
@@ -133,15 +159,16 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
         });
         worker.on('error', (err) => logger.error({ err, queue: worker.name }, 'worker error'));
         worker.on('failed', (job, err) => logger.warn({ err, id: job?.id }, 'dispatch job failed; BullMQ retries it'));
-        workers.push(worker);
+        workers.set(p, worker);
       }
+      rescale();
     },
     async close() {
-      const drain = Promise.all(workers.map((w) => w.close()));
+      const drain = Promise.all([...workers.values()].map((w) => w.close()));
       const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), config.worker.drainTimeoutMs).unref());
       if ((await Promise.race([drain, timeout])) === 'timeout') {
         logger.warn('drain timed out; in-flight jobs go back to the queue');
-        await Promise.all(workers.map((w) => w.close(true)));
+        await Promise.all([...workers.values()].map((w) => w.close(true)));
       }
       for (const s of slots.values()) await s.close();
       for (const p of providers.values()) await p.close();

@@ -5,6 +5,7 @@ import {
   parseMessage,
   type Keys,
   type MessageInput,
+  type PriorityClass,
   type QueuedMessage,
 } from '@sluice/core';
 import { createStore, messageId, type MessageRecord, type Store } from '@sluice/store';
@@ -58,7 +59,7 @@ export function createClient(options: ClientOptions): SluiceClient {
   const store: Store = createStore({ redis, keys });
   const queues = new QueueCache(redis, keys.prefix);
   const campaigns = createCampaigns(redis, keys, store, queues);
-  const knownCampaigns = new Set<string>();
+  const knownCampaigns = new Map<string, PriorityClass>();
   let closed = false;
 
   function check(): void {
@@ -67,13 +68,19 @@ export function createClient(options: ClientOptions): SluiceClient {
 
   async function validate(input: unknown, path: PropertyKey[]): Promise<{ message: QueuedMessage; queue: string }> {
     const m = parseMessage(input, path);
-    if (m.campaignId !== undefined && !knownCampaigns.has(m.campaignId)) {
-      if (!(await redis.hexists(keys.campaign(m.campaignId), 'createdAt'))) {
-        throw new SluiceError('unknown_campaign', `invalid message: ${[...path, 'campaignId'].join('.')}: no campaign with id ${m.campaignId} (create it first)`, {
-          path: [...path, 'campaignId'].join('.'),
-        });
+    if (m.campaignId !== undefined) {
+      let priority = knownCampaigns.get(m.campaignId);
+      if (priority === undefined) {
+        const campaign = await campaigns.get(m.campaignId);
+        if (!campaign) {
+          const at = [...path, 'campaignId'].join('.');
+          throw new SluiceError('unknown_campaign', `invalid message: ${at}: no campaign with id ${m.campaignId} (create it first)`, { path: at });
+        }
+        priority = campaign.priority;
+        knownCampaigns.set(m.campaignId, priority);
       }
-      knownCampaigns.add(m.campaignId);
+      // A campaign's mail takes the campaign's class unless the message names one.
+      if ((input as { priority?: unknown }).priority === undefined) m.priority = priority;
     }
     const message: QueuedMessage = { ...m, id: messageId(m.tenantId, m.idempotencyKey), acceptedAt: Date.now() };
     const queue = m.campaignId !== undefined ? keys.campaignQueue(m.campaignId) : keys.intakeQueue(m.priority);

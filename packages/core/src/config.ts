@@ -60,11 +60,12 @@ export const configSchema = z
     reserves: z
       .strictObject({ critical: z.number().min(0).max(0.9).default(0.2), high: z.number().min(0).max(0.9).default(0) })
       .prefault({}),
+    /** How far ahead each class may book a slot: short, so booked bulk never holds a later OTP or an idle layer long. */
     horizonsMs: perClass(z.number().int().min(0)).default({
       critical: 1_000,
-      high: 5_000,
-      normal: 10_000,
-      low: 10_000,
+      high: 1_000,
+      normal: 1_000,
+      low: 1_000,
     }),
     defaults: z
       .strictObject({
@@ -96,9 +97,7 @@ export const configSchema = z
       .prefault({}),
     scheduler: z
       .strictObject({
-        concurrency: z.number().int().positive().default(64),
-        /** A booked slot counts as paid if the message wakes within this much of it. */
-        bookingGraceMs: z.number().int().min(0).default(500),
+        concurrency: z.number().int().positive().default(16),
       })
       .prefault({}),
     worker: z

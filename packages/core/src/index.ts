@@ -27,4 +27,4 @@ export {
   type FinalState,
   type MessageState,
 } from './states.js';
-export type { IntakeJobData, DispatchJobData } from './jobs.js';
+export type { DispatchJobData } from './jobs.js';

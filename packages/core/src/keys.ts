@@ -21,6 +21,8 @@ export interface Keys {
   bucket(layer: LayerKind, name: string): string;
   /** A provider's connection-slot semaphore (sorted set of leases). */
   slots(provider: string): string;
+  /** The live holders of a provider's slots (sorted set by expiry), for fair shares. */
+  slotHolders(provider: string): string;
   /** A message's record: state, attempts, last reply. */
   message(id: string): string;
   /** A tenant's suppression list (hash address → reason). */
@@ -60,6 +62,7 @@ export function createKeys(prefix = 'sluice'): Keys {
     dispatchQueue: (p) => `dispatch-${p}`,
     bucket: (layer, name) => `${limiter}:${LAYER_TAG[layer]}:${name}`,
     slots: (provider) => `${limiter}:slots:${provider}`,
+    slotHolders: (provider) => `${limiter}:holders:${provider}`,
     message: (id) => `${prefix}:msg:${id}`,
     suppression: (tenantId) => `${prefix}:sup:${tenantId}`,
     campaign: (id) => `${prefix}:campaign:${id}`,

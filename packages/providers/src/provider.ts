@@ -29,6 +29,11 @@ export interface Provider {
   /** Whether it sends to the local sandbox rather than the real ESP. */
   readonly sandbox: boolean;
   send(message: QueuedMessage, context: SendContext): Promise<Outcome>;
+  /**
+   * Checks credentials and reachability once (SES: `GetAccount`). Also opens the
+   * connection and loads the SDK's lazy parts, so the first real send is not late.
+   */
+  check(): Promise<{ ok: true; detail: string } | { ok: false; error: string }>;
   close(): Promise<void>;
 }
 

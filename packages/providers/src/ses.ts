@@ -1,6 +1,6 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { SESv2Client, SendEmailCommand, type SendEmailCommandInput } from '@aws-sdk/client-sesv2';
+import { GetAccountCommand, SESv2Client, SendEmailCommand, type SendEmailCommandInput } from '@aws-sdk/client-sesv2';
 import type { ProviderConfig, QueuedMessage } from '@sluice/core';
 import type { Outcome, Provider, SendContext } from './provider.js';
 
@@ -125,6 +125,19 @@ export function createSesProvider(options: SesProviderOptions): Provider {
         return { kind: 'accepted', providerMessageId: out.MessageId ?? '', reply: `200 MessageId=${out.MessageId ?? ''}` };
       } catch (error) {
         return classifySesError(error);
+      }
+    },
+    async check() {
+      try {
+        const account = await client.send(new GetAccountCommand({}));
+        const q = account.SendQuota;
+        return {
+          ok: true,
+          detail: `${endpoint ?? 'AWS'}: sending ${account.SendingEnabled === false ? 'disabled' : 'enabled'}, MaxSendRate ${q?.MaxSendRate ?? '?'}/s, Max24HourSend ${q?.Max24HourSend ?? '?'}`,
+        };
+      } catch (error) {
+        const err = error as SdkError;
+        return { ok: false, error: `${endpoint ?? 'AWS'}: ${err.name ?? 'Error'}: ${err.message ?? String(error)}` };
       }
     },
     async close() {

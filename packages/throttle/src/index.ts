@@ -1,6 +1,5 @@
 export {
   createLimiter,
-  coversAllLimited,
   type Limiter,
   type LimiterOptions,
   type LayerLimit,

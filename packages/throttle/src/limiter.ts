@@ -20,8 +20,6 @@ export interface AdmitRequest {
   priority: PriorityClass;
   /** How far ahead a slot may be booked. 0 never books. */
   horizonMs: number;
-  /** Layers paid by an earlier booking (the `paid` of a `booked` result). */
-  paid?: number;
   /**
    * Layers whose denial beyond the horizon hands out a waitlist ticket: the answer's
    * `waitMs` is then this caller's own turn, paced at the layer's rate, so a backlog
@@ -34,11 +32,10 @@ export interface AdmitRequest {
 export type AdmitResult =
   | { outcome: 'granted' }
   | {
-      /** A slot is reserved `waitMs` from now; come back then with `paid`. */
+      /** Every layer is charged for a slot `waitMs` from now: send then, without asking again. */
       outcome: 'booked';
       waitMs: number;
       layer: LayerKind;
-      paid: number;
     }
   | {
       /** Busy beyond the horizon; nothing was charged. Ask again in `waitMs`. */
@@ -70,11 +67,6 @@ export interface Limiter {
 const SLICE_CLASSES = ['shared', 'high', 'critical'] as const;
 const CODES = ['granted', 'booked', 'denied'] as const;
 
-/** Whether a layer mask (from a booking) covers every limited layer. */
-export function coversAllLimited(layers: Layers, paid: number): boolean {
-  return layers.every((l, i) => l.rate === undefined || (paid & (1 << i)) !== 0);
-}
-
 /**
  * Creates the shared limiter: every decision is one Lua call on Redis time, so all
  * processes share the same buckets.
@@ -105,7 +97,6 @@ export function createLimiter(options: LimiterOptions): Limiter {
       args.push(
         SLICE_CLASSES.length,
         allowedMask(request.priority),
-        request.paid ?? 0,
         Math.max(0, Math.round(request.horizonMs * 1000)),
         ticketMask,
       );
@@ -123,11 +114,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }
       calls++;
       const reply = (await redis.sluiceAdmit(...args)) as number[];
-      const [code, waitMs, layer, , paid] = reply as [number, number, number, number, number];
+      const [code, waitMs, layer] = reply as [number, number, number, number];
       const outcome = CODES[code];
       if (outcome === 'granted') return { outcome };
       const kind = LAYER_KINDS[layer - 1] ?? 'provider';
-      if (outcome === 'booked') return { outcome, waitMs, layer: kind, paid };
+      if (outcome === 'booked') return { outcome, waitMs, layer: kind };
       return { outcome: 'denied', waitMs: Math.max(1, waitMs), layer: kind };
     },
   };

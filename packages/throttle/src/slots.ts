@@ -7,11 +7,13 @@ export interface SlotsOptions {
   redis: Redis;
   /** The provider's slot set key (`keys.slots(provider)`). */
   key: string;
+  /** The provider's holders key (`keys.slotHolders(provider)`). */
+  holdersKey: string;
   /** Slots in all, across every process. */
   limit: number;
   /** This holder's unique name (process and instance). */
   holder: string;
-  /** How many slots this holder wants. */
+  /** How many slots this holder wants; it gets at most `ceil(limit / live holders)`. */
   want: number;
   /** A lease expires this long after its last renewal, so a dead holder's slots come back. @defaultValue `10_000` */
   leaseMs?: number;
@@ -23,9 +25,9 @@ export interface SlotsOptions {
 export interface Slots {
   /** Slots held now. */
   readonly held: number;
-  /** Takes, renews and tops up leases once; runs on a timer after `start()`. */
+  /** Takes, renews, tops up or gives back leases once; runs on a timer after `start()`. */
   refresh(): Promise<number>;
-  /** Starts renewing every `leaseMs / 3`. */
+  /** Takes the first leases and renews every `leaseMs / 3`. */
   start(): Promise<void>;
   /** Stops renewing and gives every lease back. */
   close(): Promise<void>;
@@ -33,30 +35,30 @@ export interface Slots {
 
 /**
  * A sorted-set semaphore whose leases expire if their holder dies, taken per connection
- * (a worker holds `want` of them for as long as it runs), not per message.
+ * (a worker holds its share for as long as it runs), not per message.
  */
 export function createSlots(options: SlotsOptions): Slots {
   const redis: ScriptedRedis = defineScripts(options.redis);
   const leaseMs = options.leaseMs ?? 10_000;
-  const ids = Array.from({ length: options.want }, (_, i) => `${options.holder}#${i}`);
-  const mine = new Set<string>();
+  let held = 0;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
 
+  const set = (n: number): void => {
+    if (n === held) return;
+    held = n;
+    options.onChange?.(n);
+  };
+
   async function refresh(): Promise<number> {
-    const before = mine.size;
-    for (const id of ids) {
-      const [held] = (await redis.sluiceSlotAcquire(options.key, options.limit, leaseMs, id)) as [number, number];
-      if (held === 1) mine.add(id);
-      else mine.delete(id);
-    }
-    if (mine.size !== before) options.onChange?.(mine.size);
-    return mine.size;
+    const n = (await redis.sluiceSlotAcquire(options.key, options.holdersKey, options.limit, leaseMs, options.holder, options.want)) as number;
+    if (!closed) set(n);
+    return n;
   }
 
   return {
     get held() {
-      return mine.size;
+      return held;
     },
     refresh,
     async start() {
@@ -64,13 +66,8 @@ export function createSlots(options: SlotsOptions): Slots {
       const tick = (): void => {
         timer = setTimeout(() => {
           refresh()
-            .catch(() => {
-              // Redis unreachable: we cannot renew, so we hold nothing (fail closed).
-              if (mine.size > 0) {
-                mine.clear();
-                options.onChange?.(0);
-              }
-            })
+            // Redis unreachable: we cannot renew, so we hold nothing (fail closed).
+            .catch(() => set(0))
             .finally(() => {
               if (!closed) tick();
             });
@@ -82,8 +79,8 @@ export function createSlots(options: SlotsOptions): Slots {
     async close() {
       closed = true;
       if (timer) clearTimeout(timer);
-      if (mine.size > 0) await redis.sluiceSlotRelease(options.key, ...mine);
-      mine.clear();
+      set(0);
+      await redis.sluiceSlotRelease(options.key, options.holdersKey, options.holder, options.want);
     },
   };
 }

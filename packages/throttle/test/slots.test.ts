@@ -12,22 +12,26 @@ afterAll(async () => {
   await redis.quit();
 });
 
-it('shares a fixed number of connection slots across holders, and a dead holder’s come back', async () => {
-  const key = createKeys(`t-${randomUUID().slice(0, 8)}`).slots('ses');
+it('shares a fixed number of connection slots fairly, and a dead holder’s come back', async () => {
+  const keys = createKeys(`t-${randomUUID().slice(0, 8)}`);
+  const common = { key: keys.slots('ses'), holdersKey: keys.slotHolders('ses'), limit: 4, want: 4, leaseMs: 300 };
   const crashing = new Redis(inject('redisUrl'));
-  const a = createSlots({ redis: crashing, key, limit: 3, holder: 'a', want: 2, leaseMs: 300 });
-  const b = createSlots({ redis, key, limit: 3, holder: 'b', want: 2, leaseMs: 300 });
+  const a = createSlots({ ...common, redis: crashing, holder: 'a' });
+  const b = createSlots({ ...common, redis, holder: 'b' });
   await a.start();
+  expect(a.held).toBe(4); // alone, it may take every slot
   await b.start();
-  expect([a.held, b.held]).toEqual([2, 1]);
+  // b joins: a gives back down to its fair share on its next renewal, and b tops up.
+  await new Promise((r) => setTimeout(r, 250));
+  expect([a.held, b.held]).toEqual([2, 2]);
+  expect(await redis.zcard(keys.slots('ses'))).toBe(4);
 
-  // a's process dies: its connection goes and nothing renews its leases.
+  // a's process dies: nothing renews its leases; they expire and b takes them.
   crashing.disconnect();
-  await new Promise((r) => setTimeout(r, 700));
-  expect(b.held).toBe(2);
-  expect(await redis.zcard(key)).toBe(2);
+  await new Promise((r) => setTimeout(r, 800));
+  expect(b.held).toBe(4);
 
   await b.close();
-  expect(await redis.zcard(key)).toBe(0);
+  expect(await redis.zcard(keys.slots('ses'))).toBe(0);
   await a.close().catch(() => undefined);
 });

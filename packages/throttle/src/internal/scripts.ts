@@ -4,8 +4,8 @@ import type { Redis } from 'ioredis';
 /** Our Lua scripts, one a file, named `<name>-<numberOfKeys>.lua`. */
 const SCRIPTS = {
   sluiceAdmit: { file: 'admit-5.lua', keys: 5 },
-  sluiceSlotAcquire: { file: 'slot-acquire-1.lua', keys: 1 },
-  sluiceSlotRelease: { file: 'slot-release-1.lua', keys: 1 },
+  sluiceSlotAcquire: { file: 'slot-acquire-2.lua', keys: 2 },
+  sluiceSlotRelease: { file: 'slot-release-2.lua', keys: 2 },
 } as const;
 
 type ScriptName = keyof typeof SCRIPTS;
