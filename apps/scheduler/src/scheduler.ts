@@ -2,6 +2,7 @@ import { DelayedError, Queue, RateLimitError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import {
+  DISPATCH_JOB_OPTIONS,
   PRIORITY_CLASSES,
   createKeys,
   type DispatchJobData,
@@ -29,14 +30,6 @@ export interface Scheduler {
   close(): Promise<void>;
 }
 
-const DISPATCH_JOB_OPTIONS = {
-  removeOnComplete: true,
-  removeOnFail: { age: 7 * 86_400 },
-  // Outcomes are retried by the worker itself; these attempts only cover unexpected errors.
-  attempts: 1_000,
-  backoff: { type: 'fixed', delay: 5_000 },
-} as const;
-
 const bullWorkerOptions = (config: SluiceConfig) => ({
   concurrency: config.scheduler.concurrency,
   // Set so that queue.rateLimit() holds this queue for every scheduler (BullMQ needs limiter.max).
@@ -58,7 +51,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
   const limiter = createLimiter({ redis, reserves: config.reserves });
   const dispatch = new Map<PriorityClass, Queue>(
-    PRIORITY_CLASSES.map((p) => [p, new Queue(keys.dispatchQueue(p), { connection: redis, prefix: keys.prefix, defaultJobOptions: DISPATCH_JOB_OPTIONS })]),
+    PRIORITY_CLASSES.map((p) => [p, new Queue(keys.dispatchQueue(p), { connection: redis, prefix: keys.prefix, defaultJobOptions: { ...DISPATCH_JOB_OPTIONS } })]),
   );
   const workers = new Map<string, Worker>();
   const campaignQueues = new Map<string, Queue>();

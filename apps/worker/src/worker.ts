@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { DelayedError, Worker, type Job } from 'bullmq';
+import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { PRIORITY_CLASSES, createKeys, type DispatchJobData, type SluiceConfig } from '@sluice/core';
+import { INTAKE_JOB_OPTIONS, PRIORITY_CLASSES, createKeys, type DispatchJobData, type SluiceConfig } from '@sluice/core';
 import { createProviders, messageIdHeader, type Outcome, type Provider } from '@sluice/providers';
 import { createStore } from '@sluice/store';
 import { createSlots, type Slots } from '@sluice/throttle';
@@ -40,6 +40,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   const gates = new Map<string, SlotGate>();
   const slots = new Map<string, Slots>();
   const workers = new Map<string, Worker>();
+  const campaignQueues = new Map<string, Queue>();
   for (const [id, p] of Object.entries(config.providers)) {
     const gate = new SlotGate(config.worker.concurrency.critical);
     gates.set(id, gate);
@@ -67,6 +68,23 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     }
   }
 
+  /**
+   * Its campaign was paused after the message was admitted: put it back in the campaign's
+   * queue (paused, so it waits there) to be admitted again on resume. Job first, then
+   * record, so a crash in between leaves a duplicate job, never a lost message.
+   */
+  async function holdForCampaign(m: DispatchJobData): Promise<void> {
+    const name = keys.campaignQueue(m.campaignId!);
+    let queue = campaignQueues.get(name);
+    if (!queue) {
+      queue = new Queue(name, { connection: redis, prefix: keys.prefix, defaultJobOptions: { ...INTAKE_JOB_OPTIONS } });
+      campaignQueues.set(name, queue);
+    }
+    const { provider: _p, receiver: _r, admittedAt: _a, failures: _f, ...message } = m;
+    await queue.add('send', message, { jobId: m.id });
+    await store.transition(m.id, 'queued', { fields: { lastOutcome: 'held: campaign paused' } });
+  }
+
   /** Delays the job for another attempt, or ends it as expired if that would be past its lifetime. */
   async function retryLater(job: Job<DispatchJobData>, token: string | undefined, delayMs: number, outcome: Outcome, failures: number): Promise<void> {
     const m = job.data;
@@ -92,14 +110,18 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     const release = await gate.acquire(m.priority);
     let outcome: Outcome;
     try {
-      let t = await store.transition(m.id, 'sending', { attempt: true });
+      let t = await store.transition(m.id, 'sending', { attempt: true, campaignId: m.campaignId });
       if (t.result === 'missing') {
         await store.accept(m, keys.dispatchQueue(m.priority));
-        t = await store.transition(m.id, 'sending', { attempt: true });
+        t = await store.transition(m.id, 'sending', { attempt: true, campaignId: m.campaignId });
       }
       if (t.result === 'final') return; // sent, cancelled or expired already: never twice
+      if (t.result === 'held') {
+        await holdForCampaign(m);
+        return;
+      }
       if (t.ambiguous && config.delivery.onAmbiguous[m.priority] === 'assume-sent') {
-        await store.finalize(m.id, 'sent', { ...base, receiver: m.receiver, outcome: 'ambiguous', reply: 'previous attempt lost with its worker; counted as sent (delivery.onAmbiguous)' });
+        await store.finalize(m.id, 'sent', { ...base, receiver: m.receiver, outcome: 'ambiguous', reply: 'the previous attempt was submitted but its answer was lost with its worker; counted as sent (delivery.onAmbiguous)' });
         return;
       }
       const expiresAt = m.expiresAt ?? m.acceptedAt + config.delivery.lifetimeMs[m.priority];
@@ -107,7 +129,14 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
         await store.finalize(m.id, 'expired', { ...base, reply: 'expired before sending' });
         return;
       }
-      outcome = await provider.send(m, { messageIdHeader: messageIdHeader(m) });
+      let submitted: Promise<unknown> = Promise.resolve();
+      outcome = await provider.send(m, {
+        messageIdHeader: messageIdHeader(m),
+        onSubmitted: () => {
+          submitted = store.transition(m.id, 'submitted');
+        },
+      });
+      await submitted;
     } finally {
       release();
     }
@@ -172,6 +201,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
       }
       for (const s of slots.values()) await s.close();
       for (const p of providers.values()) await p.close();
+      for (const q of campaignQueues.values()) await q.close();
       await redis.quit();
     },
   };

@@ -105,11 +105,14 @@ export function createCampaigns(redis: Redis, keys: Keys, store: Store, queues: 
     },
     async pause(id) {
       await mustGet(id);
+      // The flag stops admitted mail at the workers; the queue pause stops admission.
+      await store.setCampaignPaused(id, true);
       await queues.get(keys.campaignQueue(id)).pause();
     },
     async resume(id) {
       await mustGet(id);
       await queues.get(keys.campaignQueue(id)).resume();
+      await store.setCampaignPaused(id, false);
     },
     async status(id) {
       const c = await mustGet(id);

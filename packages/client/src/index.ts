@@ -7,6 +7,5 @@ export {
   type CampaignStatus,
   type Campaigns,
 } from './campaigns.js';
-export { INTAKE_JOB_OPTIONS } from './internal/queues.js';
 export type { MessageRecord } from '@sluice/store';
 export type { MessageInput } from '@sluice/core';

@@ -85,12 +85,16 @@ export const configSchema = z
           normal: 24 * 3_600_000,
           low: 72 * 3_600_000,
         }),
-        /** After a crash mid-send the outcome is unknown: resend (with the same Message-ID) or count it as sent. */
+        /**
+         * A request that went out in full but whose answer was lost (its worker died, the
+         * connection broke) may have been accepted: resend it (same Message-ID; an OTP must
+         * arrive) or count it as sent (a newsletter must not arrive twice).
+         */
         onAmbiguous: perClass(z.enum(['resend', 'assume-sent'])).default({
           critical: 'resend',
           high: 'resend',
-          normal: 'resend',
-          low: 'resend',
+          normal: 'assume-sent',
+          low: 'assume-sent',
         }),
         recordTtlSeconds: z.number().int().positive().default(7 * 86_400),
       })

@@ -27,4 +27,4 @@ export {
   type FinalState,
   type MessageState,
 } from './states.js';
-export type { DispatchJobData } from './jobs.js';
+export { INTAKE_JOB_OPTIONS, DISPATCH_JOB_OPTIONS, type DispatchJobData } from './jobs.js';

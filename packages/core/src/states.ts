@@ -1,5 +1,9 @@
-/** States a message passes through before its final one. */
-export const ACTIVE_STATES = ['queued', 'scheduled', 'dispatched', 'sending', 'retrying'] as const;
+/**
+ * States a message passes through before its final one: `queued` in intake, `dispatched`
+ * (admitted), `sending` (an attempt started), `submitted` (the request is out in full, so
+ * the ESP may have it), `retrying` (waiting for another attempt).
+ */
+export const ACTIVE_STATES = ['queued', 'dispatched', 'sending', 'submitted', 'retrying'] as const;
 /** Every message ends in exactly one of these. */
 export const FINAL_STATES = ['sent', 'rejected', 'suppressed', 'expired', 'cancelled'] as const;
 /** All states of a message record. */

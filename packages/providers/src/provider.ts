@@ -19,6 +19,12 @@ export type Outcome =
 export interface SendContext {
   /** The stable `Message-ID` header value, `<id@domain>`: the same on every attempt. */
   messageIdHeader: string;
+  /**
+   * Called once the request has been written out in full. From then on the ESP may have
+   * the message even if the answer never comes back: the worker records it, so a crash
+   * after this point is known to be ambiguous and one before it is known to be safe to resend.
+   */
+  onSubmitted?: () => void;
   signal?: AbortSignal;
 }
 

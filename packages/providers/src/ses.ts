@@ -1,8 +1,7 @@
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import { GetAccountCommand, SESv2Client, SendEmailCommand, type SendEmailCommandInput } from '@aws-sdk/client-sesv2';
 import type { ProviderConfig, QueuedMessage } from '@sluice/core';
 import type { Outcome, Provider, SendContext } from './provider.js';
+import { MESSAGE_HEADER, SubmitTracker } from './submit-tracking-agent.js';
 
 /** Options of {@link createSesProvider}. */
 export interface SesProviderOptions {
@@ -98,7 +97,7 @@ export function createSesProvider(options: SesProviderOptions): Provider {
   const { config } = options;
   const sandbox = config.accessKeyId === undefined;
   const endpoint = config.endpoint ?? (sandbox ? options.sandboxUrl : undefined);
-  const agentOptions = { keepAlive: true, maxSockets: config.concurrency };
+  const tracker = new SubmitTracker();
   const client = new SESv2Client({
     region: config.region,
     ...(endpoint ? { endpoint } : {}),
@@ -110,14 +109,25 @@ export function createSesProvider(options: SesProviderOptions): Provider {
       requestTimeout: config.timeoutMs,
       connectionTimeout: Math.min(config.timeoutMs, 5_000),
       throwOnRequestTimeout: true,
-      httpAgent: new HttpAgent(agentOptions),
-      httpsAgent: new HttpsAgent(agentOptions),
+      ...tracker.agents({ keepAlive: true, maxSockets: config.concurrency }),
     },
   });
+  // Name the message on the wire (before signing), so the agent can tell when it is out.
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const input = args.input as SendEmailCommandInput;
+      const id = input.EmailTags?.find((t) => t.Name === 'sluice_id')?.Value;
+      const request = args.request as { headers?: Record<string, string> };
+      if (id && request.headers) request.headers[MESSAGE_HEADER] = id;
+      return next(args);
+    },
+    { step: 'build', name: 'sluiceMessageHeader' },
+  );
   return {
     id: options.id,
     sandbox,
     async send(message, context) {
+      const unwatch = context.onSubmitted ? tracker.watch(message.id, context.onSubmitted) : () => undefined;
       try {
         const out = await client.send(new SendEmailCommand(toInput(message, context, config)), {
           ...(context.signal ? { abortSignal: context.signal } : {}),
@@ -125,6 +135,8 @@ export function createSesProvider(options: SesProviderOptions): Provider {
         return { kind: 'accepted', providerMessageId: out.MessageId ?? '', reply: `200 MessageId=${out.MessageId ?? ''}` };
       } catch (error) {
         return classifySesError(error);
+      } finally {
+        unwatch();
       }
     },
     async check() {

@@ -21,7 +21,7 @@ export interface MessageRecord {
   queue: string;
   /** Send attempts made (a throttled retry counts). */
   attempts: number;
-  /** Attempts whose outcome was lost with their worker (then resent or assumed sent, per policy). */
+  /** Attempts submitted in full whose answer was lost (then resent or counted as sent, per `delivery.onAmbiguous`). */
   ambiguous: number;
   /** The provider's last reply, verbatim. */
   lastReply: string | undefined;
@@ -48,12 +48,12 @@ export interface OutcomeDetails {
 
 /** Result of `transition`. */
 export interface TransitionResult {
-  /** `moved`, or `final` (already final: do nothing), or `missing` (no record). */
-  result: 'moved' | 'final' | 'missing';
+  /** `moved`; `final` (already final: do nothing); `missing` (no record); `held` (an attempt while its campaign is paused: nothing changed). */
+  result: 'moved' | 'final' | 'missing' | 'held';
   /** The state before (or the final one). */
   state: string;
   attempts: number;
-  /** The previous attempt never recorded its outcome. */
+  /** The previous attempt was submitted in full but never recorded its outcome. */
   ambiguous: boolean;
 }
 
@@ -71,8 +71,17 @@ export interface Store {
   /** Creates the record of a newly accepted message; `created: false` if the id exists. */
   accept(message: QueuedMessage, queue: string): Promise<{ created: boolean; state: string }>;
   get(id: string): Promise<MessageRecord | null>;
-  /** Moves to a non-final state; `attempt` also counts an attempt. */
-  transition(id: string, state: MessageState, options?: { attempt?: boolean; fields?: Record<string, string> }): Promise<TransitionResult>;
+  /**
+   * Moves to a non-final state. `attempt` also counts an attempt, unless the message's
+   * campaign (`campaignId`) is paused: then nothing changes and the result is `held`.
+   */
+  transition(
+    id: string,
+    state: MessageState,
+    options?: { attempt?: boolean; campaignId?: string | undefined; fields?: Record<string, string> },
+  ): Promise<TransitionResult>;
+  /** Marks a campaign paused or running, for the workers' last check before a send. */
+  setCampaignPaused(campaignId: string, paused: boolean): Promise<void>;
   /** Sets the final state exactly once; `false` if it was already final. */
   finalize(id: string, state: FinalState, details?: OutcomeDetails & { tenantId?: string; campaignId?: string | undefined; to?: string }): Promise<boolean>;
   /** The suppression reason of an address for a tenant, or null. */
@@ -148,15 +157,17 @@ export function createStore(options: StoreOptions): Store {
 
     async transition(id, state, opts = {}) {
       const extra = Object.entries(opts.fields ?? {}).flat();
+      const key = keys.message(id);
       const [code, prev, attempts, ambiguous] = (await redis.sluiceTransition(
-        keys.message(id),
+        key,
+        opts.campaignId ? keys.campaign(opts.campaignId) : key,
         state,
         opts.attempt ? 'attempt' : '',
         Date.now(),
         ...extra,
       )) as [number, string, number, number];
       return {
-        result: code === 1 ? 'moved' : code === 0 ? 'final' : 'missing',
+        result: code === 1 ? 'moved' : code === 0 ? 'final' : code === 2 ? 'held' : 'missing',
         state: prev,
         attempts,
         ambiguous: ambiguous === 1,
@@ -183,6 +194,11 @@ export function createStore(options: StoreOptions): Store {
         ...detailFields(d),
       )) as [number, string];
       return code === 1;
+    },
+
+    async setCampaignPaused(campaignId, paused) {
+      if (paused) await redis.hset(keys.campaign(campaignId), 'paused', '1');
+      else await redis.hdel(keys.campaign(campaignId), 'paused');
     },
 
     async suppressed(tenantId, address) {

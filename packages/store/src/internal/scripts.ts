@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 
 const SCRIPTS = {
   sluiceAccept: { file: 'accept-2.lua', keys: 2 },
-  sluiceTransition: { file: 'transition-1.lua', keys: 1 },
+  sluiceTransition: { file: 'transition-2.lua', keys: 2 },
   sluiceFinalize: { file: 'finalize-4.lua', keys: 4 },
 } as const;
 

@@ -3,14 +3,17 @@
   change) or missing.
 
   KEYS[1]  the message record
+  KEYS[2]  its campaign's hash, or the record key again when there is none
   ARGV[1]  the new state
   ARGV[2]  'attempt' to count an attempt: attempts + 1, and report whether the previous
-           attempt never recorded an outcome (its worker died mid-send: ambiguous)
+           attempt was submitted in full but never recorded an outcome (its worker died
+           waiting for the answer: ambiguous; one that died before submitting is not);
+           an attempt is held, changing nothing, while the campaign is paused
   ARGV[3]  now, epoch ms
   ARGV[4..] extra field, value pairs
 
   Returns { code, state, attempts, ambiguous }: code 1 moved, 0 final already (state is
-  the final one), -1 no record.
+  the final one), -1 no record, 2 held (campaign paused).
 ]]
 local prev = redis.call('HGET', KEYS[1], 'state')
 if not prev then
@@ -20,8 +23,11 @@ if prev == 'sent' or prev == 'rejected' or prev == 'suppressed' or prev == 'expi
   return { 0, prev, tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0'), 0 }
 end
 local ambiguous = 0
+if ARGV[2] == 'attempt' and KEYS[2] ~= KEYS[1] and redis.call('HGET', KEYS[2], 'paused') == '1' then
+  return { 2, prev, tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0'), 0 }
+end
 if ARGV[2] == 'attempt' then
-  if prev == 'sending' then
+  if prev == 'submitted' then
     ambiguous = 1
     redis.call('HINCRBY', KEYS[1], 'ambiguous', 1)
   end
