@@ -93,12 +93,14 @@ export function createClient(options: ClientOptions): SluiceClient {
    */
   async function enqueue(batch: { message: QueuedMessage; queue: string }[]): Promise<SendResult[]> {
     const existing = await Promise.all(batch.map(({ message }) => redis.exists(keys.message(message.id))));
+    // The first occurrence of an id in the batch that has no record yet is the one to enqueue.
     const seen = new Set<string>();
-    const fresh = batch.filter(({ message }, i) => {
-      if (existing[i] === 1 || seen.has(message.id)) return false;
+    const firsts = new Set<number>();
+    batch.forEach(({ message }, i) => {
+      if (existing[i] === 0 && !seen.has(message.id)) firsts.add(i);
       seen.add(message.id);
-      return true;
     });
+    const fresh = batch.filter((_, i) => firsts.has(i));
     const byQueue = new Map<string, QueuedMessage[]>();
     for (const { message, queue } of fresh) {
       const list = byQueue.get(queue) ?? [];
@@ -108,12 +110,9 @@ export function createClient(options: ClientOptions): SluiceClient {
     for (const [queue, messages] of byQueue) {
       await queues.get(queue).addBulk(messages.map((m) => ({ name: 'send', data: m, opts: { jobId: m.id } })));
     }
-    const created = new Set<string>();
-    const results = await Promise.all(fresh.map(({ message, queue }) => store.accept(message, queue)));
-    fresh.forEach(({ message }, i) => {
-      if (results[i]!.created) created.add(message.id);
-    });
-    return batch.map(({ message }) => ({ id: message.id, duplicate: !created.has(message.id) }));
+    const created = await Promise.all(fresh.map(({ message, queue }) => store.accept(message, queue)));
+    const createdIds = new Set(fresh.filter((_, i) => created[i]!.created).map(({ message }) => message.id));
+    return batch.map(({ message }, i) => ({ id: message.id, duplicate: !(firsts.has(i) && createdIds.has(message.id)) }));
   }
 
   return {

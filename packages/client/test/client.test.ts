@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createKeys, type MessageInput } from '@sluice/core';
+import { createClient, type SluiceClient } from '@sluice/client';
+
+let redis: Redis;
+let client: SluiceClient;
+let prefix: string;
+
+const ok: MessageInput = { from: 'Acme <hello@acme.test>', to: 'someone@example.test', subject: 'Hi', text: 'Hello' };
+
+async function jobsIn(name: string): Promise<number> {
+  const q = new Queue(name, { connection: redis, prefix });
+  const counts = await q.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
+  await q.close();
+  return Object.values(counts).reduce((a, b) => a + b, 0);
+}
+const records = async (): Promise<number> => (await redis.keys(`${prefix}:msg:*`)).length;
+
+beforeAll(() => {
+  redis = new Redis(inject('redisUrl'));
+  prefix = `t${randomUUID().slice(0, 8)}`;
+  client = createClient({ redis: inject('redisUrl'), prefix });
+});
+afterAll(async () => {
+  await client.close();
+  const found = await redis.keys(`*${prefix}*`);
+  if (found.length) await redis.del(...found);
+  await redis.quit();
+});
+
+describe('send() rejects bad input naming the field, and writes nothing', () => {
+  const cases: [string, MessageInput, string, RegExp][] = [
+    ['a bad address', { ...ok, to: 'not-an-address' }, 'to', /^invalid message: to: must be an email address/],
+    ['CR/LF in a header', { ...ok, headers: { 'X-Campaign': 'a\r\nBcc: victim@example.test' } }, 'headers.X-Campaign', /must not contain CR or LF/],
+    ['CR/LF in the subject', { ...ok, subject: 'Hi\nBcc: x@example.test' }, 'subject', /must not contain CR or LF/],
+    ['an unknown priority', { ...ok, priority: 'urgent' as never }, 'priority', /must be one of critical, high, normal, low/],
+    ['no body', { from: ok.from, to: ok.to, subject: 'Hi' }, 'text', /a message needs text or html/],
+    ['a header Sluice sets', { ...ok, headers: { 'Message-ID': '<x@y>' } }, 'headers.Message-ID', /set by Sluice/],
+    ['an unknown field', { ...ok, cc: 'x@example.test' } as never, '(root)', /unrecognized key/i],
+  ];
+  for (const [what, input, path, message] of cases) {
+    it(what, async () => {
+      const error = await client.send(input).catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: 'SluiceError', code: 'invalid_message', path });
+      expect((error as Error).message).toMatch(message);
+      expect(await jobsIn(createKeys(prefix).intakeQueue('normal'))).toBe(0);
+      expect(await records()).toBe(0);
+    });
+  }
+
+  it('an unknown campaign', async () => {
+    const error = await client.send({ ...ok, campaignId: 'nope' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'unknown_campaign', path: 'campaignId' });
+    expect(await records()).toBe(0);
+  });
+
+  it('a bad message anywhere in a bulk: the error names its index, and none of the batch is enqueued', async () => {
+    const batch = [ok, ok, ok, { ...ok, to: 'broken' }, ok];
+    const error = await client.sendBulk(batch).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'invalid_message', path: 'messages.3.to' });
+    expect(await jobsIn(createKeys(prefix).intakeQueue('normal'))).toBe(0);
+    expect(await records()).toBe(0);
+  });
+});
+
+describe('idempotency', () => {
+  it('returns the first message’s id for a repeated key and enqueues nothing more', async () => {
+    const queue = createKeys(prefix).intakeQueue('high');
+    const first = await client.send({ ...ok, priority: 'high', idempotencyKey: 'order-42-receipt' });
+    const again = await client.send({ ...ok, priority: 'high', subject: 'changed', idempotencyKey: 'order-42-receipt' });
+    expect(first.duplicate).toBe(false);
+    expect(again).toEqual({ id: first.id, duplicate: true });
+    expect(await jobsIn(queue)).toBe(1);
+    // The same key from another tenant is another message.
+    const other = await client.send({ ...ok, priority: 'high', tenantId: 'acme', idempotencyKey: 'order-42-receipt' });
+    expect(other.id).not.toBe(first.id);
+    expect(await jobsIn(queue)).toBe(2);
+    // Within one bulk, too.
+    const bulk = await client.sendBulk([
+      { ...ok, priority: 'high', idempotencyKey: 'k1' },
+      { ...ok, priority: 'high', idempotencyKey: 'k1' },
+    ]);
+    expect(bulk[1]).toEqual({ id: bulk[0]!.id, duplicate: true });
+    expect(await jobsIn(queue)).toBe(3);
+  });
+
+  it('records what was accepted, to be looked up', async () => {
+    const { id } = await client.send({ ...ok, priority: 'critical' });
+    expect(await client.messages.status(id)).toMatchObject({ id, state: 'queued', priority: 'critical', to: ok.to, attempts: 0 });
+    expect(await client.messages.status('m-unknown')).toBeNull();
+    expect(await client.messages.cancel(id)).toBe(true);
+    expect(await client.messages.cancel(id)).toBe(false);
+    expect(await client.messages.status(id)).toMatchObject({ state: 'cancelled' });
+  });
+});
+
+describe('campaigns', () => {
+  it('creates, refuses a second with the same id, and gives campaign mail the campaign’s class', async () => {
+    await client.campaigns.create({ id: 'spring', priority: 'low', rate: 10 });
+    await expect(client.campaigns.create({ id: 'spring' })).rejects.toMatchObject({ code: 'campaign_exists', path: 'id' });
+    await expect(client.campaigns.create({ id: 'bad id' })).rejects.toMatchObject({ code: 'invalid_argument', path: 'id' });
+    const { id } = await client.send({ ...ok, campaignId: 'spring' });
+    expect(await client.messages.status(id)).toMatchObject({ priority: 'low', campaignId: 'spring', queue: 'campaign-spring' });
+    const status = await client.campaigns.status('spring');
+    expect(status).toMatchObject({ id: 'spring', paused: false, rate: 10, pending: 1, counts: { accepted: 1, sent: 0 } });
+    await client.campaigns.pause('spring');
+    expect((await client.campaigns.status('spring')).paused).toBe(true);
+    await client.campaigns.resume('spring');
+    expect((await client.campaigns.status('spring')).paused).toBe(false);
+    await expect(client.campaigns.pause('nope')).rejects.toMatchObject({ code: 'unknown_campaign' });
+  });
+});
