@@ -67,7 +67,12 @@ function spawnApp(app: string, env: NodeJS.ProcessEnv): Promise<FleetProcess> {
     child,
     output: () => out,
     async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill(signal);
+        // A process that does not stop in time is a failure to see, not to wait out.
+        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        void exited.finally(() => clearTimeout(timer));
+      }
       return exited;
     },
   };

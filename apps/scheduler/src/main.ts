@@ -13,6 +13,11 @@ async function main(): Promise<void> {
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
+    // Never hang on the way out (say Redis is gone): give up after the drain time.
+    setTimeout(() => {
+      logger.error('shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, config.worker.drainTimeoutMs + 5_000).unref();
     logger.info({ signal }, 'scheduler stopping');
     scheduler
       .close()

@@ -48,7 +48,8 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
       gate.resize(n);
       rescale();
     };
-    slots.set(id, createSlots({ redis, key: keys.slots(id), holdersKey: keys.slotHolders(id), limit: p.concurrency, holder, want, onChange }));
+    // Short leases: a share freed by a stopped worker, or owed to a new one, moves within a second.
+    slots.set(id, createSlots({ redis, key: keys.slots(id), holdersKey: keys.slotHolders(id), limit: p.concurrency, holder, want, leaseMs: 3_000, onChange }));
   }
 
   /**
@@ -60,9 +61,10 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     const held = [...slots.values()].reduce((n, s) => n + s.held, 0);
     for (const p of PRIORITY_CLASSES) {
       const worker = workers.get(p);
-      if (!worker || p === 'critical') continue;
+      if (!worker) continue;
       const configured = config.worker.concurrency[p];
-      worker.concurrency = Math.max(1, Math.min(configured, Math.ceil((held * configured) / want)));
+      // Critical keeps its full concurrency: the gate reserves permits for it.
+      if (p !== 'critical') worker.concurrency = Math.max(1, Math.min(configured, Math.ceil((held * configured) / want)));
       if (held === 0 && !worker.isPaused()) void worker.pause(true);
       else if (held > 0 && worker.isPaused()) void worker.resume();
     }
