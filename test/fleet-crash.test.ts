@@ -1,49 +1,42 @@
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { startFleet, waitFor, type Fleet } from './support/fleet.js';
+import { expect, it } from 'vitest';
+import { useFleet, waitFor } from './support/fleet.js';
 
 // Must-show (c): every message reaches exactly one final state, and none is lost when a
 // worker process is killed with SIGKILL mid-run.
 const TOTAL = 600;
 
-let fleet: Fleet;
-beforeAll(async () => {
-  fleet = await startFleet({
-    redisUrl: inject('redisUrl'),
+const fleet = useFleet({
     schedulers: 1,
     workers: 3,
     // Slow answers keep many sends in flight when the worker dies.
     scenario: { default: { latencyMs: 80 } },
     config: { providers: { ses: { kind: 'ses', rate: 150, burst: 20, concurrency: 30 } } },
-  });
-});
-afterAll(async () => {
-  await fleet?.stop();
 });
 
 it('ends every message in exactly one final state when a worker is SIGKILLed mid-send', async () => {
-  await fleet.client.campaigns.create({ id: 'crash', priority: 'normal' });
-  const results = await fleet.client.sendBulk(
+  await fleet().client.campaigns.create({ id: 'crash', priority: 'normal' });
+  const results = await fleet().client.sendBulk(
     Array.from({ length: TOTAL }, (_, i) => ({ from: 'news@acme.test', to: `c${i}@crash.test`, subject: 'hi', text: 'hello', campaignId: 'crash' })),
   );
   const ids = results.map((r) => r.id);
-  await waitFor(() => fleet.sandbox.accepted().length >= 150, 20_000, 'sending under way');
+  await waitFor(() => fleet().sandbox.accepted().length >= 150, 20_000, 'sending under way');
 
-  const victim = fleet.processes.find((p) => p.name.startsWith('worker'))!;
+  const victim = fleet().processes.find((p) => p.name.startsWith('worker'))!;
   expect(await victim.stop('SIGKILL')).toBeNull();
 
   // The killed worker's jobs stall and another worker takes them over.
   const status = await waitFor(async () => {
-    const s = await fleet.client.campaigns.status('crash');
+    const s = await fleet().client.campaigns.status('crash');
     return s.pending === 0 ? s : null;
   }, 60_000, 'every message final');
   expect(status.counts).toMatchObject({ accepted: TOTAL, sent: TOTAL, rejected: 0, expired: 0 });
 
-  const records = await Promise.all(ids.map((id) => fleet.client.messages.status(id)));
+  const records = await Promise.all(ids.map((id) => fleet().client.messages.status(id)));
   expect(records.every((r) => r?.state === 'sent')).toBe(true);
 
   // Nothing lost: the ESP has every message.
   const submissions = new Map<string, number>();
-  for (const a of fleet.sandbox.accepted()) submissions.set(a.sluiceId!, (submissions.get(a.sluiceId!) ?? 0) + 1);
+  for (const a of fleet().sandbox.accepted()) submissions.set(a.sluiceId!, (submissions.get(a.sluiceId!) ?? 0) + 1);
   expect([...submissions.keys()].sort()).toEqual([...ids].sort());
 
   // None sent twice: an attempt cut off after its request was out in full is ambiguous

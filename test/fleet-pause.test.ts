@@ -1,36 +1,29 @@
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { startFleet, waitFor, type Fleet } from './support/fleet.js';
+import { expect, it } from 'vitest';
+import { useFleet, waitFor } from './support/fleet.js';
 
 // Must-show (d): pausing a campaign stops its sends within 1 s; resuming continues
 // where it stopped.
-let fleet: Fleet;
-beforeAll(async () => {
-  fleet = await startFleet({
-    redisUrl: inject('redisUrl'),
+const fleet = useFleet({
     schedulers: 1,
     workers: 2,
     scenario: { default: { latencyMs: 5 } },
     config: { providers: { ses: { kind: 'ses', rate: 50, burst: 10, concurrency: 16 } } },
-  });
-});
-afterAll(async () => {
-  await fleet?.stop();
 });
 
 it('stops a campaign’s sends within a second of pause, and finishes it after resume', async () => {
-  await fleet.client.campaigns.create({ id: 'weekly', priority: 'low' });
-  await fleet.client.campaigns.create({ id: 'other', priority: 'low' });
+  await fleet().client.campaigns.create({ id: 'weekly', priority: 'low' });
+  await fleet().client.campaigns.create({ id: 'other', priority: 'low' });
   const send = (campaignId: string, n: number) =>
-    fleet.client.sendBulk(Array.from({ length: n }, (_, i) => ({ from: 'news@acme.test', to: `${campaignId}${i}@x.test`, subject: 's', text: 't', campaignId })));
+    fleet().client.sendBulk(Array.from({ length: n }, (_, i) => ({ from: 'news@acme.test', to: `${campaignId}${i}@x.test`, subject: 's', text: 't', campaignId })));
   const weekly = await send('weekly', 300);
-  await waitFor(() => fleet.sandbox.accepted().length >= 60, 20_000, 'campaign sending');
+  await waitFor(() => fleet().sandbox.accepted().length >= 60, 20_000, 'campaign sending');
 
   const pausedAt = Date.now();
-  await fleet.client.campaigns.pause('weekly');
+  await fleet().client.campaigns.pause('weekly');
   await send('other', 50); // other campaigns go on
   await new Promise((r) => setTimeout(r, 3000));
 
-  const accepted = fleet.sandbox.accepted();
+  const accepted = fleet().sandbox.accepted();
   const weeklyTimes = accepted.filter((a) => a.to[0]!.startsWith('weekly')).map((a) => a.arrivedAt);
   const late = weeklyTimes.filter((t) => t > pausedAt + 1000);
   const lastAfterPause = Math.max(...weeklyTimes) - pausedAt;
@@ -38,18 +31,18 @@ it('stops a campaign’s sends within a second of pause, and finishes it after r
   expect(late).toEqual([]);
   expect(accepted.filter((a) => a.to[0]!.startsWith('other')).length).toBe(50);
 
-  const paused = await fleet.client.campaigns.status('weekly');
+  const paused = await fleet().client.campaigns.status('weekly');
   expect(paused.paused).toBe(true);
   expect(paused.counts.sent).toBe(weeklyTimes.length);
   expect(paused.pending).toBe(300 - weeklyTimes.length);
 
-  await fleet.client.campaigns.resume('weekly');
+  await fleet().client.campaigns.resume('weekly');
   const done = await waitFor(async () => {
-    const s = await fleet.client.campaigns.status('weekly');
+    const s = await fleet().client.campaigns.status('weekly');
     return s.pending === 0 ? s : null;
   }, 30_000, 'campaign finished');
   expect(done.counts.sent).toBe(300);
-  const ids = fleet.sandbox.accepted().filter((a) => a.to[0]!.startsWith('weekly')).map((a) => a.sluiceId);
+  const ids = fleet().sandbox.accepted().filter((a) => a.to[0]!.startsWith('weekly')).map((a) => a.sluiceId);
   expect(new Set(ids).size).toBe(300);
   expect(ids.length).toBe(300); // none twice
   expect(new Set(ids)).toEqual(new Set(weekly.map((r) => r.id)));

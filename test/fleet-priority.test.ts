@@ -1,40 +1,33 @@
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { startFleet, waitFor, type Fleet } from './support/fleet.js';
+import { expect, it } from 'vitest';
+import { useFleet, waitFor } from './support/fleet.js';
 
 // Must-show (b): while a newsletter keeps the provider saturated, critical mail is
 // accepted by the ESP within a second of send().
-let fleet: Fleet;
-beforeAll(async () => {
-  fleet = await startFleet({
-    redisUrl: inject('redisUrl'),
+const fleet = useFleet({
     schedulers: 1,
     workers: 2,
     scenario: { default: { latencyMs: 10 } },
     config: { providers: { ses: { kind: 'ses', rate: 50, burst: 10, concurrency: 16 } } },
-  });
-});
-afterAll(async () => {
-  await fleet?.stop();
 });
 
 it('gets OTPs through in under a second while bulk mail saturates the provider', async () => {
-  await fleet.client.campaigns.create({ id: 'flood', priority: 'low' });
-  await fleet.client.sendBulk(
+  await fleet().client.campaigns.create({ id: 'flood', priority: 'low' });
+  await fleet().client.sendBulk(
     Array.from({ length: 1000 }, (_, i) => ({ from: 'news@acme.test', to: `n${i}@bulk.test`, subject: 'news', text: 'hello', campaignId: 'flood' })),
   );
   // Let the newsletter fill the provider's shared slice before the OTPs start.
-  await waitFor(() => fleet.sandbox.accepted().length >= 60, 10_000, 'bulk flowing');
+  await waitFor(() => fleet().sandbox.accepted().length >= 60, 10_000, 'bulk flowing');
 
   const sentAt = new Map<string, number>();
   for (let i = 0; i < 40; i++) {
     const t = Date.now();
-    const { id } = await fleet.client.send({ from: 'auth@acme.test', to: `otp${i}@users.test`, subject: 'Your code', text: `${100000 + i}`, priority: 'critical' });
+    const { id } = await fleet().client.send({ from: 'auth@acme.test', to: `otp${i}@users.test`, subject: 'Your code', text: `${100000 + i}`, priority: 'critical' });
     sentAt.set(id, t);
     await new Promise((r) => setTimeout(r, 200));
   }
-  await waitFor(() => fleet.sandbox.accepted().filter((a) => a.domain === 'users.test').length >= 40, 10_000, 'OTPs accepted');
+  await waitFor(() => fleet().sandbox.accepted().filter((a) => a.domain === 'users.test').length >= 40, 10_000, 'OTPs accepted');
 
-  const accepted = fleet.sandbox.accepted();
+  const accepted = fleet().sandbox.accepted();
   const latencies = accepted
     .filter((a) => a.domain === 'users.test')
     .map((a) => a.arrivedAt - sentAt.get(a.sluiceId!)!)

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { maxInWindow, startFleet, waitFor, type Fleet } from './support/fleet.js';
+import { expect, it } from 'vitest';
+import { maxInWindow, useFleet, waitFor } from './support/fleet.js';
 
 // Must-show (a): 4 worker processes and 2 schedulers share one provider limit and one
 // receiver limit through Redis. No critical traffic here, so no reserve is kept back.
@@ -7,10 +7,7 @@ const PROVIDER = { rate: 50, burst: 10 };
 const SLOW = { rate: 20, burst: 5 };
 const TOTAL = 500;
 
-let fleet: Fleet;
-beforeAll(async () => {
-  fleet = await startFleet({
-    redisUrl: inject('redisUrl'),
+const fleet = useFleet({
     schedulers: 2,
     workers: 4,
     scenario: { default: { latencyMs: 5 } },
@@ -19,19 +16,15 @@ beforeAll(async () => {
       receivers: [{ name: 'slow', domains: ['slow.test'], ...SLOW }],
       reserves: { critical: 0 },
     },
-  });
-});
-afterAll(async () => {
-  await fleet?.stop();
 });
 
 it('holds the provider and receiver limits across processes and uses what they allow', async () => {
   // Warm the fleet (sockets, SDK, JIT) so the first second measures Sluice, not start-up,
   // then let the buckets go idle again so the campaign starts with a full burst.
-  for (let i = 0; i < 8; i++) await fleet.client.send({ from: 'news@acme.test', to: `w${i}@warm.test`, subject: 'warm', text: 'up' });
-  await waitFor(() => fleet.sandbox.accepted().length >= 8, 10_000, 'warm-up');
+  for (let i = 0; i < 8; i++) await fleet().client.send({ from: 'news@acme.test', to: `w${i}@warm.test`, subject: 'warm', text: 'up' });
+  await waitFor(() => fleet().sandbox.accepted().length >= 8, 10_000, 'warm-up');
   await new Promise((r) => setTimeout(r, 1500));
-  await fleet.client.campaigns.create({ id: 'rates', priority: 'low' });
+  await fleet().client.campaigns.create({ id: 'rates', priority: 'low' });
   // Half to the slow receiver: 25/s of demand against its 20/s, so both limits bind.
   const messages = Array.from({ length: TOTAL }, (_, i) => ({
     from: 'news@acme.test',
@@ -40,10 +33,10 @@ it('holds the provider and receiver limits across processes and uses what they a
     text: 'hello',
     campaignId: 'rates',
   }));
-  await fleet.client.sendBulk(messages);
-  await waitFor(() => fleet.sandbox.accepted().length >= TOTAL + 8, 60_000, 'all accepted');
+  await fleet().client.sendBulk(messages);
+  await waitFor(() => fleet().sandbox.accepted().length >= TOTAL + 8, 60_000, 'all accepted');
 
-  const accepted = fleet.sandbox.accepted().filter((a) => a.domain !== 'warm.test');
+  const accepted = fleet().sandbox.accepted().filter((a) => a.domain !== 'warm.test');
   const all = accepted.map((a) => a.arrivedAt);
   const slow = accepted.filter((a) => a.domain === 'slow.test').map((a) => a.arrivedAt);
   const fast = accepted.filter((a) => a.domain !== 'slow.test').map((a) => a.arrivedAt);
@@ -66,10 +59,10 @@ it('holds the provider and receiver limits across processes and uses what they a
   );
   expect(providerUse).toBeGreaterThanOrEqual(0.9);
   expect(tailUse).toBeGreaterThanOrEqual(0.9);
-  expect(fleet.sandbox.stats()).toMatchObject({ accepted: TOTAL + 8, duplicates: 0, throttled: 0 });
+  expect(fleet().sandbox.stats()).toMatchObject({ accepted: TOTAL + 8, duplicates: 0, throttled: 0 });
 
   const status = await waitFor(async () => {
-    const s = await fleet.client.campaigns.status('rates');
+    const s = await fleet().client.campaigns.status('rates');
     return s.counts.sent === TOTAL ? s : null;
   }, 5_000, 'campaign counts');
   expect(status.pending).toBe(0);

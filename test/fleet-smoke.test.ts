@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { startFleet, waitFor, type Fleet } from './support/fleet.js';
+import { expect, it } from 'vitest';
+import { useFleet, waitFor } from './support/fleet.js';
 
-let fleet: Fleet;
-beforeAll(async () => {
-  fleet = await startFleet({ redisUrl: inject('redisUrl'), schedulers: 1, workers: 1 });
-});
-afterAll(async () => {
-  await fleet?.stop();
-});
+const fleet = useFleet({ schedulers: 1, workers: 1 });
 
 it('sends what a backend enqueues, once each, and records the outcome', async () => {
   const ids: string[] = [];
   for (let i = 0; i < 20; i++) {
-    const { id } = await fleet.client.send({
+    const { id } = await fleet().client.send({
       from: 'Acme <news@acme.test>',
       to: `user${i}@example.test`,
       subject: `hello ${i}`,
@@ -21,12 +15,12 @@ it('sends what a backend enqueues, once each, and records the outcome', async ()
     });
     ids.push(id);
   }
-  await waitFor(() => fleet.sandbox.accepted().length >= 20, 20_000, '20 accepted');
-  const accepted = fleet.sandbox.accepted();
+  await waitFor(() => fleet().sandbox.accepted().length >= 20, 20_000, '20 accepted');
+  const accepted = fleet().sandbox.accepted();
   expect(accepted.map((a) => a.sluiceId).sort()).toEqual([...ids].sort());
   expect(accepted[0]!.messageId).toMatch(/^<[mk][0-9a-f]+@acme\.test>$/);
   const record = await waitFor(async () => {
-    const r = await fleet.client.messages.status(ids[0]!);
+    const r = await fleet().client.messages.status(ids[0]!);
     return r?.state === 'sent' ? r : null;
   }, 5_000, 'record sent');
   expect(record).toMatchObject({ state: 'sent', attempts: 1, provider: 'ses' });

@@ -1,0 +1,54 @@
+/** The logging a service needs (pino fits). */
+export interface ServiceLogger {
+  info(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+  fatal(obj: object, msg?: string): void;
+}
+
+/** Options of {@link runService}. */
+export interface RunServiceOptions {
+  /** Used in log lines: `scheduler`, `worker`. */
+  name: string;
+  logger: ServiceLogger;
+  /**
+   * Starts the service (loading its config: a bad one fails here, logged); resolves with
+   * what stops it and how long stopping may take before the process gives up and exits 1.
+   */
+  start(): Promise<{ close(): Promise<void>; shutdownDeadlineMs: number }>;
+}
+
+/**
+ * Runs a long-lived process: start, log `{"event":"ready"}`, and on SIGTERM or SIGINT close
+ * once (a second signal is ignored) and exit 0, or 1 if closing fails or hangs past the
+ * deadline (say Redis is gone). A failed start logs why and exits 1.
+ */
+export function runService(options: RunServiceOptions): void {
+  const { logger, name } = options;
+  const main = async (): Promise<void> => {
+    const service = await options.start();
+    logger.info({ event: 'ready', pid: process.pid }, `${name} ready`);
+    let stopping = false;
+    const stop = (signal: string): void => {
+      if (stopping) return;
+      stopping = true;
+      setTimeout(() => {
+        logger.error({}, `${name}: shutdown did not finish in time; exiting`);
+        process.exit(1);
+      }, service.shutdownDeadlineMs).unref();
+      logger.info({ signal }, `${name} stopping`);
+      service
+        .close()
+        .then(() => process.exit(0))
+        .catch((err: unknown) => {
+          logger.error({ err }, `${name}: close failed`);
+          process.exit(1);
+        });
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+  };
+  main().catch((err: unknown) => {
+    logger.fatal({ err }, err instanceof Error ? err.message : `${name} failed to start`);
+    process.exit(1);
+  });
+}
