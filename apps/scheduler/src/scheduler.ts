@@ -70,7 +70,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     return limit;
   }
 
-  async function process(job: Job<QueuedMessage>, token: string | undefined, queue: Queue, isCampaign: boolean): Promise<void> {
+  async function admit(job: Job<QueuedMessage>, token: string | undefined, queue: Queue, isCampaign: boolean): Promise<void> {
     const m = job.data;
     const now = Date.now();
 
@@ -107,8 +107,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     if (decision.outcome !== 'denied') {
       const delay = decision.outcome === 'booked' ? decision.waitMs : 0;
       const data: DispatchJobData = { ...m, provider, receiver, admittedAt: now + delay };
+      // Job first, then record: a crash in between leaves the intake job to run again,
+      // whose dispatch add is then ignored (same job id). Only from `queued`: a fast worker
+      // may already have moved it on.
       await dispatch.get(m.priority)!.add('send', data, { jobId: m.id, delay });
-      await store.transition(m.id, 'dispatched');
+      await store.transition(m.id, 'dispatched', { from: 'queued' });
       return;
     }
     // Denied beyond the horizon. A campaign-wide layer holds the whole campaign queue
@@ -123,7 +126,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   }
 
   function watch(queue: Queue, isCampaign: boolean): void {
-    const worker = new Worker<QueuedMessage>(queue.name, (job, token) => process(job, token, queue, isCampaign), {
+    const worker = new Worker<QueuedMessage>(queue.name, (job, token) => admit(job, token, queue, isCampaign), {
       connection: redis,
       prefix: keys.prefix,
       ...bullWorkerOptions(config),

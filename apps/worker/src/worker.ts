@@ -72,8 +72,10 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
 
   /**
    * Its campaign was paused after the message was admitted: put it back in the campaign's
-   * queue (paused, so it waits there) to be admitted again on resume. Job first, then
-   * record, so a crash in between leaves a duplicate job, never a lost message.
+   * queue (paused, so it waits there) to be admitted again on resume. Record first, then
+   * job: this dispatch job stays until we return, so a crash in between runs it again
+   * (held again, or sent if resumed), and the campaign job never finds a record that
+   * says it was dispatched.
    */
   async function holdForCampaign(m: DispatchJobData): Promise<void> {
     const name = keys.campaignQueue(m.campaignId!);
@@ -83,8 +85,8 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
       campaignQueues.set(name, queue);
     }
     const { provider: _p, receiver: _r, admittedAt: _a, failures: _f, ...message } = m;
-    await queue.add('send', message, { jobId: m.id });
     await store.transition(m.id, 'queued', { fields: { lastOutcome: 'held: campaign paused' } });
+    await queue.add('send', message, { jobId: m.id });
   }
 
   /** Delays the job for another attempt, or ends it as expired if that would be past its lifetime. */

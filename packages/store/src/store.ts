@@ -48,8 +48,11 @@ export interface OutcomeDetails {
 
 /** Result of `transition`. */
 export interface TransitionResult {
-  /** `moved`; `final` (already final: do nothing); `missing` (no record); `held` (an attempt while its campaign is paused: nothing changed). */
-  result: 'moved' | 'final' | 'missing' | 'held';
+  /**
+   * `moved`; `final` (already final: do nothing); `missing` (no record); `held` (an attempt
+   * while its campaign is paused: nothing changed); `skipped` (not in the `from` state).
+   */
+  result: 'moved' | 'final' | 'missing' | 'held' | 'skipped';
   /** The state before (or the final one). */
   state: string;
   attempts: number;
@@ -78,7 +81,7 @@ export interface Store {
   transition(
     id: string,
     state: MessageState,
-    options?: { attempt?: boolean; campaignId?: string | undefined; fields?: Record<string, string> },
+    options?: { attempt?: boolean; from?: MessageState; campaignId?: string | undefined; fields?: Record<string, string> },
   ): Promise<TransitionResult>;
   /** Marks a campaign paused or running, for the workers' last check before a send. */
   setCampaignPaused(campaignId: string, paused: boolean): Promise<void>;
@@ -162,12 +165,12 @@ export function createStore(options: StoreOptions): Store {
         key,
         opts.campaignId ? keys.campaign(opts.campaignId) : key,
         state,
-        opts.attempt ? 'attempt' : '',
+        opts.attempt ? 'attempt' : opts.from ? `from:${opts.from}` : '',
         Date.now(),
         ...extra,
       )) as [number, string, number, number];
       return {
-        result: code === 1 ? 'moved' : code === 0 ? 'final' : code === 2 ? 'held' : 'missing',
+        result: (['missing', 'final', 'moved', 'held', 'skipped'] as const)[code + 1] ?? 'missing',
         state: prev,
         attempts,
         ambiguous: ambiguous === 1,

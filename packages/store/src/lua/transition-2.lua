@@ -8,12 +8,13 @@
   ARGV[2]  'attempt' to count an attempt: attempts + 1, and report whether the previous
            attempt was submitted in full but never recorded an outcome (its worker died
            waiting for the answer: ambiguous; one that died before submitting is not);
-           an attempt is held, changing nothing, while the campaign is paused
+           an attempt is held, changing nothing, while the campaign is paused;
+           'from:<state>' to move only from that state (else code 3, nothing changed)
   ARGV[3]  now, epoch ms
   ARGV[4..] extra field, value pairs
 
   Returns { code, state, attempts, ambiguous }: code 1 moved, 0 final already (state is
-  the final one), -1 no record, 2 held (campaign paused).
+  the final one), -1 no record, 2 held (campaign paused), 3 not in the 'from' state.
 ]]
 local prev = redis.call('HGET', KEYS[1], 'state')
 if not prev then
@@ -23,6 +24,9 @@ if prev == 'sent' or prev == 'rejected' or prev == 'suppressed' or prev == 'expi
   return { 0, prev, tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0'), 0 }
 end
 local ambiguous = 0
+if string.sub(ARGV[2], 1, 5) == 'from:' and prev ~= string.sub(ARGV[2], 6) then
+  return { 3, prev, tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0'), 0 }
+end
 if ARGV[2] == 'attempt' and KEYS[2] ~= KEYS[1] and redis.call('HGET', KEYS[2], 'paused') == '1' then
   return { 2, prev, tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0'), 0 }
 end

@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { createKeys, parseMessage, type QueuedMessage } from '@sluice/core';
+import { createStore, messageId, type Store } from '@sluice/store';
+
+let redis: Redis;
+let store: Store;
+const keys = createKeys(`t${randomUUID().slice(0, 8)}`);
+
+beforeAll(() => {
+  redis = new Redis(inject('redisUrl'));
+  store = createStore({ redis, keys, recordTtlSeconds: 60 });
+});
+afterAll(async () => {
+  const found = await redis.keys(`${keys.prefix}:*`);
+  if (found.length) await redis.del(...found);
+  await redis.quit();
+});
+
+const message = (campaignId?: string): QueuedMessage => ({
+  ...parseMessage({ from: 'a@acme.test', to: 'B@example.test', subject: 's', text: 't', campaignId }),
+  id: messageId('default'),
+  acceptedAt: Date.now(),
+});
+
+it('keeps the first record of an id and counts it once', async () => {
+  await redis.hset(keys.campaign('c1'), 'createdAt', '1');
+  const m = message('c1');
+  expect(await store.accept(m, 'campaign-c1')).toEqual({ created: true, state: 'queued' });
+  expect(await store.accept(m, 'campaign-c1')).toEqual({ created: false, state: 'queued' });
+  expect((await store.campaignCounts('c1')).accepted).toBe(1);
+});
+
+it('reaches exactly one final state, which never changes', async () => {
+  const m = message('c1');
+  await store.accept(m, 'campaign-c1');
+  expect(await store.finalize(m.id, 'sent', { campaignId: 'c1', provider: 'ses', receiver: 'example.test' })).toBe(true);
+  expect(await store.finalize(m.id, 'rejected', { campaignId: 'c1' })).toBe(false);
+  expect(await store.transition(m.id, 'sending', { attempt: true })).toMatchObject({ result: 'final', state: 'sent' });
+  expect((await store.get(m.id))!.state).toBe('sent');
+  expect(await store.campaignCounts('c1')).toMatchObject({ sent: 1, rejected: 0 });
+  expect(await redis.ttl(keys.message(m.id))).toBeGreaterThan(0);
+});
+
+it('tells an attempt cut off after submitting (ambiguous) from one cut off before', async () => {
+  const m = message();
+  await store.accept(m, 'intake-normal');
+  await store.transition(m.id, 'sending', { attempt: true });
+  // The worker died before the request was out: the next attempt is a clean one.
+  expect(await store.transition(m.id, 'sending', { attempt: true })).toMatchObject({ result: 'moved', ambiguous: false, attempts: 2 });
+  await store.transition(m.id, 'submitted');
+  expect(await store.transition(m.id, 'sending', { attempt: true })).toMatchObject({ result: 'moved', ambiguous: true, attempts: 3 });
+  expect((await store.get(m.id))!.ambiguous).toBe(1);
+});
+
+it('moves only from the named state, and holds attempts of a paused campaign', async () => {
+  const m = message('c1');
+  await store.accept(m, 'campaign-c1');
+  await store.transition(m.id, 'sending', { attempt: true });
+  expect(await store.transition(m.id, 'dispatched', { from: 'queued' })).toMatchObject({ result: 'skipped', state: 'sending' });
+  await store.setCampaignPaused('c1', true);
+  expect(await store.transition(m.id, 'sending', { attempt: true, campaignId: 'c1' })).toMatchObject({ result: 'held', attempts: 1 });
+  await store.setCampaignPaused('c1', false);
+  expect(await store.transition(m.id, 'sending', { attempt: true, campaignId: 'c1' })).toMatchObject({ result: 'moved', attempts: 2 });
+});
+
+it('suppresses a recipient for its tenant, case-insensitively', async () => {
+  const m = message();
+  await store.accept(m, 'intake-normal');
+  await store.finalize(m.id, 'rejected', { suppress: true, to: m.to, tenantId: 'default', outcome: 'bad_recipient', reply: '550 5.1.1 no such user' });
+  expect(await store.suppressed('default', 'b@EXAMPLE.test')).toMatch(/bad_recipient: 550 5.1.1/);
+  expect(await store.suppressed('other', 'b@example.test')).toBeNull();
+  expect(await store.peek('m-none', 'default', 'b@example.test')).toEqual({ state: null, suppressed: expect.stringMatching(/550/) as unknown });
+});
