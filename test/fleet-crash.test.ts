@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
-import { useFleet, waitFor } from './support/fleet.js';
+import { waitFor } from './support/fleet.js';
+import { useFleet } from './support/use-fleet.js';
 
 // Must-show (c): every message reaches exactly one final state, and none is lost when a
 // worker process is killed with SIGKILL mid-run.

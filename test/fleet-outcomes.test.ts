@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
-import { useFleet, waitFor } from './support/fleet.js';
+import { waitFor } from './support/fleet.js';
+import { useFleet } from './support/use-fleet.js';
 
 // What the worker does with each kind of answer: permanent, throttled, expired; and a
 // SIGTERM that lets in-flight sends finish.

@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
-import { useFleet, waitFor } from './support/fleet.js';
+import { waitFor } from './support/fleet.js';
+import { useFleet } from './support/use-fleet.js';
 
 // Must-show (d): pausing a campaign stops its sends within 1 s; resuming continues
 // where it stopped.

@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
-import { useFleet, waitFor } from './support/fleet.js';
+import { waitFor } from './support/fleet.js';
+import { useFleet } from './support/use-fleet.js';
 
 // Must-show (b): while a newsletter keeps the provider saturated, critical mail is
 // accepted by the ESP within a second of send().

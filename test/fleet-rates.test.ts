@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
-import { maxInWindow, useFleet, waitFor } from './support/fleet.js';
+import { maxInWindow, waitFor } from './support/fleet.js';
+import { useFleet } from './support/use-fleet.js';
 
 // Must-show (a): 4 worker processes and 2 schedulers share one provider limit and one
 // receiver limit through Redis. No critical traffic here, so no reserve is kept back.

@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
-import { useFleet, waitFor } from './support/fleet.js';
+import { waitFor } from './support/fleet.js';
+import { useFleet } from './support/use-fleet.js';
 
 const fleet = useFleet({ schedulers: 1, workers: 1 });
 

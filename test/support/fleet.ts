@@ -6,7 +6,6 @@ import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { createClient, type SluiceClient } from '@sluice/client';
 import { createSandbox, type Sandbox } from '@sluice/sandbox';
-import { afterAll, beforeAll, inject } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -164,20 +163,3 @@ export function maxInWindow(times: readonly number[], windowMs = 1000): number {
   return best;
 }
 
-/**
- * Starts a fleet before the file's tests and stops it after them, on the run's Redis.
- * Returns a getter: the fleet exists once `beforeAll` has run.
- */
-export function useFleet(options: Omit<FleetOptions, 'redisUrl'>): () => Fleet {
-  let fleet: Fleet | undefined;
-  beforeAll(async () => {
-    fleet = await startFleet({ ...options, redisUrl: inject('redisUrl') });
-  });
-  afterAll(async () => {
-    await fleet?.stop();
-  });
-  return () => {
-    if (!fleet) throw new Error('the fleet is not started yet');
-    return fleet;
-  };
-}

@@ -64,7 +64,6 @@ export interface Limiter {
 }
 
 // Slice order in every bucket: 1 shared, 2 high's reserve, 3 critical's reserve.
-const SLICE_CLASSES = ['shared', 'high', 'critical'] as const;
 const CODES = ['granted', 'booked', 'denied'] as const;
 
 /**
@@ -94,23 +93,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const args: (string | number)[] = request.layers.map((l) => l.key);
       const waitlist = request.waitlist ?? LAYER_KINDS;
       const ticketMask = LAYER_KINDS.reduce((mask, kind, i) => (waitlist.includes(kind) ? mask | (1 << i) : mask), 0);
-      args.push(
-        SLICE_CLASSES.length,
-        allowedMask(request.priority),
-        Math.max(0, Math.round(request.horizonMs * 1000)),
-        ticketMask,
-      );
+      args.push(allowedMask(request.priority), Math.max(0, Math.round(request.horizonMs * 1000)), ticketMask, ...fractions);
       for (const layer of request.layers) {
-        for (const f of fractions) {
-          if (layer.rate === undefined || f === 0) {
-            args.push(0, 0);
-            continue;
-          }
-          const rate = layer.rate * f;
-          const interval = Math.max(1, Math.round(1e6 / rate));
-          const burst = Math.max(1, (layer.burst ?? Math.max(1, Math.round(layer.rate / 10))) * f);
-          args.push(interval, Math.round(burst * interval));
-        }
+        if (layer.rate === undefined) args.push(0, 0);
+        else args.push(1e6 / layer.rate, layer.burst ?? Math.max(1, Math.round(layer.rate / 10)));
       }
       calls++;
       const reply = (await redis.sluiceAdmit(...args)) as number[];

@@ -116,13 +116,13 @@ describe('limiter', () => {
     if (other.outcome === 'booked' && booked.outcome === 'booked') expect(other.waitMs).toBeGreaterThanOrEqual(booked.waitMs);
   });
 
-  it('expires idle buckets', async () => {
+  it('expires idle buckets (a gone bucket is a full one)', async () => {
     const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 } });
     const key = keys.bucket('campaign', randomUUID());
     await limiter.admit({ layers: layers({ 3: { key, rate: 100, burst: 5 } }), priority: 'low', horizonMs: 0 });
     const ttl = await redis.pttl(key);
     expect(ttl).toBeGreaterThan(0);
-    expect(ttl).toBeLessThanOrEqual(1100);
+    expect(ttl).toBeLessThanOrEqual(11_000);
   });
 });
 

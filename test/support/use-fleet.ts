@@ -1,0 +1,20 @@
+import { afterAll, beforeAll, inject } from 'vitest';
+import { startFleet, type Fleet, type FleetOptions } from './fleet.js';
+
+/**
+ * Starts a fleet before the file's tests and stops it after them, on the run's Redis.
+ * Returns a getter: the fleet exists once `beforeAll` has run.
+ */
+export function useFleet(options: Omit<FleetOptions, 'redisUrl'>): () => Fleet {
+  let fleet: Fleet | undefined;
+  beforeAll(async () => {
+    fleet = await startFleet({ ...options, redisUrl: inject('redisUrl') });
+  });
+  afterAll(async () => {
+    await fleet?.stop();
+  });
+  return () => {
+    if (!fleet) throw new Error('the fleet is not started yet');
+    return fleet;
+  };
+}
