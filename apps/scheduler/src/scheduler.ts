@@ -26,6 +26,8 @@ export interface SchedulerOptions {
 /** A scheduler process's engine. Several may run at once. */
 export interface Scheduler {
   start(): Promise<void>;
+  /** Limiter calls made so far (the waste benchmark divides them by messages sent). */
+  readonly limiterCalls: number;
   /** Stops taking jobs and waits for the ones in hand. */
   close(): Promise<void>;
 }
@@ -58,8 +60,23 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const intakeQueues = PRIORITY_CLASSES.map((p) => new Queue(keys.intakeQueue(p), { connection: redis, prefix: keys.prefix }));
   const campaignCache = new Map<string, { limit: CampaignLimit; at: number }>();
   const campaignIdleSince = new Map<string, number>();
+  // A campaign queue held by a campaign-wide layer: jobs already fetched go back without
+  // asking the limiter again until then.
+  const heldUntil = new Map<string, number>();
   let poller: NodeJS.Timeout | undefined;
   let closing = false;
+
+  const chains = new Map<string, Promise<unknown>>();
+  /** Runs `fn` after every earlier call for the same key has finished. */
+  function serialized<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const run = (chains.get(key) ?? Promise.resolve()).then(fn, fn);
+    const tail = run.catch(() => undefined);
+    chains.set(key, tail);
+    void tail.then(() => {
+      if (chains.get(key) === tail) chains.delete(key);
+    });
+    return run;
+  }
 
   async function campaignLimit(id: string): Promise<CampaignLimit> {
     const hit = campaignCache.get(id);
@@ -93,13 +110,22 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     // 3–5. Class (reserve and horizon) and the quotas in one atomic call.
     const campaign = m.campaignId !== undefined ? await campaignLimit(m.campaignId) : undefined;
     const { layers, provider, receiver } = quotaLayers(config, keys, { to: m.to, tenantId: m.tenantId, campaign });
-    const decision = await limiter.admit({
+    const request = {
       layers,
       priority: m.priority,
       horizonMs: config.horizonsMs[m.priority],
       // A campaign-wide layer holds the whole campaign queue instead (below).
-      waitlist: isCampaign ? ['receiver'] : undefined,
-    });
+      waitlist: isCampaign ? (['receiver'] as const) : undefined,
+    };
+    // A campaign's decisions are taken one at a time in this process, so once one finds the
+    // campaign held, the jobs fetched with it go back without asking the limiter again.
+    const decision = isCampaign
+      ? await serialized(queue.name, async () => {
+          if ((heldUntil.get(queue.name) ?? 0) > Date.now()) return undefined;
+          return limiter.admit(request);
+        })
+      : await limiter.admit(request);
+    if (decision === undefined) throw new RateLimitError();
 
     // Granted now, or a slot booked on every layer within the horizon: either way the
     // message is admitted. A booked one waits in the dispatch queue until its slot, so it
@@ -110,14 +136,21 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       // Job first, then record: a crash in between leaves the intake job to run again,
       // whose dispatch add is then ignored (same job id). Only from `queued`: a fast worker
       // may already have moved it on.
-      await dispatch.get(m.priority)!.add('send', data, { jobId: m.id, delay });
-      await store.transition(m.id, 'dispatched', { from: 'queued' });
+      // Both go out at once on one connection, so Redis runs them in this order.
+      await Promise.all([
+        dispatch.get(m.priority)!.add('send', data, { jobId: m.id, delay }),
+        store.transition(m.id, 'dispatched', { from: 'queued' }),
+      ]);
       return;
     }
     // Denied beyond the horizon. A campaign-wide layer holds the whole campaign queue
     // (in order, for every scheduler); a receiver holds only this message.
+    // It holds until half the horizon is free again: slots booked for the other half keep
+    // the sends going meanwhile, and the next pass books many messages per denial.
     if (isCampaign && decision.layer !== 'receiver') {
-      await queue.rateLimit(decision.waitMs);
+      const holdMs = decision.waitMs + Math.ceil(config.horizonsMs[m.priority] / 2);
+      heldUntil.set(queue.name, Date.now() + holdMs);
+      await queue.rateLimit(holdMs);
       throw new RateLimitError();
     }
     // The wait is this message's waitlist turn, already spread at the layer's rate.
@@ -168,6 +201,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   }
 
   return {
+    get limiterCalls() {
+      return limiter.calls;
+    },
     async start() {
       for (const q of intakeQueues) watch(q, false);
       const loop = (): void => {

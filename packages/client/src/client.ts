@@ -92,7 +92,10 @@ export function createClient(options: ClientOptions): SluiceClient {
    * creates, never a record without a job. A repeat whose record exists enqueues nothing.
    */
   async function enqueue(batch: { message: QueuedMessage; queue: string }[]): Promise<SendResult[]> {
-    const existing = await Promise.all(batch.map(({ message }) => redis.exists(keys.message(message.id))));
+    // Only an idempotency key can name an existing message; random ids skip the lookup.
+    const existing = await Promise.all(
+      batch.map(({ message }) => (message.idempotencyKey === undefined ? 0 : redis.exists(keys.message(message.id)))),
+    );
     // The first occurrence of an id in the batch that has no record yet is the one to enqueue.
     const seen = new Set<string>();
     const firsts = new Set<number>();

@@ -1,0 +1,84 @@
+// `pnpm bench [--quick]`: every scenario on a private Redis, each figure next to its
+// baseline from the same run; a table on stdout and bench-results.json at the repo root.
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startRedisServer } from '../support/redis-server.js';
+import { benchAccuracy } from './accuracy.js';
+import { benchLimiter } from './limiter.js';
+import { benchMemory } from './memory.js';
+import { benchPipeline } from './pipeline.js';
+import { benchPriority } from './priority.js';
+import { benchWaste } from './waste.js';
+
+const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
+const quick = values.quick;
+const plan = quick
+  ? { limiterSeconds: 3, pipelineMessages: 3_000, accuracySeconds: 4, flood: 1_500, otps: 25, wasteRate: 40, recipients: 20_000 }
+  : { limiterSeconds: 10, pipelineMessages: 20_000, accuracySeconds: 15, flood: 6_000, otps: 100, wasteRate: 100, recipients: 100_000 };
+
+const step = (name: string): void => {
+  process.stderr.write(`bench: ${name}…\n`);
+};
+const started = Date.now();
+const server = await startRedisServer();
+try {
+  step('limiter');
+  const limiter = await benchLimiter(server.url, plan.limiterSeconds);
+  step('pipeline');
+  const pipeline = await benchPipeline(server.url, plan.pipelineMessages);
+  step('accuracy (1, 4 and 8 workers)');
+  const accuracy = await benchAccuracy(server.url, plan.accuracySeconds);
+  step('priority');
+  const priority = await benchPriority(server.url, plan.flood, plan.otps);
+  step('waste');
+  const waste = await benchWaste(server.url, plan.wasteRate);
+  step(`memory (${plan.recipients} recipients)`);
+  const memory = await benchMemory(plan.recipients);
+
+  const results = {
+    limiter: { layers: limiter.layers, decisionsPerSec: limiter.decisionsPerSec, fiveCallsDecisionsPerSec: limiter.fiveCallsDecisionsPerSec, ratio: round(limiter.ratio, 2) },
+    pipeline: { messagesPerSec: round(pipeline.messagesPerSec), bullmqOneHopPerSec: round(pipeline.bullmqOneHopPerSec), ratio: round(pipeline.ratio, 2), processes: pipeline.processes },
+    accuracy: { limitPerSec: accuracy.limitPerSec, burst: accuracy.burst, workers: accuracy.workers, maxOvershootPct: round(accuracy.maxOvershootPct, 2), utilizationPct: round(accuracy.utilizationPct, 1) },
+    priority: { criticalP50Ms: priority.criticalP50Ms, criticalP99Ms: priority.criticalP99Ms, floodMessages: priority.floodMessages },
+    waste: { oversubscription: waste.oversubscription, limiterCallsPerSend: round(waste.limiterCallsPerSend, 3) },
+    memory: { campaignRecipients: memory.campaignRecipients, redisPeakBytes: memory.redisPeakBytes, redisBytesPerRecipient: round(memory.redisBytesPerRecipient, 1) },
+  };
+  writeFileSync(resolve(import.meta.dirname, '../../bench-results.json'), `${JSON.stringify(results, null, 2)}\n`);
+
+  const rows: [string, string, string, string, string][] = [
+    ['limiter: 5-layer decisions/s', fmt(limiter.decisionsPerSec), `${fmt(limiter.fiveCallsDecisionsPerSec)} (5 textbook calls)`, `${limiter.ratio.toFixed(2)}×`, '≥ 2× and ≥ 30,000/s'],
+    ['pipeline: messages/s end to end', fmt(pipeline.messagesPerSec), `${fmt(pipeline.bullmqOneHopPerSec)} (BullMQ one hop)`, `${pipeline.ratio.toFixed(2)}`, `≥ 0.4 (${pipeline.processes} processes)`],
+    ...accuracy.runs.map((r): [string, string, string, string, string] => [
+      `accuracy: ${r.workers} worker${r.workers > 1 ? 's' : ''}, peak in 1 s`,
+      `${r.peak}/s`,
+      `${accuracy.limitPerSec + accuracy.burst}/s (limit + burst)`,
+      `+${r.overshootPct.toFixed(1)}%, use ${r.utilizationPct.toFixed(1)}%`,
+      '≤ 1% over, ≥ 95% used',
+    ]),
+    ['priority: critical p50 / p99', `${priority.criticalP50Ms} / ${priority.criticalP99Ms} ms`, `${priority.bulkPerSecMeanwhile.toFixed(1)}/s bulk meanwhile`, '-', 'p99 ≤ 1,000 ms'],
+    ['waste: limiter calls per send (10×)', waste.limiterCallsPerSend.toFixed(3), `${waste.pollingCallsPerSend.toFixed(1)} (polling every 10 ms)`, `${(waste.pollingCallsPerSend / waste.limiterCallsPerSend).toFixed(0)}× fewer`, '≤ 1.1'],
+    ['memory: Redis bytes per recipient', fmt(memory.redisBytesPerRecipient), `peak ${fmt(memory.redisPeakBytes)} B for ${fmt(memory.campaignRecipients)}`, `${fmt(memory.bytesPerRecipientAfterSend)} B left after send`, 'reported'],
+  ];
+  printTable(['figure', 'Sluice', 'baseline (same run)', 'ratio', 'target'], rows);
+  process.stderr.write(`bench: done in ${((Date.now() - started) / 1000).toFixed(0)} s; figures in bench-results.json\n`);
+} finally {
+  await server.stop();
+}
+
+function round(n: number, digits = 0): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
+
+function fmt(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+function printTable(header: string[], rows: string[][]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ');
+  console.log(line(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
+  for (const r of rows) console.log(line(r));
+}

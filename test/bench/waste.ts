@@ -1,0 +1,58 @@
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { createKeys, defineScripts, parseConfig } from '@sluice/core';
+import { createScheduler } from '@sluice/scheduler';
+import { startFleet } from '../support/fleet.js';
+import { bulk, sleep, warmUp } from './support.js';
+
+/** Figures of the waste scenario. */
+export interface WasteFigures {
+  oversubscription: 10;
+  limiterCallsPerSend: number;
+  pollingCallsPerSend: number;
+}
+
+/**
+ * Limiter calls per sent message when one key (a campaign's own limit) is oversubscribed
+ * 10×, with the scheduler in this process so its calls can be counted. Baseline, on the same
+ * Redis: the same backlog of waiters polling the textbook token bucket every 10 ms.
+ */
+export async function benchWaste(redisUrl: string, rate: number): Promise<WasteFigures> {
+  const n = rate * 10;
+  const providers = { ses: { kind: 'ses', rate: 100_000, burst: 1000, concurrency: 32 } };
+  const fleet = await startFleet({ redisUrl, schedulers: 0, workers: 1, config: { providers } });
+  const config = parseConfig({ redis: { url: redisUrl, prefix: fleet.prefix }, sandbox: { url: fleet.sandbox.url }, providers });
+  const scheduler = createScheduler({ config, logger: pino({ level: 'silent' }) });
+  let limiterCallsPerSend: number;
+  try {
+    await scheduler.start();
+    await warmUp(fleet);
+    await fleet.client.campaigns.create({ id: 'hot', priority: 'low', rate, burst: Math.max(1, Math.round(rate / 10)) });
+    const callsBefore = scheduler.limiterCalls;
+    const before = fleet.sandbox.accepted().length;
+    await fleet.client.sendBulk(bulk(n, (i) => `d${i % 20}.test`, { campaignId: 'hot' }));
+    while (fleet.sandbox.accepted().length < before + n) await sleep(50);
+    limiterCallsPerSend = (scheduler.limiterCalls - callsBefore) / n;
+  } finally {
+    await scheduler.close();
+    await fleet.stop();
+  }
+
+  // Baseline: waiters poll the textbook bucket every 10 ms until each is granted.
+  const redis = defineScripts(new Redis(redisUrl), new URL('./', import.meta.url), { benchTokenBucket: { file: 'token-bucket-1.lua', keys: 1 } });
+  const key = `${createKeys(`bench-w${Date.now()}`).bucket('campaign', 'hot')}:tb`;
+  const waiters = rate * 4;
+  let calls = 0;
+  await Promise.all(
+    Array.from({ length: waiters }, async () => {
+      for (;;) {
+        calls++;
+        const [allowed] = (await redis.benchTokenBucket(key, rate, Math.max(1, Math.round(rate / 10)), 1)) as [number];
+        if (allowed === 1) return;
+        await sleep(10);
+      }
+    }),
+  );
+  await redis.quit();
+  return { oversubscription: 10, limiterCallsPerSend, pollingCallsPerSend: calls / waiters };
+}
