@@ -37,7 +37,7 @@ export async function benchAccuracy(redisUrl: string, seconds: number, workerCou
     });
     try {
       await warmUp(fleet);
-      const before = fleet.sandbox.accepted().length;
+      const before = fleet.sandbox.stats().accepted;
       const n = limit * seconds;
       // Enqueue while paused, so this process (which also stamps the sandbox's arrivals)
       // is idle when sending starts.
@@ -45,7 +45,7 @@ export async function benchAccuracy(redisUrl: string, seconds: number, workerCou
       await fleet.client.campaigns.pause('accuracy');
       await fleet.client.sendBulk(bulk(n, (i) => `d${i % 20}.test`, { campaignId: 'accuracy' }));
       await fleet.client.campaigns.resume('accuracy');
-      while (fleet.sandbox.accepted().length < before + n) await sleep(50);
+      while (fleet.sandbox.stats().accepted < before + n) await sleep(50);
       const times = fleet.sandbox.accepted().slice(before).map((a) => a.arrivedAt);
       const peak = maxInWindow(times);
       const first = Math.min(...times);

@@ -43,7 +43,7 @@ export async function benchMemory(recipients: number): Promise<MemoryFigures> {
     for (let i = 0; i < recipients; i += 1000) {
       await fleet.client.sendBulk(bulk(Math.min(1000, recipients - i), (k) => `d${(i + k) % 100}.test`, { campaignId: 'big' }));
     }
-    while (fleet.sandbox.accepted().length < recipients) await sleep(100);
+    while (fleet.sandbox.stats().accepted < recipients) await sleep(100);
     await sleep(1000);
     sampling = false;
     await sampler;

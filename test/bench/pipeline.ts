@@ -1,4 +1,7 @@
+import { Agent } from 'node:http';
+import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
 import { Queue } from 'bullmq';
+import { createSandbox } from '@sluice/sandbox';
 import { Redis } from 'ioredis';
 import { startFleet } from '../support/fleet.js';
 import { bulk, sleep, spawnTs, stopAll, warmUp } from './support.js';
@@ -9,6 +12,8 @@ export interface PipelineFigures {
   bullmqOneHopPerSec: number;
   ratio: number;
   processes: number;
+  /** The SES SDK alone sending to the sandbox from one process: the ESP call's own ceiling here. */
+  sdkAlonePerSec: number;
 }
 
 /**
@@ -32,12 +37,12 @@ export async function benchPipeline(redisUrl: string, messages: number): Promise
   let messagesPerSec: number;
   try {
     await warmUp(fleet);
-    const before = fleet.sandbox.accepted().length;
+    const before = fleet.sandbox.stats().accepted;
     const start = Date.now();
     for (let i = 0; i < messages; i += 1000) {
       await fleet.client.sendBulk(bulk(Math.min(1000, messages - i), (k) => `d${(i + k) % 50}.test`));
     }
-    while (fleet.sandbox.accepted().length < before + messages) await sleep(20);
+    while (fleet.sandbox.stats().accepted < before + messages) await sleep(20);
     messagesPerSec = messages / ((Date.now() - start) / 1000);
   } finally {
     await fleet.stop();
@@ -61,5 +66,42 @@ export async function benchPipeline(redisUrl: string, messages: number): Promise
     await queue.close();
     await redis.quit();
   }
-  return { messagesPerSec, bullmqOneHopPerSec, ratio: messagesPerSec / bullmqOneHopPerSec, processes: schedulers + workers };
+  return {
+    messagesPerSec,
+    bullmqOneHopPerSec,
+    ratio: messagesPerSec / bullmqOneHopPerSec,
+    processes: schedulers + workers,
+    sdkAlonePerSec: await sdkAlone(messages),
+  };
+}
+
+/** The real SES client sending to an in-process sandbox, 64 at a time, nothing else. */
+async function sdkAlone(messages: number): Promise<number> {
+  const sandbox = await createSandbox({});
+  const client = new SESv2Client({
+    region: 'us-east-1',
+    endpoint: sandbox.url,
+    credentials: { accessKeyId: 'BENCH', secretAccessKey: 'bench' },
+    maxAttempts: 1,
+    requestHandler: { httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) },
+  });
+  const input = (i: number) => ({
+    FromEmailAddress: 'bench@acme.test',
+    Destination: { ToAddresses: [`r${i}@d${i % 50}.test`] },
+    Content: { Simple: { Subject: { Data: 'bench' }, Body: { Text: { Data: 'hello' } } } },
+  });
+  try {
+    await client.send(new SendEmailCommand(input(0)));
+    let next = 0;
+    const start = Date.now();
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (next < messages) await client.send(new SendEmailCommand(input(next++)));
+      }),
+    );
+    return messages / ((Date.now() - start) / 1000);
+  } finally {
+    client.destroy();
+    await sandbox.close();
+  }
 }

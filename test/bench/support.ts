@@ -11,7 +11,7 @@ export function spawnTs(file: string, args: string[]): Promise<ChildProcess> {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((ok, fail) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       if (chunk.toString().includes('"event":"ready"')) ok(child);
     });
     child.once('exit', (code) => fail(new Error(`${file} exited with ${code}`)));
@@ -31,9 +31,9 @@ export async function stopAll(children: ChildProcess[]): Promise<void> {
 
 /** Sends `n` throw-away messages and waits for them, so the fleet's first measured second is not its start-up. */
 export async function warmUp(fleet: Fleet, n = 20): Promise<void> {
-  const before = fleet.sandbox.accepted().length;
+  const before = fleet.sandbox.stats().accepted;
   await fleet.client.sendBulk(Array.from({ length: n }, (_, i) => ({ from: 'bench@acme.test', to: `w${i}@warm.test`, subject: 'warm', text: 'up' })));
-  while (fleet.sandbox.accepted().length < before + n) await sleep(50);
+  while (fleet.sandbox.stats().accepted < before + n) await sleep(50);
   await sleep(1500); // buckets idle again
 }
 

@@ -29,9 +29,9 @@ export async function benchWaste(redisUrl: string, rate: number): Promise<WasteF
     await warmUp(fleet);
     await fleet.client.campaigns.create({ id: 'hot', priority: 'low', rate, burst: Math.max(1, Math.round(rate / 10)) });
     const callsBefore = scheduler.limiterCalls;
-    const before = fleet.sandbox.accepted().length;
+    const before = fleet.sandbox.stats().accepted;
     await fleet.client.sendBulk(bulk(n, (i) => `d${i % 20}.test`, { campaignId: 'hot' }));
-    while (fleet.sandbox.accepted().length < before + n) await sleep(50);
+    while (fleet.sandbox.stats().accepted < before + n) await sleep(50);
     limiterCallsPerSend = (scheduler.limiterCalls - callsBefore) / n;
   } finally {
     await scheduler.close();

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { SluiceClient } from '@sluice/client';
-import { PRIORITY_CLASSES, receiverFor, type Keys, type SluiceConfig } from '@sluice/core';
+import { PRIORITY_CLASSES, QUEUE_OPTIONS, receiverFor, type Keys, type SluiceConfig } from '@sluice/core';
 import type { OtpLatencySummary } from './otp-latency.js';
 
 /** One sends-per-second figure: a field of the per-second stats hash and its limit. */
@@ -75,7 +75,7 @@ export function createStatusReader(options: StatusReaderOptions): StatusReader {
     keys.campaignQueue(campaignId),
     ...PRIORITY_CLASSES.map((p) => keys.dispatchQueue(p)),
   ];
-  const queues = names.map((name) => new Queue(name, { connection: redis, prefix: keys.prefix }));
+  const queues = names.map((name) => new Queue(name, { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix }));
 
   async function backlog(): Promise<StatusReading['backlog']> {
     const counts = await Promise.all(queues.map((q) => q.getJobCounts('waiting', 'delayed', 'active', 'prioritized')));

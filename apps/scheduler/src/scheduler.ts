@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import {
   DISPATCH_JOB_OPTIONS,
+  QUEUE_OPTIONS,
   PRIORITY_CLASSES,
   createKeys,
   type DispatchJobData,
@@ -53,11 +54,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
   const limiter = createLimiter({ redis, reserves: config.reserves });
   const dispatch = new Map<PriorityClass, Queue>(
-    PRIORITY_CLASSES.map((p) => [p, new Queue(keys.dispatchQueue(p), { connection: redis, prefix: keys.prefix, defaultJobOptions: { ...DISPATCH_JOB_OPTIONS } })]),
+    PRIORITY_CLASSES.map((p) => [p, new Queue(keys.dispatchQueue(p), { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix, defaultJobOptions: { ...DISPATCH_JOB_OPTIONS } })]),
   );
   const workers = new Map<string, Worker>();
   const campaignQueues = new Map<string, Queue>();
-  const intakeQueues = PRIORITY_CLASSES.map((p) => new Queue(keys.intakeQueue(p), { connection: redis, prefix: keys.prefix }));
+  const intakeQueues = PRIORITY_CLASSES.map((p) => new Queue(keys.intakeQueue(p), { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix }));
   const campaignCache = new Map<string, { limit: CampaignLimit; at: number }>();
   const campaignIdleSince = new Map<string, number>();
   // A campaign queue held by a campaign-wide layer: jobs already fetched go back without
@@ -93,7 +94,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
 
     // 1. Record and suppression. A final or already dispatched message is a duplicate job.
     const peek = await store.peek(m.id, m.tenantId, m.to);
-    if (peek.state === null) await store.accept(m, queue.name);
+    if (peek.state === null) await store.accept(m);
     else if (peek.state !== 'queued') return;
     if (peek.suppressed !== null) {
       await store.finalize(m.id, 'suppressed', { campaignId: m.campaignId, reply: `suppressed: ${peek.suppressed}` });
@@ -175,7 +176,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       const name = keys.campaignQueue(id);
       let queue = campaignQueues.get(name);
       if (!queue) {
-        queue = new Queue(name, { connection: redis, prefix: keys.prefix });
+        queue = new Queue(name, { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix });
         campaignQueues.set(name, queue);
       }
       const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { INTAKE_JOB_OPTIONS, PRIORITY_CLASSES, createKeys, type DispatchJobData, type SluiceConfig } from '@sluice/core';
+import { INTAKE_JOB_OPTIONS, PRIORITY_CLASSES, QUEUE_OPTIONS, createKeys, type DispatchJobData, type SluiceConfig } from '@sluice/core';
 import { createProviders, messageIdHeader, type Outcome, type Provider } from '@sluice/providers';
 import { createStore } from '@sluice/store';
 import { createSlots, type Slots } from '@sluice/throttle';
@@ -81,7 +81,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     const name = keys.campaignQueue(m.campaignId!);
     let queue = campaignQueues.get(name);
     if (!queue) {
-      queue = new Queue(name, { connection: redis, prefix: keys.prefix, defaultJobOptions: { ...INTAKE_JOB_OPTIONS } });
+      queue = new Queue(name, { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix, defaultJobOptions: { ...INTAKE_JOB_OPTIONS } });
       campaignQueues.set(name, queue);
     }
     const { provider: _p, receiver: _r, admittedAt: _a, failures: _f, ...message } = m;
@@ -116,7 +116,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     try {
       let t = await store.transition(m.id, 'sending', { attempt: true, campaignId: m.campaignId });
       if (t.result === 'missing') {
-        await store.accept(m, keys.dispatchQueue(m.priority));
+        await store.accept(m);
         t = await store.transition(m.id, 'sending', { attempt: true, campaignId: m.campaignId });
       }
       if (t.result === 'final') return; // sent, cancelled or expired already: never twice

@@ -94,7 +94,7 @@ export function createClient(options: ClientOptions): SluiceClient {
   async function enqueue(batch: { message: QueuedMessage; queue: string }[]): Promise<SendResult[]> {
     // Only an idempotency key can name an existing message; random ids skip the lookup.
     const existing = await Promise.all(
-      batch.map(({ message }) => (message.idempotencyKey === undefined ? 0 : redis.exists(keys.message(message.id)))),
+      batch.map(({ message }) => (message.idempotencyKey === undefined ? Promise.resolve(0) : redis.exists(keys.message(message.id)))),
     );
     // The first occurrence of an id in the batch that has no record yet is the one to enqueue.
     const seen = new Set<string>();
@@ -113,7 +113,7 @@ export function createClient(options: ClientOptions): SluiceClient {
     for (const [queue, messages] of byQueue) {
       await queues.get(queue).addBulk(messages.map((m) => ({ name: 'send', data: m, opts: { jobId: m.id } })));
     }
-    const created = await Promise.all(fresh.map(({ message, queue }) => store.accept(message, queue)));
+    const created = await Promise.all(fresh.map(({ message }) => store.accept(message)));
     const createdIds = new Set(fresh.filter((_, i) => created[i]!.created).map(({ message }) => message.id));
     return batch.map(({ message }, i) => ({ id: message.id, duplicate: !(firsts.has(i) && createdIds.has(message.id)) }));
   }

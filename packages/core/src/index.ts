@@ -27,6 +27,6 @@ export {
   type FinalState,
   type MessageState,
 } from './states.js';
-export { INTAKE_JOB_OPTIONS, DISPATCH_JOB_OPTIONS, type DispatchJobData } from './jobs.js';
+export { INTAKE_JOB_OPTIONS, DISPATCH_JOB_OPTIONS, QUEUE_OPTIONS, type DispatchJobData } from './jobs.js';
 export { runService, type RunServiceOptions, type ServiceLogger } from './service.js';
 export { defineScripts, type ScriptHost, type ScriptTable, type WithScripts } from './lua.js';

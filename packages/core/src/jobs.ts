@@ -27,3 +27,11 @@ export const INTAKE_JOB_OPTIONS = {
  * these attempts only cover unexpected errors, such as Redis going away mid-job.
  */
 export const DISPATCH_JOB_OPTIONS = INTAKE_JOB_OPTIONS;
+
+/**
+ * Options every Sluice `Queue` is made with. Each new Queue handle writes them to the
+ * queue's meta, so they must be the same everywhere. The events stream is capped lower
+ * than BullMQ's 10,000: at a few hundred bytes an event, a busy queue's stream otherwise
+ * holds megabytes nobody reads.
+ */
+export const QUEUE_OPTIONS = { streams: { events: { maxLen: 1_000 } } } as const;

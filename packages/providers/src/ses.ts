@@ -132,7 +132,7 @@ export function createSesProvider(options: SesProviderOptions): Provider {
         const out = await client.send(new SendEmailCommand(toInput(message, context, config)), {
           ...(context.signal ? { abortSignal: context.signal } : {}),
         });
-        return { kind: 'accepted', providerMessageId: out.MessageId ?? '', reply: `200 MessageId=${out.MessageId ?? ''}` };
+        return { kind: 'accepted', providerMessageId: out.MessageId ?? '', reply: '200 OK' };
       } catch (error) {
         return classifySesError(error);
       } finally {

@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
 import {
-  recipientDomain,
   type FinalState,
   type Keys,
   type MessageState,
@@ -72,7 +71,7 @@ export interface StoreOptions {
 /** Message records, final states, suppression and counters. */
 export interface Store {
   /** Creates the record of a newly accepted message; `created: false` if the id exists. */
-  accept(message: QueuedMessage, queue: string): Promise<{ created: boolean; state: string }>;
+  accept(message: QueuedMessage): Promise<{ created: boolean; state: string }>;
   get(id: string): Promise<MessageRecord | null>;
   /**
    * Moves to a non-final state. `attempt` also counts an attempt, unless the message's
@@ -97,15 +96,16 @@ export interface Store {
 
 const num = (v: string | undefined): number => (v === undefined ? 0 : Number(v));
 
-function toRecord(id: string, h: Record<string, string>): MessageRecord {
+function toRecord(keys: Keys, id: string, h: Record<string, string>): MessageRecord {
+  const priority = h.priority as PriorityClass;
   return {
     id,
     state: h.state as MessageState,
-    priority: h.priority as PriorityClass,
+    priority,
     to: h.to ?? '',
     tenantId: h.tenantId ?? 'default',
     campaignId: h.campaignId || undefined,
-    queue: h.queue ?? '',
+    queue: h.campaignId ? keys.campaignQueue(h.campaignId) : keys.intakeQueue(priority),
     attempts: num(h.attempts),
     ambiguous: num(h.ambiguous),
     lastReply: h.lastReply,
@@ -134,16 +134,14 @@ export function createStore(options: StoreOptions): Store {
   const ttl = options.recordTtlSeconds ?? 7 * 86_400;
 
   return {
-    async accept(message, queue) {
+    async accept(message) {
       const key = keys.message(message.id);
       const fields = [
         'state', 'queued',
         'priority', message.priority,
         'to', message.to,
-        'domain', recipientDomain(message.to),
         'tenantId', message.tenantId,
         'campaignId', message.campaignId ?? '',
-        'queue', queue,
         'attempts', '0',
         'createdAt', String(message.acceptedAt),
         'updatedAt', String(message.acceptedAt),
@@ -155,7 +153,7 @@ export function createStore(options: StoreOptions): Store {
 
     async get(id) {
       const h = await redis.hgetall(keys.message(id));
-      return h.state ? toRecord(id, h) : null;
+      return h.state ? toRecord(keys, id, h) : null;
     },
 
     async transition(id, state, opts = {}) {

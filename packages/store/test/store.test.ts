@@ -27,14 +27,14 @@ const message = (campaignId?: string): QueuedMessage => ({
 it('keeps the first record of an id and counts it once', async () => {
   await redis.hset(keys.campaign('c1'), 'createdAt', '1');
   const m = message('c1');
-  expect(await store.accept(m, 'campaign-c1')).toEqual({ created: true, state: 'queued' });
-  expect(await store.accept(m, 'campaign-c1')).toEqual({ created: false, state: 'queued' });
+  expect(await store.accept(m)).toEqual({ created: true, state: 'queued' });
+  expect(await store.accept(m)).toEqual({ created: false, state: 'queued' });
   expect((await store.campaignCounts('c1')).accepted).toBe(1);
 });
 
 it('reaches exactly one final state, which never changes', async () => {
   const m = message('c1');
-  await store.accept(m, 'campaign-c1');
+  await store.accept(m);
   expect(await store.finalize(m.id, 'sent', { campaignId: 'c1', provider: 'ses', receiver: 'example.test' })).toBe(true);
   expect(await store.finalize(m.id, 'rejected', { campaignId: 'c1' })).toBe(false);
   expect(await store.transition(m.id, 'sending', { attempt: true })).toMatchObject({ result: 'final', state: 'sent' });
@@ -45,7 +45,7 @@ it('reaches exactly one final state, which never changes', async () => {
 
 it('tells an attempt cut off after submitting (ambiguous) from one cut off before', async () => {
   const m = message();
-  await store.accept(m, 'intake-normal');
+  await store.accept(m);
   await store.transition(m.id, 'sending', { attempt: true });
   // The worker died before the request was out: the next attempt is a clean one.
   expect(await store.transition(m.id, 'sending', { attempt: true })).toMatchObject({ result: 'moved', ambiguous: false, attempts: 2 });
@@ -56,7 +56,7 @@ it('tells an attempt cut off after submitting (ambiguous) from one cut off befor
 
 it('moves only from the named state, and holds attempts of a paused campaign', async () => {
   const m = message('c1');
-  await store.accept(m, 'campaign-c1');
+  await store.accept(m);
   await store.transition(m.id, 'sending', { attempt: true });
   expect(await store.transition(m.id, 'dispatched', { from: 'queued' })).toMatchObject({ result: 'skipped', state: 'sending' });
   await store.setCampaignPaused('c1', true);
@@ -67,7 +67,7 @@ it('moves only from the named state, and holds attempts of a paused campaign', a
 
 it('suppresses a recipient for its tenant, case-insensitively', async () => {
   const m = message();
-  await store.accept(m, 'intake-normal');
+  await store.accept(m);
   await store.finalize(m.id, 'rejected', { suppress: true, to: m.to, tenantId: 'default', outcome: 'bad_recipient', reply: '550 5.1.1 no such user' });
   expect(await store.suppressed('default', 'b@EXAMPLE.test')).toMatch(/bad_recipient: 550 5.1.1/);
   expect(await store.suppressed('other', 'b@example.test')).toBeNull();

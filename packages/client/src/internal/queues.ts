@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import { INTAKE_JOB_OPTIONS } from '@sluice/core';
+import { INTAKE_JOB_OPTIONS, QUEUE_OPTIONS } from '@sluice/core';
 import type { Redis } from 'ioredis';
 
 /** Queue handles by name, sharing one connection. */
@@ -13,7 +13,7 @@ export class QueueCache {
   get(name: string): Queue {
     let q = this.#queues.get(name);
     if (!q) {
-      q = new Queue(name, { connection: this.redis, prefix: this.prefix, defaultJobOptions: { ...INTAKE_JOB_OPTIONS } });
+      q = new Queue(name, { ...QUEUE_OPTIONS, connection: this.redis, prefix: this.prefix, defaultJobOptions: { ...INTAKE_JOB_OPTIONS } });
       this.#queues.set(name, q);
     }
     return q;
