@@ -12,7 +12,7 @@ import {
   type SluiceConfig,
 } from '@sluice/core';
 import { createStore } from '@sluice/store';
-import { createLimiter, quotaLayers, type CampaignLimit } from '@sluice/throttle';
+import { createLimiter, quotaLayers } from '@sluice/throttle';
 
 /** Options of {@link createScheduler}. */
 export interface SchedulerOptions {
@@ -59,7 +59,6 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const workers = new Map<string, Worker>();
   const campaignQueues = new Map<string, Queue>();
   const intakeQueues = PRIORITY_CLASSES.map((p) => new Queue(keys.intakeQueue(p), { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix }));
-  const campaignCache = new Map<string, { limit: CampaignLimit; at: number }>();
   const campaignIdleSince = new Map<string, number>();
   // A campaign queue held by a campaign-wide layer: jobs already fetched go back without
   // asking the limiter again until then.
@@ -79,14 +78,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     return run;
   }
 
-  async function campaignLimit(id: string): Promise<CampaignLimit> {
-    const hit = campaignCache.get(id);
-    if (hit && Date.now() - hit.at < 5_000) return hit.limit;
-    const [rate, burst] = await redis.hmget(keys.campaign(id), 'rate', 'burst');
-    const limit = { id, rate: rate ? Number(rate) : undefined, burst: burst ? Number(burst) : undefined };
-    campaignCache.set(id, { limit, at: Date.now() });
-    return limit;
-  }
+
 
   async function admit(job: Job<QueuedMessage>, token: string | undefined, queue: Queue, isCampaign: boolean): Promise<void> {
     const m = job.data;
@@ -109,7 +101,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     }
 
     // 3–5. Class (reserve and horizon) and the quotas in one atomic call.
-    const campaign = m.campaignId !== undefined ? await campaignLimit(m.campaignId) : undefined;
+    const campaign = m.campaignId !== undefined ? await store.campaignLimit(m.campaignId) : undefined;
     const { layers, provider, receiver } = quotaLayers(config, keys, { to: m.to, tenantId: m.tenantId, campaign });
     const request = {
       layers,

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { INTAKE_JOB_OPTIONS, PRIORITY_CLASSES, QUEUE_OPTIONS, createKeys, type DispatchJobData, type SluiceConfig } from '@sluice/core';
 import { createProviders, messageIdHeader, type Outcome, type Provider } from '@sluice/providers';
 import { createStore } from '@sluice/store';
-import { createSlots, type Slots } from '@sluice/throttle';
+import { createLimiter, createSlots, quotaLayers, type Slots } from '@sluice/throttle';
 import { SlotGate } from './gate.js';
 import { backoffMs } from './retry.js';
 
@@ -34,13 +34,14 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   const keys = createKeys(config.redis.prefix);
   const redis = new Redis(config.redis.url, { maxRetriesPerRequest: null });
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
+  const limiter = createLimiter({ redis, reserves: config.reserves });
   const providers = options.providers ?? createProviders(config);
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const want = PRIORITY_CLASSES.reduce((n, p) => n + config.worker.concurrency[p], 0);
   const gates = new Map<string, SlotGate>();
   const slots = new Map<string, Slots>();
   const workers = new Map<string, Worker>();
-  const campaignQueues = new Map<string, Queue>();
+  const intakeQueues = new Map<string, Queue>();
   for (const [id, p] of Object.entries(config.providers)) {
     const gate = new SlotGate(config.worker.concurrency.critical);
     gates.set(id, gate);
@@ -71,22 +72,42 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   }
 
   /**
-   * Its campaign was paused after the message was admitted: put it back in the campaign's
-   * queue (paused, so it waits there) to be admitted again on resume. Record first, then
-   * job: this dispatch job stays until we return, so a crash in between runs it again
-   * (held again, or sent if resumed), and the campaign job never finds a record that
-   * says it was dispatched.
+   * Gives an admitted message back to its intake queue, to be admitted again: its campaign
+   * was paused after admission (the campaign queue is paused, so it waits there), or it
+   * came late and its quotas are busy now. Record first, then job: this dispatch job stays until we return,
+   * so a crash in between runs it again, and the intake job never finds a record that says
+   * it was dispatched.
    */
-  async function holdForCampaign(m: DispatchJobData): Promise<void> {
-    const name = keys.campaignQueue(m.campaignId!);
-    let queue = campaignQueues.get(name);
+  async function readmit(m: DispatchJobData, reason: string): Promise<void> {
+    const name = m.campaignId !== undefined ? keys.campaignQueue(m.campaignId) : keys.intakeQueue(m.priority);
+    let queue = intakeQueues.get(name);
     if (!queue) {
       queue = new Queue(name, { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix, defaultJobOptions: { ...INTAKE_JOB_OPTIONS } });
-      campaignQueues.set(name, queue);
+      intakeQueues.set(name, queue);
     }
     const { provider: _p, receiver: _r, admittedAt: _a, failures: _f, ...message } = m;
-    await store.transition(m.id, 'queued', { fields: { lastOutcome: 'held: campaign paused' } });
+    await store.transition(m.id, 'queued', { fields: { lastOutcome: reason } });
     await queue.add('send', message, { jobId: m.id });
+  }
+
+  /**
+   * A late message's second admission: granted → send now (true); booked → wait in this
+   * queue for the new slot; denied → back to its intake queue.
+   */
+  async function readmitLate(job: Job<DispatchJobData>, token: string | undefined): Promise<boolean> {
+    const m = job.data;
+    const campaign = m.campaignId !== undefined ? await store.campaignLimit(m.campaignId) : undefined;
+    const { layers } = quotaLayers(config, keys, { to: m.to, tenantId: m.tenantId, campaign, provider: m.provider });
+    const decision = await limiter.admit({ layers, priority: m.priority, horizonMs: config.horizonsMs[m.priority], waitlist: [] });
+    if (decision.outcome === 'granted') return true;
+    if (decision.outcome === 'denied') {
+      await readmit(m, `slot missed by ${Date.now() - m.admittedAt} ms: admitted again`);
+      return false;
+    }
+    const at = Date.now() + decision.waitMs;
+    await job.updateData({ ...m, admittedAt: at });
+    await job.moveToDelayed(at, token);
+    throw new DelayedError();
   }
 
   /** Delays the job for another attempt, or ends it as expired if that would be past its lifetime. */
@@ -111,6 +132,14 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     if (!provider || !gate) throw new Error(`no provider ${m.provider} configured in this worker`);
     const base = { campaignId: m.campaignId, provider: m.provider };
 
+    // Picked up well after its slot (no worker was free, or none ran): sending now would add
+    // to a later second's sends, so it asks the limiter again, here. Only a first attempt
+    // nobody has started: an attempt cut off by a crash goes on below.
+    if (m.failures === undefined && Date.now() - m.admittedAt > config.worker.lateAfterMs) {
+      const t = await store.transition(m.id, 'dispatched', { from: 'dispatched' });
+      if (t.result === 'moved' && !(await readmitLate(job, token))) return;
+    }
+
     const release = await gate.acquire(m.priority);
     let outcome: Outcome;
     try {
@@ -121,7 +150,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
       }
       if (t.result === 'final') return; // sent, cancelled or expired already: never twice
       if (t.result === 'held') {
-        await holdForCampaign(m);
+        await readmit(m, 'held: campaign paused');
         return;
       }
       if (t.ambiguous && config.delivery.onAmbiguous[m.priority] === 'assume-sent') {
@@ -205,7 +234,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
       }
       for (const s of slots.values()) await s.close();
       for (const p of providers.values()) await p.close();
-      for (const q of campaignQueues.values()) await q.close();
+      for (const q of intakeQueues.values()) await q.close();
       await redis.quit();
     },
   };

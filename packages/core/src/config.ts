@@ -108,6 +108,12 @@ export const configSchema = z
       .strictObject({
         concurrency: perClass(z.number().int().positive()).default({ critical: 4, high: 4, normal: 8, low: 8 }),
         drainTimeoutMs: z.number().int().positive().default(30_000),
+        /**
+         * A message first picked up this long after its admitted slot (no worker was free,
+         * or none ran) asks the limiter again before it is sent, so late mail never adds to
+         * a later second's sends.
+         */
+        lateAfterMs: z.number().int().positive().default(100),
         lockDurationMs: z.number().int().positive().default(30_000),
         stalledIntervalMs: z.number().int().positive().default(30_000),
       })

@@ -90,6 +90,8 @@ export interface Store {
   suppressed(tenantId: string, address: string): Promise<string | null>;
   /** A message's state (null: no record) and its recipient's suppression, in one round trip. */
   peek(id: string, tenantId: string, address: string): Promise<{ state: string | null; suppressed: string | null }>;
+  /** A campaign's own limit (rate, burst), read at most every 5 s per campaign. */
+  campaignLimit(campaignId: string): Promise<{ id: string; rate: number | undefined; burst: number | undefined }>;
   /** Counters of a campaign (accepted and each final state). */
   campaignCounts(campaignId: string): Promise<Record<'accepted' | FinalState, number>>;
 }
@@ -132,6 +134,7 @@ export function createStore(options: StoreOptions): Store {
   const redis: StoreRedis = defineScripts(options.redis);
   const { keys } = options;
   const ttl = options.recordTtlSeconds ?? 7 * 86_400;
+  const limits = new Map<string, { value: { id: string; rate: number | undefined; burst: number | undefined }; at: number }>();
 
   return {
     async accept(message) {
@@ -218,6 +221,15 @@ export function createStore(options: StoreOptions): Store {
         return (v as string | null) ?? null;
       };
       return { state: value(0), suppressed: value(1) };
+    },
+
+    async campaignLimit(id) {
+      const hit = limits.get(id);
+      if (hit && Date.now() - hit.at < 5_000) return hit.value;
+      const [rate, burst] = await redis.hmget(keys.campaign(id), 'rate', 'burst');
+      const value = { id, rate: rate ? Number(rate) : undefined, burst: burst ? Number(burst) : undefined };
+      limits.set(id, { value, at: Date.now() });
+      return value;
     },
 
     async campaignCounts(campaignId) {
