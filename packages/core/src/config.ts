@@ -110,10 +110,12 @@ export const configSchema = z
         drainTimeoutMs: z.number().int().positive().default(30_000),
         /**
          * A message first picked up this long after its admitted slot (no worker was free,
-         * or none ran) asks the limiter again before it is sent, so late mail never adds to
-         * a later second's sends.
+         * or none ran) asks the limiter again before it is sent. A little lateness is what
+         * a bucket's burst absorbs; much more would crowd a later second's sends (after an
+         * outage, a whole backlog of passed slots at once). Asking again wastes the missed
+         * slot, so this is not set lower than workers are usually late.
          */
-        lateAfterMs: z.number().int().positive().default(100),
+        lateAfterMs: z.number().int().positive().default(250),
         lockDurationMs: z.number().int().positive().default(30_000),
         stalledIntervalMs: z.number().int().positive().default(30_000),
       })
