@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { Redis } from 'ioredis';
 
 /** Figures of the limiter scenario. */
 export interface LimiterFigures {
@@ -7,6 +8,9 @@ export interface LimiterFigures {
   fiveCallsDecisionsPerSec: number;
   ratio: number;
   grantedShare: number;
+  /** Redis CPU per decision (INFO commandstats): the shared resource, steadier than rates on a busy machine. */
+  redisMicrosPerDecision: number;
+  fiveCallsRedisMicrosPerDecision: number;
 }
 
 async function run(url: string, prefix: string, mode: 'ours' | 'textbook', seconds: number, threads: number): Promise<{ perSec: number; granted: number }> {
@@ -40,13 +44,27 @@ async function run(url: string, prefix: string, mode: 'ours' | 'textbook', secon
  */
 export async function benchLimiter(redisUrl: string, seconds: number, threads = 2): Promise<LimiterFigures> {
   const prefix = `bench-l${Date.now()}`;
+  const stats = new Redis(redisUrl);
+  const scriptMicros = async (): Promise<{ calls: number; usec: number }> => {
+    const m = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await stats.info('commandstats'));
+    await stats.config('RESETSTAT');
+    return { calls: Number(m?.[1] ?? 0), usec: Number(m?.[2] ?? 0) };
+  };
+  await scriptMicros();
   const ours = await run(redisUrl, prefix, 'ours', seconds, threads);
+  const oursRedis = await scriptMicros();
   const textbook = await run(redisUrl, prefix, 'textbook', seconds, threads);
+  const textbookRedis = await scriptMicros();
+  await stats.quit();
+  const oursDecisions = oursRedis.calls;
+  const textbookDecisions = textbookRedis.calls / 5;
   return {
     layers: 5,
     decisionsPerSec: Math.round(ours.perSec),
     fiveCallsDecisionsPerSec: Math.round(textbook.perSec),
     ratio: ours.perSec / textbook.perSec,
     grantedShare: ours.granted,
+    redisMicrosPerDecision: oursRedis.usec / Math.max(1, oursDecisions),
+    fiveCallsRedisMicrosPerDecision: textbookRedis.usec / Math.max(1, textbookDecisions),
   };
 }

@@ -48,6 +48,13 @@ try {
 
   const rows: [string, string, string, string, string][] = [
     ['limiter: 5-layer decisions/s', fmt(limiter.decisionsPerSec), `${fmt(limiter.fiveCallsDecisionsPerSec)} (5 textbook calls)`, `${limiter.ratio.toFixed(2)}×`, '≥ 2× and ≥ 30,000/s'],
+    [
+      'limiter: Redis CPU per decision',
+      `${limiter.redisMicrosPerDecision.toFixed(1)} µs`,
+      `${limiter.fiveCallsRedisMicrosPerDecision.toFixed(1)} µs (5 textbook calls)`,
+      `${(limiter.fiveCallsRedisMicrosPerDecision / limiter.redisMicrosPerDecision).toFixed(2)}× less`,
+      'context',
+    ],
     ['pipeline: messages/s end to end', fmt(pipeline.messagesPerSec), `${fmt(pipeline.bullmqOneHopPerSec)} (BullMQ one hop)`, `${pipeline.ratio.toFixed(2)}`, `≥ 0.4 (${pipeline.processes} processes)`],
     ['pipeline: vs the SES SDK alone', fmt(pipeline.messagesPerSec), `${fmt(pipeline.sdkAlonePerSec)} (SDK → sandbox, 1 process)`, `${(pipeline.messagesPerSec / pipeline.sdkAlonePerSec).toFixed(2)}`, 'context'],
     ...accuracy.runs.map((r): [string, string, string, string, string] => [
