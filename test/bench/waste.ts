@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { createKeys, defineScripts, parseConfig } from '@sluice/core';
-import { createScheduler } from '@sluice/scheduler';
+import { createScheduler } from '@sluice/dispatch';
 import { startFleet } from '../support/fleet.js';
 import { bulk, sleep, warmUp } from './support.js';
 

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { loadConfig, runService } from '@sluice/core';
-import { createScheduler } from './scheduler.js';
+import { createScheduler } from '@sluice/dispatch';
 
 const logger = pino({ name: 'sluice-scheduler' });
 

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { loadConfig, runService } from '@sluice/core';
-import { createWorker } from './worker.js';
+import { createWorker } from '@sluice/dispatch';
 
 const logger = pino({ name: 'sluice-worker' });
 

@@ -1,1 +1,0 @@
-export { createScheduler, type Scheduler, type SchedulerOptions } from './scheduler.js';
