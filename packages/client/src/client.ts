@@ -34,7 +34,10 @@ export interface SendResult {
 export interface Messages {
   /** State, attempts and last reply; null if unknown or expired from the records. */
   status(id: string): Promise<MessageRecord | null>;
-  /** Cancels a message that is not final yet; false if it was already final. */
+  /**
+   * Cancels a message that has not started sending; false if it is already final or a
+   * worker is sending it (it then ends as that attempt says).
+   */
   cancel(id: string): Promise<boolean>;
 }
 
@@ -142,7 +145,11 @@ export function createClient(options: ClientOptions): SluiceClient {
       async cancel(id) {
         const record = await store.get(id);
         if (!record) return false;
-        return store.finalize(id, 'cancelled', { campaignId: record.campaignId, reply: 'cancelled by the client' });
+        return store.finalize(id, 'cancelled', {
+          campaignId: record.campaignId,
+          reply: 'cancelled by the client',
+          from: ['queued', 'dispatched', 'retrying'],
+        });
       },
     },
     async close() {

@@ -84,8 +84,15 @@ export interface Store {
   ): Promise<TransitionResult>;
   /** Marks a campaign paused or running, for the workers' last check before a send. */
   setCampaignPaused(campaignId: string, paused: boolean): Promise<void>;
-  /** Sets the final state exactly once; `false` if it was already final. */
-  finalize(id: string, state: FinalState, details?: OutcomeDetails & { tenantId?: string; campaignId?: string | undefined; to?: string }): Promise<boolean>;
+  /**
+   * Sets the final state exactly once; `false` if it was already final (or, with `from`,
+   * not in one of those states).
+   */
+  finalize(
+    id: string,
+    state: FinalState,
+    details?: OutcomeDetails & { tenantId?: string; campaignId?: string | undefined; to?: string; from?: readonly MessageState[] },
+  ): Promise<boolean>;
   /** The suppression reason of an address for a tenant, or null. */
   suppressed(tenantId: string, address: string): Promise<string | null>;
   /** A message's state (null: no record) and its recipient's suppression, in one round trip. */
@@ -195,6 +202,7 @@ export function createStore(options: StoreOptions): Store {
         sent && d.receiver ? `r:${d.receiver}` : '',
         suppress ? d.to!.toLowerCase() : '',
         suppress ? `${d.outcome ?? 'rejected'}: ${(d.reply ?? '').slice(0, 500)}` : '',
+        (d.from ?? []).join(','),
         ...detailFields(d),
       )) as [number, string];
       return code === 1;

@@ -43,6 +43,15 @@ it('reaches exactly one final state, which never changes', async () => {
   expect(await redis.ttl(keys.message(m.id))).toBeGreaterThan(0);
 });
 
+it('finalizes only from the states it is told to', async () => {
+  const m = message();
+  await store.accept(m);
+  await store.transition(m.id, 'sending', { attempt: true });
+  expect(await store.finalize(m.id, 'cancelled', { from: ['queued', 'dispatched', 'retrying'] })).toBe(false);
+  expect((await store.get(m.id))!.state).toBe('sending');
+  expect(await store.finalize(m.id, 'sent')).toBe(true);
+});
+
 it('tells an attempt cut off after submitting (ambiguous) from one cut off before', async () => {
   const m = message();
   await store.accept(m);

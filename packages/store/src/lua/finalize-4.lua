@@ -12,9 +12,11 @@
   ARGV[5]  stats field for the receiver ('' for none)
   ARGV[6]  address to suppress ('' for none)
   ARGV[7]  suppression reason
-  ARGV[8..] extra field, value pairs for the record
+  ARGV[8]  states it may be finalized from, comma-separated ('' for any non-final one)
+  ARGV[9..] extra field, value pairs for the record
 
-  Returns { code, state }: 1 finalized now; 0 already final (state is that one); -1 no record.
+  Returns { code, state }: 1 finalized now; 0 already final (state is that one); -1 no
+  record; 2 not in one of the ARGV[8] states (state is the current one).
 ]]
 local prev = redis.call('HGET', KEYS[1], 'state')
 if not prev then
@@ -23,9 +25,12 @@ end
 if prev == 'sent' or prev == 'rejected' or prev == 'suppressed' or prev == 'expired' or prev == 'cancelled' then
   return { 0, prev }
 end
+if ARGV[8] ~= '' and not string.find(',' .. ARGV[8] .. ',', ',' .. prev .. ',', 1, true) then
+  return { 2, prev }
+end
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'updatedAt', ARGV[2], 'finalAt', ARGV[2])
-if #ARGV > 7 then
-  redis.call('HSET', KEYS[1], unpack(ARGV, 8))
+if #ARGV > 8 then
+  redis.call('HSET', KEYS[1], unpack(ARGV, 9))
 end
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
 if KEYS[2] ~= KEYS[1] then
