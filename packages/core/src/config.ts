@@ -60,6 +60,11 @@ export const configSchema = z
     reserves: z
       .strictObject({ critical: z.number().min(0).max(0.9).default(0.2), high: z.number().min(0).max(0.9).default(0) })
       .prefault({}),
+    /**
+     * Of every layer's burst, this many ms of sends are held back as slack for the jitter
+     * between admission and arrival, so arrivals stay within rate + burst in any second.
+     */
+    jitterSlackMs: z.number().int().min(0).default(50),
     /** How far ahead each class may book a slot: short, so booked bulk never holds a later OTP or an idle layer long. */
     horizonsMs: perClass(z.number().int().min(0)).default({
       critical: 1_000,

@@ -52,7 +52,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const keys = createKeys(config.redis.prefix);
   const redis = new Redis(config.redis.url, { maxRetriesPerRequest: null });
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
-  const limiter = createLimiter({ redis, reserves: config.reserves });
+  const limiter = createLimiter({ redis, reserves: config.reserves, jitterSlackMs: config.jitterSlackMs });
   const dispatch = new Map<PriorityClass, Queue>(
     PRIORITY_CLASSES.map((p) => [p, new Queue(keys.dispatchQueue(p), { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix, defaultJobOptions: { ...DISPATCH_JOB_OPTIONS } })]),
   );

@@ -34,7 +34,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   const keys = createKeys(config.redis.prefix);
   const redis = new Redis(config.redis.url, { maxRetriesPerRequest: null });
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
-  const limiter = createLimiter({ redis, reserves: config.reserves });
+  const limiter = createLimiter({ redis, reserves: config.reserves, jitterSlackMs: config.jitterSlackMs });
   const providers = options.providers ?? createProviders(config);
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const want = PRIORITY_CLASSES.reduce((n, p) => n + config.worker.concurrency[p], 0);
@@ -132,17 +132,16 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     if (!provider || !gate) throw new Error(`no provider ${m.provider} configured in this worker`);
     const base = { campaignId: m.campaignId, provider: m.provider };
 
-    // Picked up well after its slot (no worker was free, or none ran): sending now would add
-    // to a later second's sends, so it asks the limiter again, here. Only a first attempt
-    // nobody has started: an attempt cut off by a crash goes on below.
-    if (m.failures === undefined && Date.now() - m.admittedAt > config.worker.lateAfterMs) {
-      const t = await store.transition(m.id, 'dispatched', { from: 'dispatched' });
-      if (t.result === 'moved' && !(await readmitLate(job, token))) return;
-    }
-
     const release = await gate.acquire(m.priority);
     let outcome: Outcome;
     try {
+      // Here (with its connection slot) well after its slot, because no worker was free or
+      // none ran: sending now would add to a later second's sends, so it asks the limiter
+      // again. Only a first attempt nobody has started: one cut off by a crash goes on below.
+      if (m.failures === undefined && Date.now() - m.admittedAt > config.worker.lateAfterMs) {
+        const late = await store.transition(m.id, 'dispatched', { from: 'dispatched' });
+        if (late.result === 'moved' && !(await readmitLate(job, token))) return;
+      }
       let t = await store.transition(m.id, 'sending', { attempt: true, campaignId: m.campaignId });
       if (t.result === 'missing') {
         await store.accept(m);

@@ -7,7 +7,11 @@ export interface LayerLimit {
   key: string;
   /** Messages per second. */
   rate?: number | undefined;
-  /** Messages at once from idle. @defaultValue `max(1, round(rate / 10))`: 100 ms worth */
+  /**
+   * What a receiver may see on top of the rate in any window. Part of it (`jitterSlackMs`
+   * of sends) is never spent on purpose: it absorbs the jitter between admission and
+   * arrival. @defaultValue `max(1, round(rate / 10))`: 100 ms worth
+   */
   burst?: number | undefined;
 }
 
@@ -53,6 +57,13 @@ export interface LimiterOptions {
    * take it; higher ones may borrow down. @defaultValue `{ critical: 0.2, high: 0 }`
    */
   reserves?: { critical: number; high: number };
+  /**
+   * How much of every layer's burst is held back as slack for transport jitter: this many
+   * ms of sends at the layer's rate (at most all of the burst but one). Admission then never
+   * bunches sends so tightly that ordinary lateness pushes a second over rate + burst.
+   * @defaultValue `50`
+   */
+  jitterSlackMs?: number;
 }
 
 /** The layered limiter. */
@@ -73,6 +84,7 @@ const CODES = ['granted', 'booked', 'denied'] as const;
 export function createLimiter(options: LimiterOptions): Limiter {
   const redis: ScriptedRedis = defineScripts(options.redis);
   const reserves = options.reserves ?? { critical: 0.2, high: 0 };
+  const slackSeconds = (options.jitterSlackMs ?? 50) / 1000;
   const fractions = [1 - reserves.critical - reserves.high, reserves.high, reserves.critical];
   if (!(fractions[0]! > 0) || fractions.some((f) => f < 0)) {
     throw new SluiceError('invalid_argument', 'reserves must be ≥ 0 and add up to less than 1', { path: 'reserves' });
@@ -96,7 +108,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
       args.push(allowedMask(request.priority), Math.max(0, Math.round(request.horizonMs * 1000)), ticketMask, ...fractions);
       for (const layer of request.layers) {
         if (layer.rate === undefined) args.push(0, 0);
-        else args.push(1e6 / layer.rate, layer.burst ?? Math.max(1, Math.round(layer.rate / 10)));
+        else {
+          const burst = layer.burst ?? Math.max(1, Math.round(layer.rate / 10));
+          args.push(1e6 / layer.rate, Math.max(1, burst - Math.ceil(layer.rate * slackSeconds)));
+        }
       }
       calls++;
       const reply = (await redis.sluiceAdmit(...args)) as number[];

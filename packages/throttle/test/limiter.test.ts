@@ -25,7 +25,7 @@ function layers(overrides: Partial<Record<0 | 1 | 2 | 3 | 4, LayerLimit>>, tag =
 
 describe('limiter', () => {
   it('never grants more than burst + rate × time, with 8 concurrent callers', async () => {
-    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 } });
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 0 });
     const l = layers({ 0: { key: keys.bucket('provider', randomUUID()), rate: 200, burst: 10 } });
     const started = Date.now();
     let granted = 0;
@@ -42,7 +42,7 @@ describe('limiter', () => {
   });
 
   it('is all or nothing: a denial by one layer charges no other', async () => {
-    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 } });
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 0 });
     const provider = { key: keys.bucket('provider', randomUUID()), rate: 1, burst: 3 };
     const busy = { key: keys.bucket('receiver', randomUUID()), rate: 1, burst: 1 };
     const free = { key: keys.bucket('receiver', randomUUID()) };
@@ -59,7 +59,7 @@ describe('limiter', () => {
   });
 
   it('books slots one interval apart instead of asking callers to poll', async () => {
-    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 } });
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 0 });
     const l = layers({ 1: { key: keys.bucket('receiver', randomUUID()), rate: 50, burst: 1 } });
     const waits: number[] = [];
     for (let i = 0; i < 20; i++) {
@@ -79,7 +79,7 @@ describe('limiter', () => {
   });
 
   it('keeps the critical reserve from lower classes, and lets critical borrow down', async () => {
-    const limiter = createLimiter({ redis, reserves: { critical: 0.2, high: 0 } });
+    const limiter = createLimiter({ redis, reserves: { critical: 0.2, high: 0 }, jitterSlackMs: 0 });
     const l = layers({ 0: { key: keys.bucket('provider', randomUUID()), rate: 10, burst: 10 } });
     // Low takes the shared 80%: 8 at once, then nothing more.
     let low = 0;
@@ -104,7 +104,7 @@ describe('limiter', () => {
   });
 
   it('charges every layer for a booked slot, so a booked message needs no second call', async () => {
-    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 } });
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 0 });
     const provider = { key: keys.bucket('provider', randomUUID()), rate: 1000, burst: 1 };
     const slow = { key: keys.bucket('receiver', randomUUID()), rate: 10, burst: 1 };
     expect((await limiter.admit({ layers: layers({ 0: provider, 1: slow }), priority: 'low', horizonMs: 5000 })).outcome).toBe('granted');
@@ -116,8 +116,16 @@ describe('limiter', () => {
     if (other.outcome === 'booked' && booked.outcome === 'booked') expect(other.waitMs).toBeGreaterThanOrEqual(booked.waitMs);
   });
 
+  it('holds part of the burst back as slack for jitter', async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 100 });
+    const l = layers({ 0: { key: keys.bucket('provider', randomUUID()), rate: 20, burst: 5 } });
+    let now = 0;
+    for (let i = 0; i < 5; i++) if ((await limiter.admit({ layers: l, priority: 'low', horizonMs: 0 })).outcome === 'granted') now++;
+    expect(now).toBe(3); // 5 minus 100 ms at 20/s
+  });
+
   it('expires idle buckets (a gone bucket is a full one)', async () => {
-    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 } });
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 0 });
     const key = keys.bucket('campaign', randomUUID());
     await limiter.admit({ layers: layers({ 3: { key, rate: 100, burst: 5 } }), priority: 'low', horizonMs: 0 });
     const ttl = await redis.pttl(key);
@@ -128,7 +136,7 @@ describe('limiter', () => {
 
 describe('waitlist', () => {
   it('spreads callers denied beyond the horizon at the layer’s rate instead of waking them together', async () => {
-    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 } });
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 0 });
     const l = layers({ 1: { key: keys.bucket('receiver', randomUUID()), rate: 10, burst: 1 } });
     // One granted, five booked up to the 500 ms horizon.
     for (let i = 0; i < 6; i++) await limiter.admit({ layers: l, priority: 'low', horizonMs: 500 });
