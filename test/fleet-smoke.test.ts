@@ -7,13 +7,14 @@ const fleet = useFleet({ schedulers: 1, workers: 1 });
 it('sends what a backend enqueues, once each, and records the outcome', async () => {
   const ids: string[] = [];
   for (let i = 0; i < 20; i++) {
-    const { id } = await fleet().client.send({
+    const { id, duplicate } = await fleet().client.send({
       from: 'Acme <news@acme.test>',
       to: `user${i}@example.test`,
       subject: `hello ${i}`,
       text: 'hi',
       priority: i % 2 ? 'high' : 'normal',
     });
+    expect(duplicate).toBe(false); // even when a scheduler took the job before send() returned
     ids.push(id);
   }
   await waitFor(() => fleet().sandbox.accepted().length >= 20, 20_000, '20 accepted');

@@ -116,9 +116,10 @@ export function createClient(options: ClientOptions): SluiceClient {
     for (const [queue, messages] of byQueue) {
       await queues.get(queue).addBulk(messages.map((m) => ({ name: 'send', data: m, opts: { jobId: m.id } })));
     }
-    const created = await Promise.all(fresh.map(({ message }) => store.accept(message)));
-    const createdIds = new Set(fresh.filter((_, i) => created[i]!.created).map(({ message }) => message.id));
-    return batch.map(({ message }, i) => ({ id: message.id, duplicate: !(firsts.has(i) && createdIds.has(message.id)) }));
+    // A scheduler may already have taken a job and written its record (it does when it finds
+    // none); either way the message is new to this caller, so `duplicate` is decided above.
+    await Promise.all(fresh.map(({ message }) => store.accept(message)));
+    return batch.map(({ message }, i) => ({ id: message.id, duplicate: !firsts.has(i) }));
   }
 
   return {
