@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { PRIORITY_CLASSES, SluiceError, type FinalState, type Keys, type PriorityClass } from '@sluice/core';
+import { PRIORITY_CLASSES, SluiceError, parseInput, type FinalState, type Keys, type PriorityClass } from '@sluice/core';
 import type { Store } from '@sluice/store';
 import type { QueueCache } from './internal/queues.js';
 import { randomBytes } from 'node:crypto';
@@ -78,13 +78,7 @@ export function createCampaigns(redis: Redis, keys: Keys, store: Store, queues: 
   }
   return {
     async create(input) {
-      const parsed = campaignInputSchema.safeParse(input);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        const path = issue?.path.map(String).join('.') || '(root)';
-        throw new SluiceError('invalid_argument', `invalid campaign: ${path}: ${issue?.message ?? 'invalid'}`, { path });
-      }
-      const c = parsed.data;
+      const c = parseInput(campaignInputSchema, input, { code: 'invalid_argument', what: 'campaign' });
       const id = c.id ?? `c${randomBytes(8).toString('hex')}`;
       const fields: Record<string, string> = {
         name: c.name ?? id,

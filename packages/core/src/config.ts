@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { SluiceError } from './errors.js';
-import { describeZodError } from './internal/zod-error.js';
-import { PRIORITY_CLASSES, type PriorityClass } from './priority.js';
+import { parseInput } from './parse.js';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const name = z.string().regex(NAME, { message: 'must match [A-Za-z0-9_-]{1,64}' });
@@ -157,14 +155,5 @@ export type ReceiverPolicy = SluiceConfig['receivers'][number];
  * naming the bad field's path.
  */
 export function parseConfig(input: unknown, source = 'config'): SluiceConfig {
-  const result = configSchema.safeParse(input ?? {});
-  if (result.success) return result.data;
-  const { text, path } = describeZodError(result.error);
-  throw new SluiceError('invalid_config', `invalid ${source}: ${text}`, { path, cause: result.error });
-}
-
-/** The classes whose reserve a class may use: its own and every lower one ("borrow down"). */
-export function reserveSlices(priority: PriorityClass): PriorityClass[] {
-  const i = PRIORITY_CLASSES.indexOf(priority);
-  return PRIORITY_CLASSES.slice(i).filter((p) => p === 'critical' || p === 'high');
+  return parseInput(configSchema, input ?? {}, { code: 'invalid_config', what: source });
 }

@@ -1,10 +1,10 @@
-export { PRIORITY_CLASSES, priorityRank, type PriorityClass } from './priority.js';
+export { PRIORITY_CLASSES, type PriorityClass } from './priority.js';
 export { SluiceError, type SluiceErrorCode, type SluiceErrorOptions, type ErrorAction } from './errors.js';
 export {
   messageInputSchema,
   parseMessage,
+  expiresAt,
   recipientDomain,
-  isPriorityClass,
   type MessageInput,
   type Message,
   type QueuedMessage,
@@ -12,7 +12,6 @@ export {
 export {
   configSchema,
   parseConfig,
-  reserveSlices,
   type SluiceConfig,
   type ProviderConfig,
   type ReceiverPolicy,
@@ -30,3 +29,4 @@ export {
 export { INTAKE_JOB_OPTIONS, DISPATCH_JOB_OPTIONS, QUEUE_OPTIONS, type DispatchJobData } from './jobs.js';
 export { runService, type RunServiceOptions, type ServiceLogger } from './service.js';
 export { defineScripts, type ScriptHost, type ScriptTable, type WithScripts } from './lua.js';
+export { parseInput } from './parse.js';

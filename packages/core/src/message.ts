@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { SluiceError } from './errors.js';
-import { describeZodError } from './internal/zod-error.js';
+import { parseInput } from './parse.js';
 import { PRIORITY_CLASSES, type PriorityClass } from './priority.js';
 
 const NO_CRLF = /^[^\r\n]*$/;
@@ -104,18 +103,18 @@ export interface QueuedMessage extends Message {
  * name the first bad field (prefixed by `pathPrefix`, as in `messages.3.to`).
  */
 export function parseMessage(input: unknown, pathPrefix: readonly PropertyKey[] = []): Message {
-  const result = messageInputSchema.safeParse(input);
-  if (result.success) return result.data;
-  const { text, path } = describeZodError(result.error, pathPrefix);
-  throw new SluiceError('invalid_message', `invalid message: ${text}`, { path, cause: result.error });
+  return parseInput(messageInputSchema, input, { code: 'invalid_message', what: 'message', pathPrefix });
+}
+
+/**
+ * When a message stops being worth sending: its own `expiresAt`, else its class's lifetime
+ * (`delivery.lifetimeMs`) after it was accepted. Epoch ms.
+ */
+export function expiresAt(message: QueuedMessage, lifetimeMs: Readonly<Record<PriorityClass, number>>): number {
+  return message.expiresAt ?? message.acceptedAt + lifetimeMs[message.priority];
 }
 
 /** The recipient's domain, lower-cased. */
 export function recipientDomain(to: string): string {
   return to.slice(to.lastIndexOf('@') + 1).toLowerCase();
-}
-
-/** Whether a class value is one of {@link PRIORITY_CLASSES}. */
-export function isPriorityClass(value: unknown): value is PriorityClass {
-  return typeof value === 'string' && (PRIORITY_CLASSES as readonly string[]).includes(value);
 }

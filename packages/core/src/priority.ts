@@ -3,8 +3,3 @@ export const PRIORITY_CLASSES = ['critical', 'high', 'normal', 'low'] as const;
 
 /** A priority class: `critical` (OTP, reset), `high` (receipts), `normal` (product mail), `low` (newsletters). */
 export type PriorityClass = (typeof PRIORITY_CLASSES)[number];
-
-/** Index of a class in {@link PRIORITY_CLASSES}: 0 is the most urgent. */
-export function priorityRank(priority: PriorityClass): number {
-  return PRIORITY_CLASSES.indexOf(priority);
-}

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import {
   DISPATCH_JOB_OPTIONS,
+  expiresAt,
   QUEUE_OPTIONS,
   PRIORITY_CLASSES,
   createKeys,
@@ -78,8 +79,6 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     return run;
   }
 
-
-
   async function admit(job: Job<QueuedMessage>, token: string | undefined, queue: Queue, isCampaign: boolean): Promise<void> {
     const m = job.data;
     const now = Date.now();
@@ -94,9 +93,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     }
 
     // 2. Expiry: never sent late.
-    const expiresAt = m.expiresAt ?? m.acceptedAt + config.delivery.lifetimeMs[m.priority];
-    if (now >= expiresAt) {
-      await store.finalize(m.id, 'expired', { campaignId: m.campaignId, reply: `expired before admission (expiresAt ${new Date(expiresAt).toISOString()})` });
+    const expiry = expiresAt(m, config.delivery.lifetimeMs);
+    if (now >= expiry) {
+      await store.finalize(m.id, 'expired', { campaignId: m.campaignId, reply: `expired before admission (expiresAt ${new Date(expiry).toISOString()})` });
       return;
     }
 

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { INTAKE_JOB_OPTIONS, PRIORITY_CLASSES, QUEUE_OPTIONS, createKeys, type DispatchJobData, type SluiceConfig } from '@sluice/core';
+import { INTAKE_JOB_OPTIONS, PRIORITY_CLASSES, QUEUE_OPTIONS, expiresAt, createKeys, type DispatchJobData, type SluiceConfig } from '@sluice/core';
 import { createProviders, messageIdHeader, type Outcome, type Provider } from '@sluice/providers';
 import { createStore } from '@sluice/store';
 import { createLimiter, createSlots, quotaLayers, type Slots } from '@sluice/throttle';
@@ -114,8 +114,8 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   async function retryLater(job: Job<DispatchJobData>, token: string | undefined, delayMs: number, outcome: Outcome, failures: number): Promise<void> {
     const m = job.data;
     const at = Date.now() + delayMs;
-    const expiresAt = m.expiresAt ?? m.acceptedAt + config.delivery.lifetimeMs[m.priority];
-    if (at >= expiresAt) {
+    const expiry = expiresAt(m, config.delivery.lifetimeMs);
+    if (at >= expiry) {
       await store.finalize(m.id, 'expired', { campaignId: m.campaignId, provider: m.provider, reply: outcome.reply, outcome: `${outcome.kind}: lifetime over` });
       return;
     }
@@ -156,8 +156,8 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
         await store.finalize(m.id, 'sent', { ...base, receiver: m.receiver, outcome: 'ambiguous', reply: 'the previous attempt was submitted but its answer was lost with its worker; counted as sent (delivery.onAmbiguous)' });
         return;
       }
-      const expiresAt = m.expiresAt ?? m.acceptedAt + config.delivery.lifetimeMs[m.priority];
-      if (Date.now() >= expiresAt) {
+      const expiry = expiresAt(m, config.delivery.lifetimeMs);
+      if (Date.now() >= expiry) {
         await store.finalize(m.id, 'expired', { ...base, reply: 'expired before sending' });
         return;
       }

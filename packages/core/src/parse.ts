@@ -1,0 +1,28 @@
+import type { z } from 'zod';
+import { SluiceError, type SluiceErrorCode } from './errors.js';
+
+/** Renders a path like `messages.3.headers.X-Foo`, or `(root)` for the top. */
+function formatPath(path: readonly PropertyKey[]): string {
+  return path.length === 0 ? '(root)' : path.map(String).join('.');
+}
+
+/**
+ * Validates input against a schema, or throws a `SluiceError` with `code` whose message
+ * reads `invalid <what>: <path>: <problem>` and whose `path` names the first bad field
+ * (after `pathPrefix`, as in `messages.3.to`).
+ */
+export function parseInput<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  failure: { code: SluiceErrorCode; what: string; pathPrefix?: readonly PropertyKey[] },
+): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const path = formatPath([...(failure.pathPrefix ?? []), ...(issue?.path ?? [])]);
+  const more = result.error.issues.length > 1 ? ` (and ${result.error.issues.length - 1} more)` : '';
+  throw new SluiceError(failure.code, `invalid ${failure.what}: ${path}: ${issue?.message ?? 'invalid'}${more}`, {
+    path,
+    cause: result.error,
+  });
+}
