@@ -17,7 +17,7 @@ const fleet = useFleet({
     },
     config: {
       providers: { ses: { kind: 'ses', rate: 200, burst: 20, concurrency: 20 } },
-      delivery: { backoffBaseMs: 200, backoffMaxMs: 2_000 },
+      delivery: { retry: { throttled: { baseMs: 200, maxMs: 2_000 } } },
     },
 });
 

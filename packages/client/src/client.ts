@@ -8,7 +8,7 @@ import {
   type PriorityClass,
   type QueuedMessage,
 } from '@sluice/core';
-import { createStore, messageId, type MessageRecord, type Store } from '@sluice/store';
+import { createStore, messageId, type AttemptEntry, type MessageRecord, type Store } from '@sluice/store';
 import { createCampaigns, type Campaigns } from './campaigns.js';
 import { QueueCache } from './internal/queues.js';
 
@@ -34,6 +34,12 @@ export interface SendResult {
 export interface Messages {
   /** State, attempts and last reply; null if unknown or expired from the records. */
   status(id: string): Promise<MessageRecord | null>;
+  /**
+   * Its attempt log, oldest first: every attempt that was not accepted at once, with the
+   * full reply, its family and the classifier version that read it. Empty for a message
+   * sent on its first attempt (the record says all) or not tried yet.
+   */
+  attempts(id: string): Promise<AttemptEntry[]>;
   /**
    * Cancels a message that has not started sending; false if it is already final or a
    * worker is sending it (it then ends as that attempt says).
@@ -143,6 +149,7 @@ export function createClient(options: ClientOptions): SluiceClient {
     },
     messages: {
       status: (id) => store.get(id),
+      attempts: (id) => store.attempts(id),
       async cancel(id) {
         const record = await store.get(id);
         if (!record) return false;

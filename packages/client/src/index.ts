@@ -7,5 +7,5 @@ export {
   type CampaignStatus,
   type Campaigns,
 } from './campaigns.js';
-export type { MessageRecord } from '@sluice/store';
+export type { AttemptEntry, MessageRecord } from '@sluice/store';
 export type { MessageInput } from '@sluice/core';

@@ -39,7 +39,10 @@ describe('send() rejects bad input naming the field, and writes nothing', () => 
     ['an unknown priority', { ...ok, priority: 'urgent' as never }, 'priority', /must be one of critical, high, normal, low/],
     ['no body', { from: ok.from, to: ok.to, subject: 'Hi' }, 'text', /a message needs text or html/],
     ['a header Sluice sets', { ...ok, headers: { 'Message-ID': '<x@y>' } }, 'headers.Message-ID', /set by Sluice/],
-    ['an unknown field', { ...ok, cc: 'x@example.test' } as never, '(root)', /unrecognized key/i],
+    ['an unknown field', { ...ok, cc: 'x@example.test' } as never, 'cc', /cc: unknown key/],
+    ['text and raw MIME together', { ...ok, raw: 'Subject: x\r\n\r\nhi' }, 'raw', /alternatives: give one/],
+    ['raw MIME with headers beside it', { from: ok.from, to: ok.to, raw: 'Subject: x\r\n\r\nhi', headers: { 'X-A': '1' } }, 'headers', /goes in the raw MIME/],
+    ['no subject without a template', { from: ok.from, to: ok.to, text: 'hi' }, 'subject', /required unless a template/],
   ];
   for (const [what, input, path, message] of cases) {
     it(what, async () => {

@@ -12,24 +12,69 @@ const limitSchema = z.strictObject({ rate, burst: burst.optional() });
 const perClass = <T extends z.ZodType>(value: T) =>
   z.strictObject({ critical: value, high: value, normal: value, low: value });
 
-const providerSchema = z.strictObject({
-  /** Which adapter sends for this provider. */
-  kind: z.enum(['ses']),
+/** What every provider has, whatever its kind. */
+const providerBase = {
   rate,
   burst: burst.optional(),
   /** Connection slots shared by every worker process. */
   concurrency: z.number().int().positive().default(16),
   /** IP pool this provider sends from (key into `pools`). */
   pool: name.default('default'),
-  region: z.string().min(1).default('us-east-1'),
-  /** API endpoint; unset means AWS, or the sandbox when no credentials are configured. */
-  endpoint: z.url().optional(),
-  accessKeyId: z.string().min(1).optional(),
-  secretAccessKey: z.string().min(1).optional(),
-  configurationSetName: z.string().min(1).optional(),
-  /** Per-request timeout. */
+  /** Per-request timeout (HTTP request, or each SMTP stage). */
   timeoutMs: z.number().int().positive().default(10_000),
-});
+  /** API endpoint (HTTP providers); unset means the real ESP, or the sandbox when no credentials are configured. */
+  endpoint: z.url().optional(),
+};
+
+const secret = z.string().min(1);
+
+const providerSchema = z.discriminatedUnion(
+  'kind',
+  [
+    z.strictObject({
+      /** Which adapter sends for this provider. */
+      kind: z.literal('ses'),
+      ...providerBase,
+      region: z.string().min(1).default('us-east-1'),
+      accessKeyId: secret.optional(),
+      secretAccessKey: secret.optional(),
+      configurationSetName: z.string().min(1).optional(),
+      /** How often `GetAccount` is read for the send quota (never configured above `MaxSendRate`). */
+      quotaRefreshMs: z.number().int().positive().default(60_000),
+    }),
+    z.strictObject({
+      kind: z.literal('sendgrid'),
+      ...providerBase,
+      /** `SG.…`; else `SENDGRID_API_KEY`; neither means the sandbox. */
+      apiKey: secret.optional(),
+      /** `ip_pool_name` on every send. */
+      ipPoolName: z.string().min(2).max(64).optional(),
+    }),
+    z.strictObject({
+      kind: z.literal('mailgun'),
+      ...providerBase,
+      /** The sending domain: `POST /v3/<domain>/messages`. */
+      domain: z.string().min(1),
+      /** Else `MAILGUN_API_KEY`; neither means the sandbox. */
+      apiKey: secret.optional(),
+    }),
+    z.strictObject({
+      kind: z.literal('smtp'),
+      ...providerBase,
+      /** The smarthost or MX; unset means the sandbox's SMTP port. */
+      host: z.string().min(1).optional(),
+      port: z.number().int().min(1).max(65535).default(587),
+      /** Implicit TLS (port 465); otherwise STARTTLS when offered. */
+      secure: z.boolean().default(false),
+      user: secret.optional(),
+      /** Else `SMTP_PASSWORD`. */
+      password: secret.optional(),
+      /** Messages per pooled connection before it is recycled. */
+      maxMessages: z.number().int().positive().default(100),
+    }),
+  ],
+  { error: (issue) => (issue.code === 'invalid_union' ? 'kind must be one of ses, sendgrid, mailgun, smtp' : undefined) },
+);
 
 const receiverSchema = z.strictObject({
   /** The receiving organisation's key: one bucket for all its domains. */
@@ -39,6 +84,47 @@ const receiverSchema = z.strictObject({
   rate,
   burst: burst.optional(),
 });
+
+/** Reply families that can be retried (the classifier's temporary families). */
+export const RETRY_FAMILIES = [
+  'throttled',
+  'quota_exhausted',
+  'greylisted',
+  'reputation_deferral',
+  'mailbox_temporary',
+  'transient_system',
+  'sender_config',
+  'unknown',
+  'ambiguous',
+] as const;
+/** A retried family. */
+export type RetryFamily = (typeof RETRY_FAMILIES)[number];
+
+const retryScheduleSchema = z.strictObject({
+  baseMs: z.number().int().positive(),
+  maxMs: z.number().int().positive(),
+  maxAttempts: z.number().int().min(1).max(100),
+});
+/** How one family is retried. */
+export type RetrySchedule = z.output<typeof retryScheduleSchema>;
+
+/**
+ * Default schedules. Throttles come back soon (the key's rate is lowered meanwhile);
+ * greylisting wants a few minutes (Postgrey's default delay is 300 s); a reputation
+ * deferral or a full mailbox does not clear in seconds; `unknown` is temporary with a low
+ * cap, so a misread permanent failure is not retried for days.
+ */
+export const RETRY_DEFAULTS: Readonly<Record<RetryFamily, RetrySchedule>> = {
+  throttled: { baseMs: 1_000, maxMs: 60_000, maxAttempts: 30 },
+  quota_exhausted: { baseMs: 60_000, maxMs: 3_600_000, maxAttempts: 48 },
+  greylisted: { baseMs: 300_000, maxMs: 1_800_000, maxAttempts: 5 },
+  reputation_deferral: { baseMs: 300_000, maxMs: 3_600_000, maxAttempts: 8 },
+  mailbox_temporary: { baseMs: 600_000, maxMs: 4 * 3_600_000, maxAttempts: 6 },
+  transient_system: { baseMs: 1_000, maxMs: 600_000, maxAttempts: 8 },
+  sender_config: { baseMs: 60_000, maxMs: 600_000, maxAttempts: 10 },
+  unknown: { baseMs: 30_000, maxMs: 600_000, maxAttempts: 3 },
+  ambiguous: { baseMs: 5_000, maxMs: 60_000, maxAttempts: 3 },
+};
 
 /** The config file's schema (YAML). Every field has a default, so `{}` is a valid config. */
 export const configSchema = z
@@ -79,9 +165,22 @@ export const configSchema = z
       .prefault({}),
     delivery: z
       .strictObject({
-        maxAttempts: z.number().int().min(1).max(100).default(8),
-        backoffBaseMs: z.number().int().positive().default(1_000),
-        backoffMaxMs: z.number().int().positive().default(600_000),
+        /** Attempts of one message, over every family: the ceiling above the per-family caps. */
+        maxAttempts: z.number().int().min(1).max(100).default(12),
+        /**
+         * Retry schedule per reply family (see `RETRY_DEFAULTS`): exponential backoff with
+         * jitter from `baseMs`, capped at `maxMs`, at most `maxAttempts` failures of that
+         * family. A reply's own hint (Retry-After…) wins when longer. Permanent families
+         * are never retried, whatever is set here.
+         */
+        retry: z
+          .partialRecord(z.enum(RETRY_FAMILIES), retryScheduleSchema.partial())
+          .default({})
+          .transform((given) => {
+            const out = {} as Record<RetryFamily, RetrySchedule>;
+            for (const f of RETRY_FAMILIES) out[f] = { ...RETRY_DEFAULTS[f], ...given[f] };
+            return out;
+          }),
         lifetimeMs: perClass(z.number().int().positive()).default({
           critical: 15 * 60_000,
           high: 60 * 60_000,
@@ -100,6 +199,40 @@ export const configSchema = z
           low: 'assume-sent',
         }),
         recordTtlSeconds: z.number().int().positive().default(7 * 86_400),
+      })
+      .prefault({}),
+    /**
+     * A throttle (HTTP 429, SMTP 421 4.7.28…) lowers that key's effective rate for a while:
+     * the provider's for a provider's throttle, the receiver's for a receiver's.
+     */
+    backpressure: z
+      .strictObject({
+        /** Each throttle multiplies the key's rate by this (at most once per `cooldownMs`). */
+        factor: z.number().gt(0).lt(1).default(0.5),
+        /** Never below this share of the configured rate. */
+        minFactor: z.number().gt(0).max(1).default(0.05),
+        /** Throttles closer together than this count as one (the answers of one burst). */
+        cooldownMs: z.number().int().min(0).default(2_000),
+        /** The lowered rate holds this long after the last throttle, then doubles every `holdMs` back to full. */
+        holdMs: z.number().int().positive().default(30_000),
+      })
+      .prefault({}),
+    /**
+     * Providers per stream (`message.stream`), chosen by weight. A stream without a route
+     * goes to `defaultProvider`. A provider that is down, paused (SES daily quota) or
+     * throttled hard is skipped while another in the route is available (failover).
+     */
+    routes: z
+      .record(name, z.array(z.strictObject({ provider: name, weight: z.number().min(0).default(1) })).min(1))
+      .default({}),
+    failover: z
+      .strictObject({
+        /** Consecutive failures without an answer (or 5xx) after which a provider counts as down. */
+        downAfter: z.number().int().positive().default(5),
+        /** How long a provider counts as down before it is tried again. */
+        downForMs: z.number().int().positive().default(30_000),
+        /** A provider whose rate is lowered to this share or less counts as throttled hard. */
+        throttledBelow: z.number().gt(0).max(1).default(0.25),
       })
       .prefault({}),
     scheduler: z
@@ -123,7 +256,15 @@ export const configSchema = z
         stalledIntervalMs: z.number().int().positive().default(30_000),
       })
       .prefault({}),
-    sandbox: z.strictObject({ url: z.url().default('http://127.0.0.1:4566') }).prefault({}),
+    sandbox: z
+      .strictObject({
+        /** The sandbox's HTTP API (SES v2, SendGrid v3, Mailgun v3). */
+        url: z.url().default('http://127.0.0.1:4566'),
+        /** The sandbox's SMTP listener, for SMTP providers without a host. */
+        smtpHost: z.string().min(1).default('127.0.0.1'),
+        smtpPort: z.number().int().min(1).max(65535).default(2525),
+      })
+      .prefault({}),
   })
   .superRefine((c, ctx) => {
     if (!(c.defaultProvider in c.providers)) {
@@ -133,8 +274,18 @@ export const configSchema = z
       if (!(p.pool in c.pools)) {
         ctx.addIssue({ code: 'custom', path: ['providers', id, 'pool'], message: `names no pool in pools` });
       }
-      if ((p.accessKeyId === undefined) !== (p.secretAccessKey === undefined)) {
+      if (p.kind === 'ses' && (p.accessKeyId === undefined) !== (p.secretAccessKey === undefined)) {
         ctx.addIssue({ code: 'custom', path: ['providers', id, 'secretAccessKey'], message: 'accessKeyId and secretAccessKey go together' });
+      }
+    }
+    for (const [stream, route] of Object.entries(c.routes)) {
+      route.forEach((r, i) => {
+        if (!(r.provider in c.providers)) {
+          ctx.addIssue({ code: 'custom', path: ['routes', stream, i, 'provider'], message: 'names no provider in providers' });
+        }
+      });
+      if (route.every((r) => r.weight === 0)) {
+        ctx.addIssue({ code: 'custom', path: ['routes', stream], message: 'needs a provider with a weight above 0' });
       }
     }
     const reserved = c.reserves.critical + c.reserves.high;
@@ -147,6 +298,8 @@ export const configSchema = z
 export type SluiceConfig = z.output<typeof configSchema>;
 /** One provider's config. */
 export type ProviderConfig = SluiceConfig['providers'][string];
+/** One provider's config of a given kind. */
+export type ProviderConfigOf<K extends ProviderConfig['kind']> = Extract<ProviderConfig, { kind: K }>;
 /** One receiver policy. */
 export type ReceiverPolicy = SluiceConfig['receivers'][number];
 

@@ -14,7 +14,12 @@ export {
   parseConfig,
   type SluiceConfig,
   type ProviderConfig,
+  type ProviderConfigOf,
   type ReceiverPolicy,
+  RETRY_FAMILIES,
+  RETRY_DEFAULTS,
+  type RetryFamily,
+  type RetrySchedule,
 } from './config.js';
 export { loadConfig, DEFAULT_CONFIG_PATH, type LoadConfigOptions } from './load-config.js';
 export { receiverFor, type ReceiverLimit } from './receivers.js';
@@ -26,7 +31,7 @@ export {
   type FinalState,
   type MessageState,
 } from './states.js';
-export { INTAKE_JOB_OPTIONS, DISPATCH_JOB_OPTIONS, QUEUE_OPTIONS, type DispatchJobData } from './jobs.js';
+export { INTAKE_JOB_OPTIONS, DISPATCH_JOB_OPTIONS, QUEUE_OPTIONS, type DispatchJobData, type IntakeJobData, type RetryCounts } from './jobs.js';
 export { runService, type RunServiceOptions, type ServiceLogger } from './service.js';
 export { defineScripts, type ScriptHost, type ScriptTable, type WithScripts } from './lua.js';
 export { parseInput } from './parse.js';

@@ -1,13 +1,26 @@
 import type { QueuedMessage } from './message.js';
 
+/** What a message has been through: carried by its jobs from retry to retry. */
+export interface RetryCounts {
+  /** Failed attempts so far, every family. */
+  failures: number;
+  /** Failed attempts per reply family. */
+  byFamily: Partial<Record<string, number>>;
+}
+
+/** An intake or campaign job: a message, and its retry counts once it has been tried. */
+export interface IntakeJobData extends QueuedMessage {
+  retry?: RetryCounts;
+}
+
 /** A dispatch job: an admitted message and where it goes. */
-export interface DispatchJobData extends QueuedMessage {
+export interface DispatchJobData extends IntakeJobData {
   provider: string;
   /** The receiver bucket's name (stats). */
   receiver: string;
   admittedAt: number;
-  /** Temporary failures so far (throttles are not counted). */
-  failures?: number;
+  /** Admitted to a provider other than its route's first choice (failover). */
+  failover?: boolean;
 }
 
 /**

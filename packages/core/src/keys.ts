@@ -33,6 +33,13 @@ export interface Keys {
   campaigns(): string;
   /** Per-second send counters (hash) for one epoch second. */
   stats(epochSecond: number): string;
+  /**
+   * Effective-rate adjustments and provider states every scheduler reads (hash): a lowered
+   * rate per layer key after throttles, the SES quota cap, down and paused providers.
+   */
+  adjustments(): string;
+  /** A message's attempt log (list of JSON entries): reply, family, classifier version. */
+  attempts(id: string): string;
 }
 
 /** The quota layers, in check order. */
@@ -68,5 +75,7 @@ export function createKeys(prefix = 'sluice'): Keys {
     campaign: (id) => `${prefix}:campaign:${id}`,
     campaigns: () => `${prefix}:campaigns`,
     stats: (sec) => `${prefix}:stats:${sec}`,
+    adjustments: () => `${limiter}:adjust`,
+    attempts: (id) => `${prefix}:attempts:${id}`,
   };
 }

@@ -19,7 +19,8 @@ export const DEFAULT_CONFIG_PATH = 'sluice.yaml';
  * Loads the config once at start: the YAML file named by `SLUICE_CONFIG` (else
  * `./sluice.yaml` if it exists, else the built-in defaults), then the environment:
  * `REDIS_URL` overrides `redis.url`; `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and
- * `AWS_REGION` fill in SES providers that have none; `SLUICE_SANDBOX_URL` moves the sandbox.
+ * `AWS_REGION` fill in SES providers that have none, as `SENDGRID_API_KEY`, `MAILGUN_API_KEY`
+ * and `SMTP_PASSWORD` do for their kinds; `SLUICE_SANDBOX_URL` moves the sandbox.
  * This is the only place that reads `process.env`.
  */
 export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
@@ -44,6 +45,9 @@ export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
   if (env.REDIS_URL) config.redis.url = env.REDIS_URL;
   if (env.SLUICE_SANDBOX_URL) config.sandbox.url = env.SLUICE_SANDBOX_URL;
   for (const provider of Object.values(config.providers)) {
+    if (provider.kind === 'sendgrid') provider.apiKey ??= env.SENDGRID_API_KEY || undefined;
+    if (provider.kind === 'mailgun') provider.apiKey ??= env.MAILGUN_API_KEY || undefined;
+    if (provider.kind === 'smtp') provider.password ??= env.SMTP_PASSWORD || undefined;
     if (provider.kind !== 'ses') continue;
     if (provider.accessKeyId === undefined && env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY) {
       provider.accessKeyId = env.AWS_ACCESS_KEY_ID;

@@ -46,9 +46,25 @@ export const messageInputSchema = z
     from: fromField,
     to: address,
     replyTo: address.optional(),
-    subject: line(998).min(1, { message: 'must not be empty' }),
+    /** Required unless `template` or `raw` gives it. */
+    subject: line(998).min(1, { message: 'must not be empty' }).optional(),
     text: z.string().max(10_000_000).optional(),
     html: z.string().max(10_000_000).optional(),
+    /**
+     * A template stored at the ESP (SES `TemplateName`, SendGrid `template_id`, Mailgun
+     * `template`) and its variables. SMTP providers cannot send it.
+     */
+    template: z
+      .strictObject({
+        name: z.string().min(1).max(256),
+        data: z.record(z.string(), z.unknown()).default({}),
+      })
+      .optional(),
+    /**
+     * The whole message as MIME (RFC 5322), sent as is: `from` and `to` still make the
+     * envelope. SES (`Raw`), Mailgun (`messages.mime`) and SMTP can send it; SendGrid cannot.
+     */
+    raw: z.string().min(1).max(10_000_000).optional(),
     priority: z.enum(PRIORITY_CLASSES, {
       message: `must be one of ${PRIORITY_CLASSES.join(', ')}`,
     }).default('normal'),
@@ -80,8 +96,17 @@ export const messageInputSchema = z
       .optional(),
   })
   .superRefine((m, ctx) => {
-    if (m.text === undefined && m.html === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['text'], message: 'a message needs text or html' });
+    const content = [m.text !== undefined || m.html !== undefined, m.template !== undefined, m.raw !== undefined].filter(Boolean).length;
+    if (content === 0) {
+      ctx.addIssue({ code: 'custom', path: ['text'], message: 'a message needs text or html, a template, or raw MIME' });
+    } else if (content > 1) {
+      ctx.addIssue({ code: 'custom', path: [m.raw !== undefined ? 'raw' : 'template'], message: 'text/html, template and raw are alternatives: give one' });
+    }
+    if (m.subject === undefined && m.raw === undefined && m.template === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['subject'], message: 'is required unless a template or raw MIME gives it' });
+    }
+    if (m.raw !== undefined && (m.headers !== undefined || m.replyTo !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: [m.headers !== undefined ? 'headers' : 'replyTo'], message: 'goes in the raw MIME itself' });
     }
   });
 

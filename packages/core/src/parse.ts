@@ -19,9 +19,16 @@ export function parseInput<S extends z.ZodType>(
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
-  const path = formatPath([...(failure.pathPrefix ?? []), ...(issue?.path ?? [])]);
+  let at = issue?.path ?? [];
+  let problem = issue?.message ?? 'invalid';
+  // zod reports an unknown key on its parent object; naming the key itself is what a reader needs.
+  if (issue?.code === 'unrecognized_keys' && issue.keys[0] !== undefined) {
+    at = [...at, issue.keys[0]];
+    problem = 'unknown key';
+  }
+  const path = formatPath([...(failure.pathPrefix ?? []), ...at]);
   const more = result.error.issues.length > 1 ? ` (and ${result.error.issues.length - 1} more)` : '';
-  throw new SluiceError(failure.code, `invalid ${failure.what}: ${path}: ${issue?.message ?? 'invalid'}${more}`, {
+  throw new SluiceError(failure.code, `invalid ${failure.what}: ${path}: ${problem}${more}`, {
     path,
     cause: result.error,
   });

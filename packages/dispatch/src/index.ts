@@ -1,3 +1,5 @@
 export { createScheduler, type Scheduler, type SchedulerOptions } from './scheduler.js';
 export { createWorker, type SluiceWorker, type WorkerOptions } from './worker.js';
-export { backoffMs } from './retry.js';
+export { backoffMs, planRetry, type RetryPlan } from './retry.js';
+export { route, type RouteChoice } from './routing.js';
+export { watchQuotas, type QuotaWatchOptions } from './quota.js';

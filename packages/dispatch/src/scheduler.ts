@@ -8,12 +8,15 @@ import {
   PRIORITY_CLASSES,
   createKeys,
   type DispatchJobData,
+  type IntakeJobData,
   type PriorityClass,
-  type QueuedMessage,
   type SluiceConfig,
 } from '@sluice/core';
+import { createProviders, type Provider } from '@sluice/providers';
 import { createStore } from '@sluice/store';
-import { createLimiter, quotaLayers } from '@sluice/throttle';
+import { createAdjustments, createLimiter, quotaLayers } from '@sluice/throttle';
+import { watchQuotas } from './quota.js';
+import { route } from './routing.js';
 
 /** Options of {@link createScheduler}. */
 export interface SchedulerOptions {
@@ -23,6 +26,8 @@ export interface SchedulerOptions {
   campaignPollMs?: number;
   /** A campaign's worker closes after its queue has been empty this long. @defaultValue `30_000` */
   campaignIdleMs?: number;
+  /** Adapters whose account limits are read (SES `GetAccount`). @defaultValue one per configured SES provider */
+  providers?: Map<string, Provider>;
 }
 
 /** A scheduler process's engine. Several may run at once. */
@@ -54,6 +59,10 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const redis = new Redis(config.redis.url, { maxRetriesPerRequest: null });
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
   const limiter = createLimiter({ redis, reserves: config.reserves, jitterSlackMs: config.jitterSlackMs });
+  const adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
+  const quotaProviders =
+    options.providers ?? createProviders({ ...config, providers: Object.fromEntries(Object.entries(config.providers).filter(([, p]) => p.kind === 'ses')) });
+  let stopQuotas: (() => Promise<void>) | undefined;
   const dispatch = new Map<PriorityClass, Queue>(
     PRIORITY_CLASSES.map((p) => [p, new Queue(keys.dispatchQueue(p), { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix, defaultJobOptions: { ...DISPATCH_JOB_OPTIONS } })]),
   );
@@ -79,14 +88,14 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     return run;
   }
 
-  async function admit(job: Job<QueuedMessage>, token: string | undefined, queue: Queue, isCampaign: boolean): Promise<void> {
+  async function admit(job: Job<IntakeJobData>, token: string | undefined, queue: Queue, isCampaign: boolean): Promise<void> {
     const m = job.data;
     const now = Date.now();
 
     // 1. Record and suppression. A final or already dispatched message is a duplicate job.
     const peek = await store.peek(m.id, m.tenantId, m.to);
     if (peek.state === null) await store.accept(m);
-    else if (peek.state !== 'queued') return;
+    else if (peek.state !== 'queued' && peek.state !== 'retrying') return;
     if (peek.suppressed !== null) {
       await store.finalize(m.id, 'suppressed', { campaignId: m.campaignId, reply: `suppressed: ${peek.suppressed}` });
       return;
@@ -99,13 +108,28 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       return;
     }
 
-    // 3–5. Class (reserve and horizon) and the quotas in one atomic call.
+    // Routing: the stream's provider by weight, another while it is down, paused or
+    // throttled hard. Every provider of the route paused: the message waits.
+    const choice = route(config, adjustments, (p) => keys.bucket('provider', p), m.stream);
+    if ('waitMs' in choice) {
+      if (isCampaign) {
+        await queue.rateLimit(choice.waitMs);
+        throw new RateLimitError();
+      }
+      await job.moveToDelayed(now + choice.waitMs, token);
+      throw new DelayedError();
+    }
+
+    // 3–5. Class (reserve and horizon) and the quotas in one atomic call, at the rates in
+    // effect (lowered after throttles, capped by the provider's account).
     const campaign = m.campaignId !== undefined ? await store.campaignLimit(m.campaignId) : undefined;
-    const { layers, provider, receiver } = quotaLayers(config, keys, { to: m.to, tenantId: m.tenantId, campaign });
+    const { layers, provider, receiver } = quotaLayers(config, keys, { to: m.to, tenantId: m.tenantId, campaign, provider: choice.provider }, adjustments);
     const request = {
       layers,
       priority: m.priority,
-      horizonMs: config.horizonsMs[m.priority],
+      // Failover takes only what its target has free now, never booking ahead of the
+      // target's own traffic: the target is not flooded by another provider's backlog.
+      horizonMs: choice.failover ? 0 : config.horizonsMs[m.priority],
       // A campaign-wide layer holds the whole campaign queue instead (below).
       waitlist: isCampaign ? (['receiver'] as const) : undefined,
     };
@@ -124,14 +148,14 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     // never queues behind the intake backlog and never asks the limiter twice.
     if (decision.outcome !== 'denied') {
       const delay = decision.outcome === 'booked' ? decision.waitMs : 0;
-      const data: DispatchJobData = { ...m, provider, receiver, admittedAt: now + delay };
+      const data: DispatchJobData = { ...m, provider, receiver, admittedAt: now + delay, ...(choice.failover ? { failover: true } : {}) };
       // Job first, then record: a crash in between leaves the intake job to run again,
       // whose dispatch add is then ignored (same job id). Only from `queued`: a fast worker
       // may already have moved it on.
       // Both go out at once on one connection, so Redis runs them in this order.
       await Promise.all([
         dispatch.get(m.priority)!.add('send', data, { jobId: m.id, delay }),
-        store.transition(m.id, 'dispatched', { from: 'queued' }),
+        store.transition(m.id, 'dispatched', { from: ['queued', 'retrying'] }),
       ]);
       return;
     }
@@ -151,7 +175,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   }
 
   function watch(queue: Queue, isCampaign: boolean): void {
-    const worker = new Worker<QueuedMessage>(queue.name, (job, token) => admit(job, token, queue, isCampaign), {
+    const worker = new Worker<IntakeJobData>(queue.name, (job, token) => admit(job, token, queue, isCampaign), {
       connection: redis,
       prefix: keys.prefix,
       ...bullWorkerOptions(config),
@@ -197,6 +221,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       return limiter.calls;
     },
     async start() {
+      await adjustments.start();
+      stopQuotas = watchQuotas({ config, providers: quotaProviders, adjustments, logger });
       for (const q of intakeQueues) watch(q, false);
       const loop = (): void => {
         poller = setTimeout(() => {
@@ -214,6 +240,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       closing = true;
       if (poller) clearTimeout(poller);
       await Promise.all([...workers.values()].map((w) => w.close()));
+      await stopQuotas?.();
+      adjustments.close();
+      for (const p of quotaProviders.values()) await p.close();
       await Promise.all([...dispatch.values(), ...campaignQueues.values(), ...intakeQueues].map((q) => q.close()));
       await redis.quit();
     },

@@ -3,12 +3,22 @@ import { randomBytes } from 'node:crypto';
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { INTAKE_JOB_OPTIONS, PRIORITY_CLASSES, QUEUE_OPTIONS, expiresAt, createKeys, type DispatchJobData, type SluiceConfig } from '@sluice/core';
+import {
+  INTAKE_JOB_OPTIONS,
+  PRIORITY_CLASSES,
+  QUEUE_OPTIONS,
+  expiresAt,
+  createKeys,
+  type DispatchJobData,
+  type IntakeJobData,
+  type RetryCounts,
+  type SluiceConfig,
+} from '@sluice/core';
 import { createProviders, messageIdHeader, type Outcome, type Provider } from '@sluice/providers';
 import { createStore } from '@sluice/store';
-import { createLimiter, createSlots, quotaLayers, type Slots } from '@sluice/throttle';
+import { createAdjustments, createLimiter, createSlots, quotaLayers, type Slots } from '@sluice/throttle';
 import { SlotGate } from './gate.js';
-import { backoffMs } from './retry.js';
+import { planRetry } from './retry.js';
 
 /** Options of {@link createWorker}. */
 export interface WorkerOptions {
@@ -35,7 +45,10 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   const redis = new Redis(config.redis.url, { maxRetriesPerRequest: null });
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
   const limiter = createLimiter({ redis, reserves: config.reserves, jitterSlackMs: config.jitterSlackMs });
+  const adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
   const providers = options.providers ?? createProviders(config);
+  /** Failures without an answer (or 5xx) in a row, per provider, in this process. */
+  const failingInARow = new Map<string, number>();
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const want = PRIORITY_CLASSES.reduce((n, p) => n + config.worker.concurrency[p], 0);
   const gates = new Map<string, SlotGate>();
@@ -72,22 +85,33 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   }
 
   /**
-   * Gives an admitted message back to its intake queue, to be admitted again: its campaign
-   * was paused after admission (the campaign queue is paused, so it waits there), or it
-   * came late and its quotas are busy now. Record first, then job: this dispatch job stays until we return,
-   * so a crash in between runs it again, and the intake job never finds a record that says
-   * it was dispatched.
+   * Gives a message back to its intake queue, to be admitted again (after `delayMs`): its
+   * campaign was paused after admission, it came late and its quotas are busy now, or it
+   * is to be retried, in which case it goes through every quota check again at the
+   * rates lowered meanwhile. Record first, then job: this dispatch job stays until we
+   * return, so a crash in between runs it again, and the intake job never finds a record
+   * that says it was dispatched.
    */
-  async function readmit(m: DispatchJobData, reason: string): Promise<void> {
+  async function readmit(
+    m: DispatchJobData,
+    reason: string,
+    retry?: { delayMs: number; counts: RetryCounts; outcome: Exclude<Outcome, { kind: 'accepted' | 'rejected' }> },
+  ): Promise<void> {
     const name = m.campaignId !== undefined ? keys.campaignQueue(m.campaignId) : keys.intakeQueue(m.priority);
     let queue = intakeQueues.get(name);
     if (!queue) {
       queue = new Queue(name, { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix, defaultJobOptions: { ...INTAKE_JOB_OPTIONS } });
       intakeQueues.set(name, queue);
     }
-    const { provider: _p, receiver: _r, admittedAt: _a, failures: _f, ...message } = m;
-    await store.transition(m.id, 'queued', { fields: { lastOutcome: reason } });
-    await queue.add('send', message, { jobId: m.id });
+    const { provider: _p, receiver: _r, admittedAt: _a, failover: _f, ...message } = m;
+    const data: IntakeJobData = retry ? { ...message, retry: retry.counts } : message;
+    if (retry) {
+      const family = retry.outcome.kind === 'ambiguous' ? 'ambiguous' : retry.outcome.family;
+      await store.transition(m.id, 'retrying', { fields: { lastReply: retry.outcome.reply.slice(0, 2000), lastOutcome: family, retryAt: String(Date.now() + retry.delayMs) } });
+    } else {
+      await store.transition(m.id, 'queued', { fields: { lastOutcome: reason } });
+    }
+    await queue.add('send', data, { jobId: m.id, ...(retry ? { delay: retry.delayMs } : {}) });
   }
 
   /**
@@ -97,7 +121,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   async function readmitLate(job: Job<DispatchJobData>, token: string | undefined): Promise<boolean> {
     const m = job.data;
     const campaign = m.campaignId !== undefined ? await store.campaignLimit(m.campaignId) : undefined;
-    const { layers } = quotaLayers(config, keys, { to: m.to, tenantId: m.tenantId, campaign, provider: m.provider });
+    const { layers } = quotaLayers(config, keys, { to: m.to, tenantId: m.tenantId, campaign, provider: m.provider }, adjustments);
     const decision = await limiter.admit({ layers, priority: m.priority, horizonMs: config.horizonsMs[m.priority], waitlist: [] });
     if (decision.outcome === 'granted') return true;
     if (decision.outcome === 'denied') {
@@ -110,19 +134,67 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     throw new DelayedError();
   }
 
-  /** Delays the job for another attempt, or ends it as expired if that would be past its lifetime. */
-  async function retryLater(job: Job<DispatchJobData>, token: string | undefined, delayMs: number, outcome: Outcome, failures: number): Promise<void> {
-    const m = job.data;
-    const at = Date.now() + delayMs;
-    const expiry = expiresAt(m, config.delivery.lifetimeMs);
-    if (at >= expiry) {
-      await store.finalize(m.id, 'expired', { campaignId: m.campaignId, provider: m.provider, reply: outcome.reply, outcome: `${outcome.kind}: lifetime over` });
+  /**
+   * After a temporary failure: another attempt through admission after the family's
+   * backoff, or a final state when the attempts or the message's lifetime are used up.
+   */
+  async function retryOrEnd(m: DispatchJobData, outcome: Exclude<Outcome, { kind: 'accepted' | 'rejected' }>): Promise<string> {
+    const base = { campaignId: m.campaignId, provider: m.provider, reply: outcome.reply };
+    const family = outcome.kind === 'ambiguous' ? 'ambiguous' : outcome.family;
+    const plan = planRetry(config, family, m.retry, outcome.kind === 'ambiguous' ? undefined : outcome.retryAfterMs);
+    if (!plan.retry) {
+      await store.finalize(m.id, 'rejected', { ...base, outcome: plan.why });
+      return `final: rejected (${plan.why})`;
+    }
+    if (Date.now() + plan.delayMs >= expiresAt(m, config.delivery.lifetimeMs)) {
+      await store.finalize(m.id, 'expired', { ...base, outcome: `${family}: lifetime over before the next attempt` });
+      return 'final: expired';
+    }
+    await readmit(m, family, { ...plan, outcome });
+    return `retry in ${plan.delayMs} ms`;
+  }
+
+  /**
+   * What a reply says about the key it came from: a throttle lowers that key's rate for
+   * every process; a daily quota pauses the provider; failures without an answer in a row,
+   * or an account that stopped sending, mark the provider down so routing fails over.
+   */
+  async function learn(m: DispatchJobData, outcome: Outcome): Promise<void> {
+    if (outcome.kind === 'accepted') {
+      failingInARow.delete(m.provider);
       return;
     }
-    await store.transition(m.id, 'retrying', { fields: { lastReply: outcome.reply.slice(0, 2000), lastOutcome: outcome.kind } });
-    if (failures !== (m.failures ?? 0)) await job.updateData({ ...m, failures });
-    await job.moveToDelayed(at, token);
-    throw new DelayedError();
+    if (outcome.kind === 'throttled') {
+      if (outcome.family === 'quota_exhausted') {
+        const untilMs = Date.now() + Math.max(outcome.retryAfterMs ?? 0, config.delivery.retry.quota_exhausted.baseMs);
+        await adjustments.pause(m.provider, untilMs, outcome.reply);
+        logger.warn({ provider: m.provider, until: new Date(untilMs).toISOString() }, 'provider out of quota: paused');
+        return;
+      }
+      const key = outcome.scope === 'provider' ? keys.bucket('provider', m.provider) : keys.bucket('receiver', m.receiver);
+      const { cut, factor } = await adjustments.slowDown(key);
+      if (cut) logger.info({ provider: m.provider, receiver: m.receiver, scope: outcome.scope, factor, reply: outcome.reply.slice(0, 200) }, 'throttled: rate lowered');
+      return;
+    }
+    const noAnswer = outcome.kind === 'ambiguous' || outcome.family === 'transient_system';
+    if (outcome.kind === 'deferred' && outcome.family === 'sender_config') {
+      await adjustments.markDown(m.provider, config.failover.downForMs, outcome.reply);
+      logger.error({ provider: m.provider, reply: outcome.reply.slice(0, 300) }, 'provider refuses the account: marked down');
+    } else if (noAnswer) {
+      const n = (failingInARow.get(m.provider) ?? 0) + 1;
+      failingInARow.set(m.provider, n);
+      if (n >= config.failover.downAfter) {
+        failingInARow.delete(m.provider);
+        await adjustments.markDown(m.provider, config.failover.downForMs, `${n} failures in a row: ${outcome.reply}`);
+        logger.error({ provider: m.provider, failures: n }, 'provider failing: marked down');
+      }
+    }
+  }
+
+  /** Records one attempt in the message's attempt log. */
+  async function logAttempt(m: DispatchJobData, outcome: Outcome, action: string): Promise<void> {
+    const classified = outcome.kind === 'accepted' || outcome.kind === 'ambiguous' ? {} : { family: outcome.family, rule: outcome.rule, classifier: outcome.version };
+    await store.logAttempt(m.id, { at: Date.now(), provider: m.provider, outcome: outcome.kind, reply: outcome.reply, ...classified, action });
   }
 
   async function handle(job: Job<DispatchJobData>, token: string | undefined): Promise<void> {
@@ -132,13 +204,22 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     if (!provider || !gate) throw new Error(`no provider ${m.provider} configured in this worker`);
     const base = { campaignId: m.campaignId, provider: m.provider };
 
+    // Paused (out of its daily quota) since admission: back to admission, which routes
+    // elsewhere or waits; no attempt is spent.
+    const standing = adjustments.standing(m.provider);
+    if (standing.state === 'paused') {
+      await readmit(m, `provider ${m.provider} paused: ${standing.reason}`);
+      return;
+    }
+
     const release = await gate.acquire(m.priority);
     let outcome: Outcome;
+    let attempt: number;
     try {
       // Here (with its connection slot) well after its slot, because no worker was free or
       // none ran: sending now would add to a later second's sends, so it asks the limiter
-      // again. Only a first attempt nobody has started: one cut off by a crash goes on below.
-      if (m.failures === undefined && Date.now() - m.admittedAt > config.worker.lateAfterMs) {
+      // again. Only a first try nobody has started: one cut off by a crash goes on below.
+      if (Date.now() - m.admittedAt > config.worker.lateAfterMs) {
         const late = await store.transition(m.id, 'dispatched', { from: 'dispatched' });
         if (late.result === 'moved' && !(await readmitLate(job, token))) return;
       }
@@ -152,6 +233,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
         await readmit(m, 'held: campaign paused');
         return;
       }
+      attempt = t.attempts;
       if (t.ambiguous && config.delivery.onAmbiguous[m.priority] === 'assume-sent') {
         await store.finalize(m.id, 'sent', { ...base, receiver: m.receiver, outcome: 'ambiguous', reply: 'the previous attempt was submitted but its answer was lost with its worker; counted as sent (delivery.onAmbiguous)' });
         return;
@@ -173,32 +255,34 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
       release();
     }
 
-    const failures = m.failures ?? 0;
+    await learn(m, outcome);
+    let action: string;
     switch (outcome.kind) {
       case 'accepted':
         await store.finalize(m.id, 'sent', { ...base, receiver: m.receiver, outcome: 'accepted', reply: outcome.reply, providerMessageId: outcome.providerMessageId });
+        // A first attempt's success is in the record alone; after failures the log tells the story.
+        if (attempt > 1) await logAttempt(m, outcome, 'final: sent');
         return;
       case 'rejected':
         await store.finalize(m.id, 'rejected', { ...base, outcome: outcome.family, reply: outcome.reply, suppress: outcome.suppress, to: m.to, tenantId: m.tenantId });
-        return;
-      case 'throttled':
-        return retryLater(job, token, outcome.retryAfterMs + Math.floor(Math.random() * 250), outcome, failures);
+        action = outcome.suppress ? 'final: rejected, recipient suppressed' : 'final: rejected';
+        break;
       case 'ambiguous':
+        await store.transition(m.id, 'submitted', { ambiguous: true });
         if (config.delivery.onAmbiguous[m.priority] === 'assume-sent') {
           await store.finalize(m.id, 'sent', { ...base, receiver: m.receiver, outcome: 'ambiguous', reply: outcome.reply });
-          return;
+          action = 'final: counted as sent (delivery.onAmbiguous: assume-sent)';
+          break;
         }
-      // falls through: resent with the same Message-ID, counted as a failure
-      case 'deferred': {
-        if (failures + 1 >= config.delivery.maxAttempts) {
-          await store.finalize(m.id, 'rejected', { ...base, outcome: `attempts_exhausted`, reply: outcome.reply });
-          return;
-        }
-        const hint = outcome.kind === 'deferred' ? (outcome.retryAfterMs ?? 0) : 0;
-        const delay = Math.max(hint, backoffMs(failures + 1, config.delivery.backoffBaseMs, config.delivery.backoffMaxMs));
-        return retryLater(job, token, delay, outcome, failures + 1);
-      }
+        // Resent with the same Message-ID (delivery.onAmbiguous: resend).
+        action = await retryOrEnd(m, outcome);
+        break;
+      case 'throttled':
+      case 'deferred':
+        action = await retryOrEnd(m, outcome);
+        break;
     }
+    await logAttempt(m, outcome, action);
   }
 
   return {
@@ -208,6 +292,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
         if (result.ok) logger.info({ provider: p.id, sandbox: p.sandbox }, result.detail);
         else logger.warn({ provider: p.id }, `provider check failed: ${result.error}`);
       }
+      await adjustments.start();
       for (const s of slots.values()) await s.start();
       for (const p of PRIORITY_CLASSES) {
         const worker = new Worker<DispatchJobData>(keys.dispatchQueue(p), handle, {
@@ -232,6 +317,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
         await Promise.all([...workers.values()].map((w) => w.close(true)));
       }
       for (const s of slots.values()) await s.close();
+      adjustments.close();
       for (const p of providers.values()) await p.close();
       for (const q of intakeQueues.values()) await q.close();
       await redis.quit();

@@ -1,18 +1,32 @@
 import type { QueuedMessage } from '@sluice/core';
+import type { Classification, Family, ThrottleScope } from './classify.js';
+
+/** What every non-accepted outcome carries for the attempt log. */
+interface Classified {
+  /** The reply verbatim: status, enhanced code and full text (SDK error name for HTTP). */
+  reply: string;
+  /** The classifier family. */
+  family: Family;
+  /** The id of the rule that matched, e.g. `smtp.rate-text`. */
+  rule: string;
+  /** `CLASSIFIER_VERSION` at classification. */
+  version: string;
+  /** The receiver's or provider's own hint ("try again in N s", `Retry-After`, `X-RateLimit-Reset`), ms from now. */
+  retryAfterMs?: number;
+}
 
 /**
  * The one normalised outcome every adapter returns (DESIGN.md, Outcomes).
- * `reply` is the provider's answer verbatim, for the attempt log.
  */
 export type Outcome =
   | { kind: 'accepted'; providerMessageId: string; reply: string }
-  /** Slow down: retry after `retryAfterMs`, not an attempt failure. */
-  | { kind: 'throttled'; retryAfterMs: number; reply: string }
+  /** Slow down: the provider or the receiver refused for rate; `scope` says whose rate to lower. */
+  | (Classified & { kind: 'throttled'; scope: ThrottleScope })
   /** Temporary failure of a family; back off and retry. */
-  | { kind: 'deferred'; family: string; reply: string; retryAfterMs?: number }
+  | (Classified & { kind: 'deferred' })
   /** Permanent: never retried; `suppress` when the recipient itself is bad. */
-  | { kind: 'rejected'; family: string; reply: string; suppress: boolean }
-  /** The request may have been accepted (connection lost after it was sent). */
+  | (Classified & { kind: 'rejected'; suppress: boolean })
+  /** The request may have been accepted (connection lost or timed out after it was sent in full). */
   | { kind: 'ambiguous'; reply: string };
 
 /** What the worker hands an adapter with a message. */
@@ -20,18 +34,31 @@ export interface SendContext {
   /** The stable `Message-ID` header value, `<id@domain>`: the same on every attempt. */
   messageIdHeader: string;
   /**
-   * Called once the request has been written out in full. From then on the ESP may have
-   * the message even if the answer never comes back: the worker records it, so a crash
-   * after this point is known to be ambiguous and one before it is known to be safe to resend.
+   * Called once the request has been written out in full (HTTP: the body; SMTP: the
+   * message data after DATA). From then on the ESP may have the message even if the
+   * answer never comes back: the worker records it, so a crash after this point is known
+   * to be ambiguous and one before it is known to be safe to resend.
    */
   onSubmitted?: () => void;
   signal?: AbortSignal;
 }
 
+/** What `check()` learned. */
+export type CheckResult =
+  | {
+      ok: true;
+      detail: string;
+      /** SES `GetAccount`: the account's own limits, which the provider layer is never configured above. */
+      quota?: { maxSendRate: number; max24HourSend: number; sentLast24Hours: number; sendingEnabled: boolean };
+    }
+  | { ok: false; error: string };
+
 /** An ESP adapter. Thin: it translates, it never retries. */
 export interface Provider {
   /** The provider's id in config (`providers.<id>`). */
   readonly id: string;
+  /** `ses`, `sendgrid`, `mailgun` or `smtp`. */
+  readonly kind: string;
   /** Whether it sends to the local sandbox rather than the real ESP. */
   readonly sandbox: boolean;
   send(message: QueuedMessage, context: SendContext): Promise<Outcome>;
@@ -39,7 +66,7 @@ export interface Provider {
    * Checks credentials and reachability once (SES: `GetAccount`). Also opens the
    * connection and loads the SDK's lazy parts, so the first real send is not late.
    */
-  check(): Promise<{ ok: true; detail: string } | { ok: false; error: string }>;
+  check(): Promise<CheckResult>;
   close(): Promise<void>;
 }
 
@@ -47,4 +74,12 @@ export interface Provider {
 export function messageIdHeader(message: QueuedMessage): string {
   const domain = message.from.address.slice(message.from.address.lastIndexOf('@') + 1);
   return `<${message.id}@${domain}>`;
+}
+
+/** The outcome a classified reply leads to: permanent → rejected, a rate scope → throttled, else deferred. */
+export function outcomeFrom(c: Classification, reply: string): Outcome {
+  const base = { reply, family: c.family, rule: c.rule, version: c.version, ...(c.retryAfterMs !== undefined ? { retryAfterMs: c.retryAfterMs } : {}) };
+  if (c.permanent) return { ...base, kind: 'rejected', suppress: c.suppress };
+  if (c.scope !== undefined) return { ...base, kind: 'throttled', scope: c.scope };
+  return { ...base, kind: 'deferred' };
 }

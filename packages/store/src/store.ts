@@ -80,7 +80,15 @@ export interface Store {
   transition(
     id: string,
     state: MessageState,
-    options?: { attempt?: boolean; from?: MessageState; campaignId?: string | undefined; fields?: Record<string, string> },
+    options?: {
+      attempt?: boolean;
+      /** Count an attempt whose answer was lost after it was submitted in full. */
+      ambiguous?: boolean;
+      /** Move only from this state (or one of these). */
+      from?: MessageState | readonly MessageState[];
+      campaignId?: string | undefined;
+      fields?: Record<string, string>;
+    },
   ): Promise<TransitionResult>;
   /** Marks a campaign paused or running, for the workers' last check before a send. */
   setCampaignPaused(campaignId: string, paused: boolean): Promise<void>;
@@ -101,6 +109,31 @@ export interface Store {
   campaignLimit(campaignId: string): Promise<{ id: string; rate: number | undefined; burst: number | undefined }>;
   /** Counters of a campaign (accepted and each final state). */
   campaignCounts(campaignId: string): Promise<Record<'accepted' | FinalState, number>>;
+  /** Appends to a message's attempt log (kept as long as its record). */
+  logAttempt(id: string, attempt: AttemptEntry): Promise<void>;
+  /** A message's attempt log, oldest first. */
+  attempts(id: string): Promise<AttemptEntry[]>;
+}
+
+/**
+ * One send attempt as the attempt log keeps it. Every attempt that was not accepted at
+ * once is logged; an accepted first attempt is only in the record (state `sent`, provider
+ * message id), which keeps a sent campaign's memory at one small hash per recipient.
+ */
+export interface AttemptEntry {
+  /** Epoch ms when the answer came. */
+  at: number;
+  provider: string;
+  /** `accepted`, `throttled`, `deferred`, `rejected` or `ambiguous`. */
+  outcome: string;
+  /** The reply verbatim (cut at 2,000 characters). */
+  reply: string;
+  /** Reply family, classifier rule and version (absent for accepted and ambiguous). */
+  family?: string;
+  rule?: string;
+  classifier?: string;
+  /** What was done: `retry in 1200 ms`, `final: rejected`, … */
+  action?: string;
 }
 
 const num = (v: string | undefined): number => (v === undefined ? 0 : Number(v));
@@ -173,7 +206,7 @@ export function createStore(options: StoreOptions): Store {
         key,
         opts.campaignId ? keys.campaign(opts.campaignId) : key,
         state,
-        opts.attempt ? 'attempt' : opts.from ? `from:${opts.from}` : '',
+        opts.attempt ? 'attempt' : opts.ambiguous ? 'ambiguous' : opts.from ? `from:${([] as MessageState[]).concat(opts.from).join(',')}` : '',
         Date.now(),
         ...extra,
       )) as [number, string, number, number];
@@ -238,6 +271,21 @@ export function createStore(options: StoreOptions): Store {
       const value = { id, rate: rate ? Number(rate) : undefined, burst: burst ? Number(burst) : undefined };
       limits.set(id, { value, at: Date.now() });
       return value;
+    },
+
+    async logAttempt(id, attempt) {
+      const key = keys.attempts(id);
+      await redis
+        .multi()
+        .rpush(key, JSON.stringify({ ...attempt, reply: attempt.reply.slice(0, 2000) }))
+        .ltrim(key, -100, -1)
+        .expire(key, ttl)
+        .exec();
+    },
+
+    async attempts(id) {
+      const entries = await redis.lrange(keys.attempts(id), 0, -1);
+      return entries.map((e) => JSON.parse(e) as AttemptEntry);
     },
 
     async campaignCounts(campaignId) {

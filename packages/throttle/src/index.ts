@@ -9,3 +9,11 @@ export {
 } from './limiter.js';
 export { createSlots, type Slots, type SlotsOptions } from './slots.js';
 export { quotaLayers, type CampaignLimit, type LayerSubject } from './layers.js';
+export {
+  createAdjustments,
+  slowFactor,
+  type Adjustments,
+  type AdjustmentsOptions,
+  type BackpressureOptions,
+  type ProviderStanding,
+} from './adjustments.js';

@@ -1,5 +1,6 @@
 import { receiverFor, recipientDomain, type Keys, type SluiceConfig } from '@sluice/core';
-import type { Layers } from './limiter.js';
+import type { Adjustments } from './adjustments.js';
+import type { LayerLimit, Layers } from './limiter.js';
 
 /** A campaign's own limit (from its record, else `defaults.campaign`). */
 export interface CampaignLimit {
@@ -17,8 +18,30 @@ export interface LayerSubject {
   provider?: string | undefined;
 }
 
-/** The five quota layers of a message, from config (DESIGN.md, check order 5). */
-export function quotaLayers(config: SluiceConfig, keys: Keys, subject: LayerSubject): { layers: Layers; provider: string; receiver: string } {
+/**
+ * A layer at its effective rate: the configured one, lowered by backpressure. A key with
+ * no rate of its own that gets throttled is lowered from `fallbackRate` (the provider's:
+ * no receiver can get more than that).
+ */
+function effective(layer: LayerLimit, adjust: Pick<Adjustments, 'factor'> | undefined, fallbackRate?: number): LayerLimit {
+  const factor = adjust?.factor(layer.key) ?? 1;
+  const rate = layer.rate ?? fallbackRate;
+  if (factor >= 1 || rate === undefined) return layer;
+  const burst = layer.burst ?? Math.max(1, Math.round(rate / 10));
+  return { key: layer.key, rate: rate * factor, burst: Math.max(1, Math.round(burst * factor)) };
+}
+
+/**
+ * The five quota layers of a message, from config (DESIGN.md, check order 5), at their
+ * effective rates when `adjust` is given: the provider's capped by its account limits,
+ * and every throttled key lowered.
+ */
+export function quotaLayers(
+  config: SluiceConfig,
+  keys: Keys,
+  subject: LayerSubject,
+  adjust?: Pick<Adjustments, 'factor' | 'cap'>,
+): { layers: Layers; provider: string; receiver: string } {
   const providerId = subject.provider ?? config.defaultProvider;
   const provider = config.providers[providerId];
   if (!provider) throw new Error(`unknown provider ${providerId}`);
@@ -26,13 +49,15 @@ export function quotaLayers(config: SluiceConfig, keys: Keys, subject: LayerSubj
   const pool = config.pools[provider.pool] ?? {};
   const campaign = subject.campaign;
   const tenant = config.defaults.tenant;
+  const cap = adjust?.cap(providerId);
+  const providerRate = cap === undefined ? provider.rate : Math.min(provider.rate, cap);
   return {
     provider: providerId,
     receiver: receiver.name,
     layers: [
-      { key: keys.bucket('provider', providerId), rate: provider.rate, burst: provider.burst },
-      { key: keys.bucket('receiver', receiver.name), rate: receiver.rate, burst: receiver.burst },
-      { key: keys.bucket('pool', provider.pool), rate: pool.rate, burst: pool.burst },
+      effective({ key: keys.bucket('provider', providerId), rate: providerRate, burst: provider.burst }, adjust),
+      effective({ key: keys.bucket('receiver', receiver.name), rate: receiver.rate, burst: receiver.burst }, adjust, providerRate),
+      effective({ key: keys.bucket('pool', provider.pool), rate: pool.rate, burst: pool.burst }, adjust),
       campaign
         ? {
             key: keys.bucket('campaign', campaign.id),

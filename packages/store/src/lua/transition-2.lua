@@ -9,7 +9,9 @@
            attempt was submitted in full but never recorded an outcome (its worker died
            waiting for the answer: ambiguous; one that died before submitting is not);
            an attempt is held, changing nothing, while the campaign is paused;
-           'from:<state>' to move only from that state (else code 3, nothing changed)
+           'from:<state>[,<state>…]' to move only from one of those states (else code 3,
+           nothing changed); 'ambiguous' to count an attempt whose answer was lost after it
+           was submitted in full
   ARGV[3]  now, epoch ms
   ARGV[4..] extra field, value pairs
 
@@ -24,11 +26,15 @@ if prev == 'sent' or prev == 'rejected' or prev == 'suppressed' or prev == 'expi
   return { 0, prev, tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0'), 0 }
 end
 local ambiguous = 0
-if string.sub(ARGV[2], 1, 5) == 'from:' and prev ~= string.sub(ARGV[2], 6) then
+if string.sub(ARGV[2], 1, 5) == 'from:' and not string.find(',' .. string.sub(ARGV[2], 6) .. ',', ',' .. prev .. ',', 1, true) then
   return { 3, prev, tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0'), 0 }
 end
 if ARGV[2] == 'attempt' and KEYS[2] ~= KEYS[1] and redis.call('HGET', KEYS[2], 'paused') == '1' then
   return { 2, prev, tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0'), 0 }
+end
+if ARGV[2] == 'ambiguous' then
+  ambiguous = 1
+  redis.call('HINCRBY', KEYS[1], 'ambiguous', 1)
 end
 if ARGV[2] == 'attempt' then
   if prev == 'submitted' then

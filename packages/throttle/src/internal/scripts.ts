@@ -6,6 +6,7 @@ const SCRIPTS = {
   sluiceAdmit: { file: 'admit-5.lua', keys: 5 },
   sluiceSlotAcquire: { file: 'slot-acquire-2.lua', keys: 2 },
   sluiceSlotRelease: { file: 'slot-release-2.lua', keys: 2 },
+  sluiceSlowDown: { file: 'slow-down-1.lua', keys: 1 },
 };
 
 /** A Redis client with the throttle's scripts defined. */

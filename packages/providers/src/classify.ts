@@ -1,0 +1,182 @@
+/**
+ * Reply classification in one place (DESIGN.md, Outcomes): a versioned rule table over
+ * the status, the enhanced status code (RFC 3463) and the full reply text.
+ */
+import { RULES, type ReplyRule } from './internal/reply-rules.js';
+
+export { RULES, type ReplyRule };
+
+/** Bumped whenever a rule changes; recorded with every attempt. */
+export const CLASSIFIER_VERSION = '2026.11.30-1';
+
+/** Every family a reply can fall in. */
+export const FAMILIES = [
+  'throttled',
+  'quota_exhausted',
+  'greylisted',
+  'reputation_deferral',
+  'mailbox_temporary',
+  'transient_system',
+  'bad_recipient',
+  'bad_domain',
+  'policy_block',
+  'content_rejected',
+  'sender_config',
+  'unknown',
+] as const;
+export type Family = (typeof FAMILIES)[number];
+
+/** Whose rate a throttle lowers. */
+export type ThrottleScope = 'provider' | 'receiver';
+
+/** A reply as an adapter saw it, before classification. */
+export interface Reply {
+  /** `smtp` for a receiver's or smarthost's SMTP reply; `http` for an ESP API answer. */
+  channel: 'smtp' | 'http';
+  /** SMTP basic code (421, 550…) or HTTP status. */
+  status: number;
+  /** The full reply text: every line of an SMTP reply, or the ESP's error name and message. */
+  text: string;
+  /** HTTP response headers (lower-case names), where the SDK exposes them. */
+  headers?: Readonly<Record<string, string | undefined>>;
+  /** HTTP: the SDK's error name (`TooManyRequestsException`, `MessageRejected`…). */
+  errorName?: string;
+}
+
+/** What the rule table says about a reply. */
+export interface Classification {
+  family: Family;
+  /** Never retried. */
+  permanent: boolean;
+  /** Only `bad_recipient` and `bad_domain` suppress the address. */
+  suppress: boolean;
+  /** For rate families: whose rate to lower (HTTP 429 → the provider; SMTP 421 4.7.28 → the receiver). */
+  scope?: ThrottleScope;
+  /** The reply's own hint, ms from now: `Retry-After`, `X-RateLimit-Reset`, "try again in N seconds". */
+  retryAfterMs?: number;
+  /** The enhanced status code found in the text, e.g. `5.1.1`. */
+  enhanced?: string;
+  /** The id of the rule that matched. */
+  rule: string;
+  version: string;
+}
+
+/** The longest wait a reply's hint may impose; anything longer is a typo or a ban, not a pace. */
+export const MAX_HINT_MS = 24 * 60 * 60 * 1000;
+
+const ENHANCED = /\b([245])\.(\d{1,3})\.(\d{1,3})\b/;
+const BASIC_PREFIX = /^\s*\d{3}[- ]/;
+const LEADING_ENHANCED = /^\s*[245]\.\d{1,3}\.\d{1,3}\s+/;
+const SUPPRESSING: ReadonlySet<Family> = new Set<Family>(['bad_recipient', 'bad_domain']);
+const UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000 };
+const WAIT_TEXT = /\b(?:try again in|retry in|wait|greylisted for)\s+(\d{1,6})\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h)\b/i;
+const WAIT_UNTIL_TEXT = /\btry again after\s+((?:[A-Z][a-z]{2},\s*)?\d{1,2}\s+[A-Z][a-z]{2}\s+\d{4}\s+\d{2}:\d{2}:\d{2}\s*(?:UTC|GMT|[+-]\d{4}))/;
+
+/**
+ * One line of text to match on. SMTP replies arrive multi-line (nodemailer keeps every
+ * `450-` line): the basic code is dropped from each line, and the enhanced code Gmail
+ * repeats on continuation lines too, so wording split across lines still matches.
+ */
+export function normaliseReplyText(reply: Pick<Reply, 'channel' | 'text'>): string {
+  if (reply.channel === 'http') return reply.text.replace(/\s+/g, ' ').trim();
+  const lines = reply.text.split(/\r?\n/).map((line) => line.replace(BASIC_PREFIX, ''));
+  const joined = lines.map((line, i) => (i === 0 ? line : line.replace(LEADING_ENHANCED, ''))).join(' ');
+  return joined.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * The RFC 3463 code in an SMTP reply. HTTP bodies are not searched: digits there
+ * (versions, IP addresses in JSON) are not status codes.
+ */
+function enhancedCode(reply: Reply): string | undefined {
+  if (reply.channel !== 'smtp') return undefined;
+  const m = ENHANCED.exec(reply.text);
+  return m ? `${m[1]}.${m[2]}.${m[3]}` : undefined;
+}
+
+function statusMatches(rule: ReplyRule, status: number): boolean {
+  if (rule.status === undefined) return true;
+  if (typeof rule.status === 'number') return rule.status === status;
+  return status >= rule.status[0] && status <= rule.status[1];
+}
+
+function ruleMatches(rule: ReplyRule, reply: Reply, text: string, enhanced: string | undefined): boolean {
+  if (rule.channel !== undefined && rule.channel !== reply.channel) return false;
+  if (!statusMatches(rule, reply.status)) return false;
+  if (rule.enhanced !== undefined && (enhanced === undefined || !rule.enhanced.test(enhanced))) return false;
+  if (rule.errorName !== undefined && !rule.errorName.test(reply.errorName ?? '')) return false;
+  if (rule.text !== undefined && !rule.text.test(text)) return false;
+  if (rule.unless?.test(text)) return false;
+  return true;
+}
+
+function clampHint(ms: number): number | undefined {
+  if (!Number.isFinite(ms)) return undefined;
+  return Math.min(Math.max(Math.round(ms), 0), MAX_HINT_MS);
+}
+
+function header(reply: Reply, name: string): string | undefined {
+  const value = reply.headers?.[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+/** `Retry-After` is delta-seconds or an HTTP-date (RFC 9110 §10.2.3). */
+function parseRetryAfter(value: string, now: number): number | undefined {
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : at - now;
+}
+
+/**
+ * The reply's own idea of when to come back, ms from `now`. Headers first (they are
+ * machine-made), then the text. SendGrid's `X-RateLimit-Reset` is on every response, so it
+ * only counts once the budget is spent (429, or `X-RateLimit-Remaining: 0`).
+ */
+export function retryHintMs(reply: Reply, now: number, text: string = normaliseReplyText(reply)): number | undefined {
+  const amz = header(reply, 'x-amz-retry-after');
+  if (amz !== undefined && /^\d+$/.test(amz)) return clampHint(Number(amz));
+  const retryAfter = header(reply, 'retry-after');
+  const fromRetryAfter = retryAfter === undefined ? undefined : parseRetryAfter(retryAfter, now);
+  if (fromRetryAfter !== undefined) return clampHint(fromRetryAfter);
+  const reset = header(reply, 'x-ratelimit-reset');
+  if (reset !== undefined && /^\d+$/.test(reset) && (reply.status === 429 || header(reply, 'x-ratelimit-remaining') === '0')) {
+    return clampHint(Number(reset) * 1000 - now);
+  }
+  const wait = WAIT_TEXT.exec(text);
+  if (wait?.[1] !== undefined && wait[2] !== undefined) {
+    const unit = wait[2].toLowerCase().startsWith('h') ? 'h' : wait[2].toLowerCase().startsWith('m') ? 'm' : 's';
+    return clampHint(Number(wait[1]) * (UNIT_MS[unit] ?? 1000));
+  }
+  const until = WAIT_UNTIL_TEXT.exec(text);
+  if (until?.[1] !== undefined) {
+    const at = Date.parse(until[1]);
+    if (!Number.isNaN(at)) return clampHint(at - now);
+  }
+  return undefined;
+}
+
+/** The first row of `rules` that matches; the table ends in a catch-all, so there always is one. */
+function firstMatch(rules: readonly ReplyRule[], reply: Reply, text: string, enhanced: string | undefined): ReplyRule {
+  for (const rule of rules) if (ruleMatches(rule, reply, text, enhanced)) return rule;
+  return { id: 'fallback.unknown', family: 'unknown', permanent: false };
+}
+
+/** Classifies one reply. Pure: `now` (epoch ms) only turns an absolute reset time into a wait. */
+export function classifyReply(reply: Reply, now: number = Date.now()): Classification {
+  const text = normaliseReplyText(reply);
+  const enhanced = enhancedCode(reply);
+  const rule = firstMatch(RULES, reply, text, enhanced);
+  const retryAfterMs = retryHintMs(reply, now, text);
+  return {
+    family: rule.family,
+    permanent: rule.permanent,
+    // A policy block says nothing about the address: only a permanent "no such mailbox or
+    // domain" may take an address off every future send.
+    suppress: rule.permanent && SUPPRESSING.has(rule.family),
+    ...(rule.scope !== undefined ? { scope: rule.scope } : {}),
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    ...(enhanced !== undefined ? { enhanced } : {}),
+    rule: rule.id,
+    version: CLASSIFIER_VERSION,
+  };
+}

@@ -1,0 +1,161 @@
+import type { Redis } from 'ioredis';
+import type { Keys } from '@sluice/core';
+import { defineScripts, type ScriptedRedis } from './internal/scripts.js';
+
+/** How a provider stands for routing. */
+export type ProviderStanding =
+  | { state: 'ok' }
+  /** Failing without answers (or account halted): skipped by routing until `untilMs`. */
+  | { state: 'down'; untilMs: number; reason: string }
+  /** Out of quota (SES daily quota): nothing is admitted to it until `untilMs`. */
+  | { state: 'paused'; untilMs: number; reason: string };
+
+/** What backpressure does on a throttle (config `backpressure`). */
+export interface BackpressureOptions {
+  factor: number;
+  minFactor: number;
+  cooldownMs: number;
+  holdMs: number;
+}
+
+/** Options of {@link createAdjustments}. */
+export interface AdjustmentsOptions {
+  /** A connection of the caller's; not closed here. */
+  redis: Redis;
+  keys: Keys;
+  backpressure: BackpressureOptions;
+  /** How often the shared hash is read again. @defaultValue `250` */
+  refreshMs?: number;
+}
+
+/**
+ * The effective-rate adjustments every process shares through one Redis hash
+ * (`keys.adjustments()`): rates lowered after throttles, the SES quota cap, providers down
+ * or paused. Writes go to Redis at once; reads come from a copy refreshed every
+ * `refreshMs`, so admission pays no extra round trip for them.
+ */
+export interface Adjustments {
+  /** Reads the hash once, then keeps reading it every `refreshMs` until `close()`. */
+  start(): Promise<void>;
+  /** Reads the hash now. */
+  refresh(): Promise<void>;
+  /** The share (0..1] of its configured rate a layer key runs at now. */
+  factor(layerKey: string): number;
+  /** A provider's rate cap from its own account limits (SES `MaxSendRate`), if any. */
+  cap(provider: string): number | undefined;
+  standing(provider: string): ProviderStanding;
+  /** Lowers a layer key's rate after a throttle. Returns the factor it runs at now. */
+  slowDown(layerKey: string): Promise<{ cut: boolean; factor: number; untilMs: number }>;
+  markDown(provider: string, forMs: number, reason: string): Promise<void>;
+  /** Pauses a provider until `untilMs` (epoch ms); `undefined` lifts the pause. */
+  pause(provider: string, untilMs: number | undefined, reason?: string): Promise<void>;
+  setCap(provider: string, rate: number | undefined): Promise<void>;
+  close(): void;
+}
+
+interface Slow {
+  factor: number;
+  untilMs: number;
+}
+
+/** The factor a lowered key runs at `now`: held until `untilMs`, then doubled every `holdMs`. */
+export function slowFactor(slow: Slow, now: number, holdMs: number): number {
+  if (now <= slow.untilMs) return slow.factor;
+  return Math.min(1, slow.factor * 2 ** (Math.floor((now - slow.untilMs) / holdMs) + 1));
+}
+
+/** Creates the shared adjustments of one deployment. */
+export function createAdjustments(options: AdjustmentsOptions): Adjustments {
+  const redis: ScriptedRedis = defineScripts(options.redis);
+  const key = options.keys.adjustments();
+  const { backpressure } = options;
+  let fields: Record<string, string> = {};
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  const pair = (raw: string | undefined): [number, string] | undefined => {
+    if (raw === undefined) return undefined;
+    const comma = raw.indexOf(',');
+    return [Number(comma < 0 ? raw : raw.slice(0, comma)), comma < 0 ? '' : raw.slice(comma + 1)];
+  };
+
+  const self: Adjustments = {
+    async start() {
+      await self.refresh();
+      const loop = (): void => {
+        timer = setTimeout(() => {
+          self
+            .refresh()
+            .catch(() => undefined) // keeps the last copy; Redis errors surface on the hot path
+            .finally(() => {
+              if (!closed) loop();
+            });
+        }, options.refreshMs ?? 250);
+        timer.unref();
+      };
+      loop();
+    },
+    async refresh() {
+      fields = await redis.hgetall(key);
+    },
+    factor(layerKey) {
+      const raw = fields[`slow:${layerKey}`];
+      if (raw === undefined) return 1;
+      const [factor, untilMs] = raw.split(',').map(Number) as [number, number];
+      return slowFactor({ factor, untilMs }, Date.now(), backpressure.holdMs);
+    },
+    cap(provider) {
+      const raw = fields[`cap:${provider}`];
+      return raw === undefined ? undefined : Number(raw);
+    },
+    standing(provider) {
+      const now = Date.now();
+      const paused = pair(fields[`pause:${provider}`]);
+      if (paused && paused[0] > now) return { state: 'paused', untilMs: paused[0], reason: paused[1] };
+      const down = pair(fields[`down:${provider}`]);
+      if (down && down[0] > now) return { state: 'down', untilMs: down[0], reason: down[1] };
+      return { state: 'ok' };
+    },
+    async slowDown(layerKey) {
+      const [cut, micro, untilMs] = (await redis.sluiceSlowDown(
+        key,
+        `slow:${layerKey}`,
+        backpressure.factor,
+        backpressure.minFactor,
+        backpressure.cooldownMs,
+        backpressure.holdMs,
+      )) as [number, number, number];
+      fields[`slow:${layerKey}`] = `${micro / 1e6},${untilMs},0`;
+      return { cut: cut === 1, factor: micro / 1e6, untilMs };
+    },
+    async markDown(provider, forMs, reason) {
+      const value = `${Date.now() + forMs},${reason.slice(0, 200)}`;
+      fields[`down:${provider}`] = value;
+      await redis.hset(key, `down:${provider}`, value);
+    },
+    async pause(provider, untilMs, reason = '') {
+      if (untilMs === undefined) {
+        delete fields[`pause:${provider}`];
+        await redis.hdel(key, `pause:${provider}`);
+        return;
+      }
+      const value = `${untilMs},${reason.slice(0, 200)}`;
+      fields[`pause:${provider}`] = value;
+      await redis.hset(key, `pause:${provider}`, value);
+    },
+    async setCap(provider, rate) {
+      if (rate === undefined) {
+        delete fields[`cap:${provider}`];
+        await redis.hdel(key, `cap:${provider}`);
+        return;
+      }
+      fields[`cap:${provider}`] = String(rate);
+      await redis.hset(key, `cap:${provider}`, String(rate));
+    },
+    close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+  return self;
+}
