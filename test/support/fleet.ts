@@ -96,7 +96,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const config = {
     ...options.config,
     redis: { url: options.redisUrl, prefix },
-    sandbox: { url: sandbox.url },
+    sandbox: { url: sandbox.url, smtpPort: sandbox.smtpPort },
     worker: {
       lockDurationMs: 4_000,
       stalledIntervalMs: 1_000,

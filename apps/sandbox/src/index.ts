@@ -1,4 +1,11 @@
 export { createSandbox, type Sandbox, type SandboxOptions } from './sandbox.js';
-export { parseScenario, ScenarioError, type Scenario, type DomainBehaviour, type AccountQuota } from './scenario.js';
+export {
+  parseScenario,
+  ScenarioError,
+  GMAIL_THROTTLE_REPLY,
+  type Scenario,
+  type DomainBehaviour,
+  type AccountQuota,
+} from './scenario.js';
 export { loadScenarioFile } from './scenario-file.js';
-export type { AcceptedMessage, SandboxStats, DomainStats } from './recorder.js';
+export type { AcceptedMessage, Protocol, SandboxStats, DomainStats } from './recorder.js';

@@ -4,7 +4,16 @@ import { createSandbox, type Sandbox } from './sandbox.js';
 import { loadScenarioFile } from './scenario-file.js';
 import { ScenarioError, type Scenario } from './scenario.js';
 
-const USAGE = 'usage: sandbox [--port <n>] [--host <address>] [--scenario <file.yaml>]';
+const USAGE = 'usage: sandbox [--port <n>] [--smtp-port <n>] [--host <address>] [--scenario <file.yaml>]';
+const DEFAULT_SMTP_PORT = 2525;
+
+interface Cli {
+  port: number;
+  /** `undefined` when not given: then {@link DEFAULT_SMTP_PORT}, or a free port if that is taken. */
+  smtpPort: number | undefined;
+  host: string;
+  scenarioPath: string | undefined;
+}
 
 /** A startup error: one readable line on stderr, then exit 1. */
 function fail(message: string): never {
@@ -12,25 +21,45 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-function parseCli(): { port: number; host: string; scenarioPath: string | undefined } {
+function parsePort(flag: string, value: string): number {
+  const port = Number(value);
+  if (value.trim() === '' || !Number.isInteger(port) || port < 0 || port > 65535)
+    fail(`--${flag} must be an integer 0..65535, got ${value}`);
+  return port;
+}
+
+function parseCli(): Cli {
   let values;
   try {
     ({ values } = parseArgs({
-      options: { port: { type: 'string' }, host: { type: 'string' }, scenario: { type: 'string' } },
+      options: {
+        port: { type: 'string' },
+        'smtp-port': { type: 'string' },
+        host: { type: 'string' },
+        scenario: { type: 'string' },
+      },
       strict: true,
       allowPositionals: false,
     }));
   } catch (error) {
     fail(`${(error as Error).message}\n${USAGE}`);
   }
-  const port = Number(values.port ?? '4566');
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    fail(`--port must be an integer 0..65535, got ${values.port}`);
-  return { port, host: values.host ?? '127.0.0.1', scenarioPath: values.scenario };
+  return {
+    port: parsePort('port', values.port ?? '4566'),
+    smtpPort: values['smtp-port'] === undefined ? undefined : parsePort('smtp-port', values['smtp-port']),
+    host: values.host ?? '127.0.0.1',
+    scenarioPath: values.scenario,
+  };
+}
+
+/** The error of a port already bound, when it is `port`. */
+function isPortTaken(error: unknown, port: number): boolean {
+  const e = error as NodeJS.ErrnoException & { port?: number };
+  return e.code === 'EADDRINUSE' && e.port === port;
 }
 
 async function main(): Promise<void> {
-  const { port, host, scenarioPath } = parseCli();
+  const { port, smtpPort, host, scenarioPath } = parseCli();
   // stdout carries only the listening line, so a parent process can read it; logs go to stderr.
   const logger = pino({ name: 'sandbox' }, pino.destination({ dest: 2, sync: true }));
 
@@ -46,11 +75,19 @@ async function main(): Promise<void> {
 
   let sandbox: Sandbox;
   try {
-    sandbox = await createSandbox({ port, host, scenario, logger });
+    try {
+      sandbox = await createSandbox({ port, smtpPort: smtpPort ?? DEFAULT_SMTP_PORT, host, scenario, logger });
+    } catch (error) {
+      // The default SMTP port being taken (say, by another sandbox) is no reason not to start.
+      if (smtpPort !== undefined || !isPortTaken(error, DEFAULT_SMTP_PORT)) throw error;
+      logger.warn(`SMTP port ${DEFAULT_SMTP_PORT} is taken; listening on a free port instead`);
+      sandbox = await createSandbox({ port, smtpPort: 0, host, scenario, logger });
+    }
   } catch (error) {
-    fail(`cannot listen on ${host}:${port}: ${(error as Error).message}`);
+    fail(`cannot listen on ${host}: ${(error as Error).message}`);
   }
-  process.stdout.write(`${JSON.stringify({ event: 'listening', url: sandbox.url })}\n`);
+  // Parents read this line: `event` stays first and `url` keeps its form; `smtpPort` is extra.
+  process.stdout.write(`${JSON.stringify({ event: 'listening', url: sandbox.url, smtpPort: sandbox.smtpPort })}\n`);
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals): void => {

@@ -1,60 +1,82 @@
-/** One SendEmail the sandbox accepted, as it arrived. */
+/** The wire protocol a message arrived by. */
+export type Protocol = 'ses' | 'sendgrid' | 'mailgun' | 'smtp';
+
+/** One message the sandbox accepted, as it arrived. */
 export interface AcceptedMessage {
-  /** The `MessageId` the sandbox answered with. */
-  sesMessageId: string;
-  /** The `Message-ID` header value as sent, e.g. `<id@host>`; from `Headers`, or the raw MIME. */
+  /** How it arrived. */
+  protocol: Protocol;
+  /**
+   * The id the sandbox answered with: SES `MessageId`, SendGrid `X-Message-Id`, Mailgun `id`
+   * (with its angle brackets) or the SMTP queue id of `250 2.0.0 OK queued as <id>`.
+   */
+  providerMessageId: string;
+  /** The `Message-ID` header value as sent, e.g. `<id@host>`. */
   messageId: string | undefined;
-  /** Value of the `EmailTags` entry named `sluice_id`, if present. */
+  /**
+   * The sluice id: SES tag `sluice_id`, SendGrid `custom_args.sluice_id`, Mailgun `v:sluice_id`,
+   * or an `X-Sluice-Id` header (SMTP and Mailgun MIME).
+   */
   sluiceId: string | undefined;
-  /** `FromEmailAddress` as sent. */
+  /** The sender as sent (SMTP: the MAIL FROM address). */
   from: string;
-  /** `Destination.ToAddresses` as sent. */
+  /** The To addresses as sent (SMTP: the accepted RCPT TO addresses). */
   to: string[];
-  /** `Subject.Data` (Simple), the `Subject` header (Raw) or `TemplateContent.Subject` (Template). */
+  /** The subject; for a template without one, the template's id or name. */
   subject: string | undefined;
   /** Lower-case domain of the first recipient: the one whose behaviour applied. */
   domain: string;
-  /** Epoch ms when the full request body had arrived, before any added latency. */
+  /** Epoch ms when the whole message had arrived, before any added latency. */
   arrivedAt: number;
-  /** `EmailTags` as a map; a repeated name keeps its last value. */
+  /** Tags as a map (SES `EmailTags`, SendGrid `custom_args`, Mailgun `v:`); see the protocols. */
   tags: Record<string, string>;
 }
 
 /** Outcome counts of one recipient domain. */
 export interface DomainStats {
   accepted: number;
+  /** Refused for the domain's rate. */
   throttled: number;
+  /** Refused for good: hard bounces and (SMTP) blocks. */
   rejected: number;
+  /** Refused for now: SMTP 4xx other than a throttle (defer, fail, greylist), HTTP 5xx. */
+  deferred: number;
+  /** Connections destroyed unanswered, before DATA or after an accepted message arrived. */
+  dropped: number;
 }
 
-/** Outcome counts since start or the last reset. */
-export interface SandboxStats {
-  accepted: number;
-  throttled: number;
-  rejected: number;
-  /** Accepted messages whose Message-ID (or, without one, `sluice_id` tag) was accepted before. */
+/** Outcome counts since start or the last reset. SMTP refusals count once per RCPT. */
+export interface SandboxStats extends DomainStats {
+  /** Accepted messages whose Message-ID (or, without one, sluice id) was accepted before. */
   duplicates: number;
   byDomain: Record<string, DomainStats>;
+}
+
+type Outcome = Exclude<keyof DomainStats, 'accepted'>;
+
+function emptyCounts(): DomainStats {
+  return { accepted: 0, throttled: 0, rejected: 0, deferred: 0, dropped: 0 };
+}
+
+/** The duplicate key: one Message-ID is the same with or without its angle brackets. */
+function duplicateKey(message: AcceptedMessage): string | undefined {
+  // Prefixes keep a Message-ID and a sluice id with the same text from colliding.
+  if (message.messageId !== undefined) return `message-id:${message.messageId.trim().replace(/^<(.*)>$/, '$1')}`;
+  if (message.sluiceId !== undefined) return `sluice-id:${message.sluiceId}`;
+  return undefined;
 }
 
 /** Keeps what the sandbox decided, in arrival order. */
 export class Recorder {
   private messages: AcceptedMessage[] = [];
   private seen = new Set<string>();
-  private totals = { throttled: 0, rejected: 0, duplicates: 0 };
+  private totals = { ...emptyCounts(), duplicates: 0 };
   private domains = new Map<string, DomainStats>();
 
-  /** Records an accepted message; says whether it repeats an earlier one. */
+  /** Records an accepted message; says whether it repeats an earlier one (on any protocol). */
   accept(message: AcceptedMessage): { duplicate: boolean } {
     this.messages.push(message);
     this.domain(message.domain).accepted += 1;
-    // Prefixes keep a Message-ID and a sluice_id with the same text from colliding.
-    const key =
-      message.messageId !== undefined
-        ? `message-id:${message.messageId}`
-        : message.sluiceId !== undefined
-          ? `sluice-id:${message.sluiceId}`
-          : undefined;
+    const key = duplicateKey(message);
     if (key === undefined) return { duplicate: false };
     if (this.seen.has(key)) {
       this.totals.duplicates += 1;
@@ -64,16 +86,10 @@ export class Recorder {
     return { duplicate: false };
   }
 
-  /** Counts a message answered with 429. */
-  throttle(domain: string): void {
-    this.totals.throttled += 1;
-    this.domain(domain).throttled += 1;
-  }
-
-  /** Counts a message answered with a hard bounce. */
-  reject(domain: string): void {
-    this.totals.rejected += 1;
-    this.domain(domain).rejected += 1;
+  /** Counts a message (SMTP: a recipient) refused with `outcome`. */
+  count(domain: string, outcome: Outcome): void {
+    this.totals[outcome] += 1;
+    this.domain(domain)[outcome] += 1;
   }
 
   /** Accepted messages in arrival order (a copy). */
@@ -92,21 +108,21 @@ export class Recorder {
   stats(): SandboxStats {
     const byDomain: Record<string, DomainStats> = {};
     for (const [domain, counts] of this.domains) byDomain[domain] = { ...counts };
-    return { accepted: this.messages.length, ...this.totals, byDomain };
+    return { ...this.totals, accepted: this.messages.length, byDomain };
   }
 
   /** Forgets every record and count. */
   reset(): void {
     this.messages = [];
     this.seen = new Set();
-    this.totals = { throttled: 0, rejected: 0, duplicates: 0 };
+    this.totals = { ...emptyCounts(), duplicates: 0 };
     this.domains = new Map();
   }
 
   private domain(name: string): DomainStats {
     let counts = this.domains.get(name);
     if (counts === undefined) {
-      counts = { accepted: 0, throttled: 0, rejected: 0 };
+      counts = emptyCounts();
       this.domains.set(name, counts);
     }
     return counts;

@@ -5,8 +5,11 @@ import { pino, type Logger } from 'pino';
 import type { Arrival, SandboxContext } from './internal/context.js';
 import { readBody, sendSesError } from './internal/http.js';
 import { inspect } from './internal/inspect.js';
+import { mailgunRoute, mailgunSend } from './internal/mailgun.js';
 import { Policy } from './internal/policy.js';
+import { sendgridSend } from './internal/sendgrid.js';
 import { checkCredential, getAccount, sendEmail } from './internal/ses-v2.js';
+import { startSmtp, type SmtpSink } from './internal/smtp.js';
 import { Recorder, type AcceptedMessage, type SandboxStats } from './recorder.js';
 import { parseScenario } from './scenario.js';
 
@@ -24,6 +27,26 @@ export interface SandboxOptions {
    * @defaultValue unset: any credentials pass
    */
   accessKeyId?: string;
+  /**
+   * When set, SendGrid requests must carry `Authorization: Bearer <key>` or are answered 401.
+   * @defaultValue unset: any key passes
+   */
+  sendgridApiKey?: string;
+  /**
+   * When set, Mailgun requests must carry Basic auth `api:<key>` or are answered 401 `Forbidden`.
+   * @defaultValue unset: any key passes
+   */
+  mailgunApiKey?: string;
+  /** SMTP port, on the same host; `0` picks a free one. @defaultValue `0` */
+  smtpPort?: number;
+  /**
+   * When set, SMTP clients must AUTH (PLAIN or LOGIN, no TLS) as this user with `smtpPassword`
+   * before MAIL FROM: `530` without, `535 5.7.8` with wrong credentials.
+   * @defaultValue unset: AUTH optional, any credentials pass
+   */
+  smtpUser?: string;
+  /** The password of `smtpUser`. @defaultValue `''` */
+  smtpPassword?: string;
   /** Where request logs go. @defaultValue a silent logger */
   logger?: Logger;
 }
@@ -32,17 +55,22 @@ export interface SandboxOptions {
 export interface Sandbox {
   /** Base URL for the SDK's `endpoint`, e.g. `http://127.0.0.1:4566`. */
   readonly url: string;
-  /** The port actually bound. */
+  /** The HTTP port actually bound. */
   readonly port: number;
+  /** The SMTP port actually bound, on the same host. */
+  readonly smtpPort: number;
   /** Accepted messages in arrival order. */
   accepted(): AcceptedMessage[];
   /** Outcome counts since start or the last reset. */
   stats(): SandboxStats;
-  /** Validates and installs a scenario; every rate bucket starts full again. @throws `ScenarioError` */
+  /**
+   * Validates and installs a scenario; every rate bucket starts full again and greylisting
+   * forgets the pairs it saw. @throws `ScenarioError`
+   */
   setScenario(scenario: unknown): void;
-  /** Forgets records, counts and bucket state; keeps the scenario. */
+  /** Forgets records, counts, bucket and greylisting state; keeps the scenario. */
   reset(): void;
-  /** Stops listening, ends delayed answers and destroys open (keep-alive) sockets. Idempotent. */
+  /** Stops listening (HTTP and SMTP), ends delayed answers and destroys open sockets. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -54,8 +82,11 @@ function urlHost(host: string): string {
 }
 
 /**
- * Starts a local ESP that speaks the SES v2 wire API (SendEmail, GetAccount) and behaves
- * per recipient domain as the scenario says: latency, rate limits (429) and hard bounces.
+ * Starts a local ESP on loopback that speaks four wire protocols: SES v2 (SendEmail,
+ * GetAccount), SendGrid v3 (`POST /v3/mail/send`) and Mailgun v3 (`POST /v3/{domain}/messages`
+ * and `…/messages.mime`) on one HTTP port, and SMTP on another. Every protocol behaves per
+ * recipient domain as the scenario says (latency, rate limits, bounces, blocks, deferrals,
+ * failures, greylisting, dropped connections), sharing one rate bucket per domain.
  *
  * @throws `ScenarioError` when `options.scenario` is invalid, or the listen error.
  */
@@ -72,6 +103,8 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     logger,
     recorder,
     accessKeyId: options.accessKeyId,
+    sendgridApiKey: options.sendgridApiKey,
+    mailgunApiKey: options.mailgunApiKey,
     policy: () => policy,
     scenario: () => policy.scenario,
     setScenario(input) {
@@ -80,7 +113,7 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     },
     reset() {
       recorder.reset();
-      policy.resetBuckets();
+      policy.resetState();
     },
     wait(ms) {
       if (ms <= 0 || closing !== undefined) return Promise.resolve();
@@ -102,6 +135,10 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     const route = `${req.method ?? 'GET'} ${path}`;
     logger.debug({ route }, 'request');
     if (path.startsWith('/_sandbox/') && inspect(ctx, route, arrival, res)) return;
+    // SendGrid and Mailgun check their own credentials, before SES's SigV4 check would refuse them.
+    if (route === 'POST /v3/mail/send') return sendgridSend(ctx, req, arrival, res);
+    const mailgun = mailgunRoute(req.method ?? 'GET', path);
+    if (mailgun !== undefined) return mailgunSend(ctx, req, arrival, res, mailgun);
     if (!path.startsWith('/_sandbox/') && !checkCredential(ctx, req, res)) return;
     if (route === 'POST /v2/email/outbound-emails') return sendEmail(ctx, arrival, res);
     if (route === 'GET /v2/email/account') return getAccount(ctx, res);
@@ -127,27 +164,42 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
   });
   const port = (server.address() as AddressInfo).port;
   const url = `http://${urlHost(host)}:${port}`;
-  logger.info({ url }, 'sandbox listening');
+
+  let smtp: SmtpSink;
+  try {
+    smtp = await startSmtp(ctx, {
+      port: options.smtpPort ?? 0,
+      host,
+      user: options.smtpUser,
+      password: options.smtpPassword,
+    });
+  } catch (error) {
+    await new Promise((resolve) => server.close(resolve));
+    throw error;
+  }
+  logger.info({ url, smtpPort: smtp.port }, 'sandbox listening');
 
   return {
     url,
     port,
+    smtpPort: smtp.port,
     accepted: () => recorder.accepted(),
     stats: () => recorder.stats(),
     setScenario: (scenario) => ctx.setScenario(scenario),
     reset: () => ctx.reset(),
     close() {
-      closing ??= new Promise<void>((resolve) => {
+      closing ??= (async () => {
         for (const [timer, release] of waits) {
           clearTimeout(timer);
           release();
         }
         waits.clear();
-        server.close(() => resolve());
+        const http = new Promise<void>((resolve) => server.close(() => resolve()));
         // Keep-alive sockets (and answers still being written) would hold close() open.
         server.closeAllConnections();
+        await Promise.all([http, smtp.close()]);
         logger.info({ url }, 'sandbox closed');
-      });
+      })();
       return closing;
     },
   };

@@ -1,18 +1,62 @@
 import { z } from 'zod';
 
-/** What one recipient domain does with the mail sent to it. */
+/** Gmail's answer to a sender over its rate; the default {@link DomainBehaviour.throttleReply}. */
+export const GMAIL_THROTTLE_REPLY =
+  '421-4.7.28 [127.0.0.1] Our system has detected an unusual rate of unsolicited mail originating from your IP address. To protect our users from spam, mail sent from your IP address has been temporarily rate limited. Please visit https://support.google.com/mail/?p=UnsolicitedRateLimitError to review our Bulk Email Senders Guidelines. - gsmtp';
+
+/**
+ * What one recipient domain does with the mail sent to it.
+ *
+ * Address lists take exact addresses (case-insensitive) or globs where `*` matches any run of
+ * characters, e.g. `bounce-*@example.com`. A recipient's own domain decides what happens to
+ * it. On arrival the first that applies wins, in this order:
+ * `dropBeforeData` > `bounce` > `block` > `defer` > `fail` > `greylist` > `rate` > accept.
+ * A refused message spends no rate token. `dropAfterData` then applies to an accepted message
+ * once its data has arrived. `dropBeforeData`, `block`, `defer` and `greylist` concern SMTP only:
+ * the HTTP ESPs accept such mail, since a receiver's refusal comes back later by webhook.
+ */
 export interface DomainBehaviour {
-  /** Milliseconds added before answering a SendEmail for this domain. @defaultValue `0` */
+  /**
+   * Milliseconds added before the final answer: the HTTP response, or the SMTP reply to DATA
+   * (SMTP refusals at RCPT come at once). @defaultValue `0`
+   */
   latencyMs: number;
-  /** Accepted messages per second; above it the answer is 429. Unset means no limit. */
+  /** Accepted messages per second; above it the answer is a throttle. Unset means no limit. */
   rate?: number;
   /** Messages accepted at once from idle. @defaultValue `max(1, rate)` when `rate` is set */
   burst?: number;
   /**
-   * Recipients that hard-bounce: exact addresses (case-insensitive) or globs where `*`
-   * matches any run of characters, e.g. `bounce-*@example.com`. @defaultValue `[]`
+   * Recipients that hard-bounce: SES 400 `MessageRejected`, SendGrid and Mailgun 400, SMTP
+   * `550 5.1.1` at RCPT. @defaultValue `[]`
    */
   bounce: string[];
+  /** Recipients whose server refuses us by policy: SMTP `550 5.7.1` (a block list) at RCPT. @defaultValue `[]` */
+  block: string[];
+  /** Recipients whose mailbox is over quota: SMTP `452 4.2.2` at RCPT. @defaultValue `[]` */
+  defer: string[];
+  /**
+   * Recipients whose mail meets a transient system failure: SMTP `451 4.3.0` at RCPT, HTTP 500
+   * on every ESP. @defaultValue `[]`
+   */
+  fail: string[];
+  /**
+   * SMTP: the first RCPT of each (MAIL FROM, RCPT TO) pair gets `451 4.7.1`; later attempts of
+   * the pair pass. Pairs are remembered until `reset()` or `setScenario()`. @defaultValue `false`
+   */
+  greylist: boolean;
+  /**
+   * Recipients whose message is received in full and recorded as accepted (it was delivered),
+   * after which the connection is destroyed without an answer: the sender cannot tell.
+   * @defaultValue `[]`
+   */
+  dropAfterData: string[];
+  /** SMTP: recipients at whose RCPT the connection is destroyed, before DATA. @defaultValue `[]` */
+  dropBeforeData: string[];
+  /**
+   * SMTP reply when `rate` is exceeded, `"<code> <text>"` or `"<code>-<text>"`, with a 4xx or 5xx
+   * code. A 421 closes the connection. @defaultValue {@link GMAIL_THROTTLE_REPLY}
+   */
+  throttleReply: string;
 }
 
 /** What GetAccount reports. */
@@ -48,21 +92,40 @@ export class ScenarioError extends Error {
   }
 }
 
+const addressList = z
+  .array(z.string().min(1).includes('@', { message: 'must be an address or a glob with @' }))
+  .default([]);
+
+/** `421 text`, `421-4.7.28 text`: what an SMTP reply line looks like. */
+const SMTP_REPLY = /^[45]\d\d[ -]\S/;
+
 const domainBehaviourSchema = z
   .strictObject({
     latencyMs: z.number().int().min(0).max(600_000).default(0),
     rate: z.number().min(0, { message: 'must be a number of messages per second >= 0' }).optional(),
     burst: z.number().min(0, { message: 'must be a number >= 0' }).optional(),
-    bounce: z.array(z.string().min(1).includes('@', { message: 'must be an address or a glob with @' })).default([]),
+    bounce: addressList,
+    block: addressList,
+    defer: addressList,
+    fail: addressList,
+    greylist: z.boolean().default(false),
+    dropAfterData: addressList,
+    dropBeforeData: addressList,
+    throttleReply: z
+      .string()
+      .regex(SMTP_REPLY, { message: 'must be an SMTP reply "<4xx|5xx> <text>"' })
+      .refine((reply) => !/[\r\n]/.test(reply), { message: 'must be one line' })
+      .default(GMAIL_THROTTLE_REPLY),
   })
   .transform((b): DomainBehaviour => {
-    const out: DomainBehaviour = { latencyMs: b.latencyMs, bounce: b.bounce };
-    if (b.rate !== undefined) {
-      out.rate = b.rate;
-      out.burst = b.burst ?? Math.max(1, b.rate);
-    } else if (b.burst !== undefined) {
+    const { rate, burst, ...rest } = b;
+    const out: DomainBehaviour = rest;
+    if (rate !== undefined) {
+      out.rate = rate;
+      out.burst = burst ?? Math.max(1, rate);
+    } else if (burst !== undefined) {
       // Kept so a scenario round-trips, though without a rate there is no bucket to size.
-      out.burst = b.burst;
+      out.burst = burst;
     }
     return out;
   });
@@ -87,7 +150,7 @@ function formatPath(path: readonly PropertyKey[]): string {
 
 /**
  * Validates a scenario (a parsed YAML or JSON value) and fills in defaults.
- * `undefined` and `null` mean the empty scenario: no limits, no bounces, no latency.
+ * `undefined` and `null` mean the empty scenario: no limits, bounces, failures or latency.
  *
  * @throws {@link ScenarioError} naming the first bad field's path.
  */

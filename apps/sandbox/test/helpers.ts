@@ -1,4 +1,9 @@
 import { SESv2Client, SendEmailCommand, type SendEmailCommandInput } from '@aws-sdk/client-sesv2';
+import { MailService } from '@sendgrid/mail';
+import FormData from 'form-data';
+import Mailgun from 'mailgun.js';
+import { createTransport, type Transporter } from 'nodemailer';
+import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import { afterEach } from 'vitest';
 import { createSandbox, type Sandbox, type SandboxOptions } from '../src/index.js';
 
@@ -67,4 +72,49 @@ export async function settle<T>(promises: Promise<T>[]): Promise<{ ok: T[]; erro
     else errors.push(r.reason as SdkError);
   }
   return { ok, errors };
+}
+
+/** A real SendGrid client pointed at the sandbox; the key must be set before the base URL. */
+export function sendgridClient(url: string, apiKey = 'SG.test-key', timeoutMs = 5000): MailService {
+  const mail = new MailService();
+  mail.setApiKey(apiKey);
+  // `client` is not in the typings of MailService, though it is how one points it elsewhere.
+  (mail as unknown as { client: { setDefaultRequest(key: string, value: string): void } }).client.setDefaultRequest(
+    'baseUrl',
+    url,
+  );
+  mail.setTimeout(timeoutMs);
+  return mail;
+}
+
+/** A real Mailgun client pointed at the sandbox. */
+export function mailgunClient(url: string, key = 'key-test', timeout = 5000): ReturnType<InstanceType<typeof Mailgun>['client']> {
+  return new Mailgun(FormData).client({ username: 'api', key, url, timeout });
+}
+
+/** A pooled nodemailer transport to the sandbox's SMTP port, closed after the test. */
+export function smtpTransport(
+  port: number,
+  options: Partial<SMTPPool.Options> = {},
+): Transporter<SMTPPool.SentMessageInfo, SMTPPool.Options> {
+  const transport = createTransport({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    ignoreTLS: true,
+    pool: true,
+    maxConnections: 1,
+    ...options,
+  });
+  open.push({ close: () => transport.close() });
+  return transport;
+}
+
+/** What a rejected nodemailer promise carries, for assertions. */
+export interface SmtpError {
+  code?: string;
+  command?: string;
+  responseCode?: number;
+  response?: string;
+  message: string;
 }

@@ -20,7 +20,9 @@ describe('inspection endpoints', () => {
     const accepted = await call(`${sandbox.url}/_sandbox/accepted`, 'GET');
     expect(accepted.json).toEqual(sandbox.accepted());
     expect(accepted.json).toMatchObject([{ messageId: '<h1@sluice.test>', domain: 'example.com' }]);
-    expect((await call(`${sandbox.url}/_sandbox/stats`, 'GET')).json).toEqual(sandbox.stats());
+    const stats = await call(`${sandbox.url}/_sandbox/stats`, 'GET');
+    expect(stats.json).toEqual(sandbox.stats());
+    expect(stats.json).toMatchObject({ accepted: 1, deferred: 0, dropped: 0 });
 
     expect(await call(`${sandbox.url}/_sandbox/reset`, 'POST')).toMatchObject({ status: 200 });
     expect(sandbox.accepted()).toEqual([]);

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -57,10 +59,22 @@ async function tempFile(name: string, text: string): Promise<string> {
 describe('main', () => {
   it('prints the listening line, serves, and exits 0 on SIGTERM', async () => {
     const scenario = await tempFile('s.yaml', 'account:\n  maxSendRate: 7\n');
-    const { child, exit } = start(['--port', '0', '--scenario', scenario]);
+    const { child, exit } = start(['--port', '0', '--smtp-port', '0', '--scenario', scenario]);
     const line = await firstLine(child);
-    const parsed = JSON.parse(line) as { event: string; url: string };
-    expect(parsed).toEqual({ event: 'listening', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) as string });
+    // scripts/start.mjs finds the line by this text, then reads `url`.
+    expect(line).toContain('"event":"listening"');
+    const parsed = JSON.parse(line) as { event: string; url: string; smtpPort: number };
+    expect(parsed).toEqual({
+      event: 'listening',
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) as string,
+      smtpPort: expect.any(Number) as number,
+    });
+    expect(parsed.smtpPort).toBeGreaterThan(0);
+
+    const socket = connect(parsed.smtpPort, '127.0.0.1');
+    const [greeting] = (await once(socket, 'data')) as [Buffer];
+    socket.destroy();
+    expect(greeting.toString()).toMatch(/^220 /);
 
     const health = await fetch(`${parsed.url}/_sandbox/health`);
     expect(await health.json()).toEqual({ ok: true });
@@ -71,6 +85,29 @@ describe('main', () => {
 
     child.kill('SIGTERM');
     expect(await exit).toBe(0);
+  });
+
+  it('listens on a free SMTP port when the default 2525 is taken and --smtp-port is not given', async () => {
+    // Taken by this test, or already by someone else: either way the sandbox must still start.
+    const blocker = createServer();
+    await new Promise<void>((resolve) => {
+      blocker.once('error', () => resolve());
+      blocker.listen(2525, '127.0.0.1', () => resolve());
+    });
+    try {
+      const { child } = start(['--port', '0']);
+      const parsed = JSON.parse(await firstLine(child)) as { smtpPort: number };
+      expect(parsed.smtpPort).not.toBe(2525);
+      expect(parsed.smtpPort).toBeGreaterThan(0);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  });
+
+  it('exits 1 on a bad --smtp-port', async () => {
+    const { exit, stderr } = start(['--port', '0', '--smtp-port', 'smtp']);
+    expect(await exit).toBe(1);
+    expect(stderr()).toContain('--smtp-port must be an integer 0..65535, got smtp');
   });
 
   it('exits 1 naming the field path when the scenario file is invalid', async () => {

@@ -2,8 +2,21 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadScenarioFile, parseScenario, ScenarioError } from '../src/index.js';
+import { GMAIL_THROTTLE_REPLY, loadScenarioFile, parseScenario, ScenarioError } from '../src/index.js';
 import { settle, sesClient, simpleEmail, startSandbox } from './helpers.js';
+
+/** What every domain behaviour holds when the scenario leaves it out. */
+const DEFAULTS = {
+  latencyMs: 0,
+  bounce: [],
+  block: [],
+  defer: [],
+  fail: [],
+  greylist: false,
+  dropAfterData: [],
+  dropBeforeData: [],
+  throttleReply: GMAIL_THROTTLE_REPLY,
+};
 
 function pathOf(input: unknown): string {
   try {
@@ -19,12 +32,12 @@ describe('parseScenario', () => {
   it('fills in defaults, burst = max(1, rate), and lower-cases domains', () => {
     expect(parseScenario(undefined)).toEqual({
       account: { maxSendRate: 1000, max24HourSend: 1_000_000, sendingEnabled: true },
-      default: { latencyMs: 0, bounce: [] },
+      default: DEFAULTS,
       domains: {},
     });
     const scenario = parseScenario({ default: { rate: 0.5 }, domains: { 'Example.COM': { rate: 20, latencyMs: 5 } } });
-    expect(scenario.default).toEqual({ latencyMs: 0, rate: 0.5, burst: 1, bounce: [] });
-    expect(scenario.domains).toEqual({ 'example.com': { latencyMs: 5, rate: 20, burst: 20, bounce: [] } });
+    expect(scenario.default).toEqual({ ...DEFAULTS, rate: 0.5, burst: 1 });
+    expect(scenario.domains).toEqual({ 'example.com': { ...DEFAULTS, latencyMs: 5, rate: 20, burst: 20 } });
   });
 
   it('names the path of a bad field', () => {
@@ -34,6 +47,46 @@ describe('parseScenario', () => {
     expect(pathOf({ account: { maxSendRate: 0 } })).toBe('account.maxSendRate');
     expect(pathOf({ domains: { 'not a domain': {} } })).toBe('domains.not a domain');
     expect(pathOf([])).toBe('(root)');
+  });
+
+  it('validates the receiver behaviours, naming the bad field', () => {
+    expect(pathOf({ default: { block: ['nobody'] } })).toBe('default.block.0');
+    expect(pathOf({ domains: { 'example.com': { defer: 'a@example.com' } } })).toBe('domains.example.com.defer');
+    expect(pathOf({ domains: { 'example.com': { fail: [''] } } })).toBe('domains.example.com.fail.0');
+    expect(pathOf({ domains: { 'example.com': { greylist: 'yes' } } })).toBe('domains.example.com.greylist');
+    expect(pathOf({ default: { dropAfterData: [1] } })).toBe('default.dropAfterData.0');
+    expect(pathOf({ default: { dropBeforeData: ['x'] } })).toBe('default.dropBeforeData.0');
+    for (const reply of ['250 OK', '421', 'too fast', '421 4.7.0 two\nlines', 421]) {
+      expect(pathOf({ domains: { 'example.com': { throttleReply: reply } } })).toBe(
+        'domains.example.com.throttleReply',
+      );
+    }
+    expect(() => parseScenario({ default: { throttleReply: '250 OK' } })).toThrow(
+      'invalid scenario at default.throttleReply: must be an SMTP reply "<4xx|5xx> <text>"',
+    );
+    const scenario = parseScenario({
+      domains: {
+        'example.com': {
+          block: ['b@example.com'],
+          defer: ['d-*@example.com'],
+          fail: ['f@example.com'],
+          greylist: true,
+          dropAfterData: ['x@example.com'],
+          dropBeforeData: ['y@example.com'],
+          throttleReply: '450 4.2.1 Slow down',
+        },
+      },
+    });
+    expect(scenario.domains['example.com']).toEqual({
+      ...DEFAULTS,
+      block: ['b@example.com'],
+      defer: ['d-*@example.com'],
+      fail: ['f@example.com'],
+      greylist: true,
+      dropAfterData: ['x@example.com'],
+      dropBeforeData: ['y@example.com'],
+      throttleReply: '450 4.2.1 Slow down',
+    });
   });
 
   it('rejects unknown keys, naming them', () => {
@@ -53,6 +106,7 @@ describe('parseScenario', () => {
         'account:\n  maxSendRate: 5\ndomains:\n  example.com: { latencyMs: 20, rate: 20, bounce: ["nobody@example.com"] }\n',
       );
       expect((await loadScenarioFile(good)).domains['example.com']).toEqual({
+        ...DEFAULTS,
         latencyMs: 20,
         rate: 20,
         burst: 20,
@@ -88,7 +142,15 @@ describe('setScenario', () => {
     await expect(ses.send(simpleEmail('a@example.com'))).rejects.toMatchObject({ name: 'TooManyRequestsException' });
 
     sandbox.reset();
-    expect(sandbox.stats()).toEqual({ accepted: 0, throttled: 0, rejected: 0, duplicates: 0, byDomain: {} });
+    expect(sandbox.stats()).toEqual({
+      accepted: 0,
+      throttled: 0,
+      rejected: 0,
+      deferred: 0,
+      dropped: 0,
+      duplicates: 0,
+      byDomain: {},
+    });
     const { ok } = await settle([ses.send(simpleEmail('a@example.com'))]);
     expect(ok).toHaveLength(1);
   });

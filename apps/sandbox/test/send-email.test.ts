@@ -18,7 +18,8 @@ describe('SendEmail', () => {
     const [message, ...rest] = sandbox.accepted();
     expect(rest).toEqual([]);
     expect(message).toEqual({
-      sesMessageId: out.MessageId,
+      protocol: 'ses',
+      providerMessageId: out.MessageId,
       messageId: '<m1@sluice.test>',
       sluiceId: 's-1',
       from: 'sender@sluice.test',
@@ -34,8 +35,10 @@ describe('SendEmail', () => {
       accepted: 1,
       throttled: 0,
       rejected: 0,
+      deferred: 0,
+      dropped: 0,
       duplicates: 0,
-      byDomain: { 'example.com': { accepted: 1, throttled: 0, rejected: 0 } },
+      byDomain: { 'example.com': { accepted: 1, throttled: 0, rejected: 0, deferred: 0, dropped: 0 } },
     });
   });
 
@@ -82,7 +85,8 @@ describe('SendEmail', () => {
   });
 
   it('throttles a domain above its rate with 429 TooManyRequestsException; other domains are unaffected', async () => {
-    const sandbox = await startSandbox({ scenario: { domains: { 'slow.test': { rate: 10, burst: 10 } } } });
+    // A slow refill, so that the 30 sends arriving over a loaded machine's second earn no token.
+    const sandbox = await startSandbox({ scenario: { domains: { 'slow.test': { rate: 0.5, burst: 10 } } } });
     const ses = sesClient(sandbox.url);
 
     const { ok, errors } = await settle([
@@ -98,10 +102,46 @@ describe('SendEmail', () => {
       expect(error.$metadata?.httpStatusCode).toBe(429);
     }
     expect(sandbox.stats().byDomain).toEqual({
-      'slow.test': { accepted: 10, throttled: 20, rejected: 0 },
-      'fast.test': { accepted: 30, throttled: 0, rejected: 0 },
+      'slow.test': { accepted: 10, throttled: 20, rejected: 0, deferred: 0, dropped: 0 },
+      'fast.test': { accepted: 30, throttled: 0, rejected: 0, deferred: 0, dropped: 0 },
     });
     expect(sandbox.accepted().filter((m) => m.domain === 'slow.test')).toHaveLength(10);
+  });
+
+  it('answers a transient failure with 500 InternalFailure; accepts what only an SMTP receiver refuses', async () => {
+    const sandbox = await startSandbox({
+      scenario: {
+        default: {
+          fail: ['broken@*'],
+          block: ['blocked@*'],
+          defer: ['full@*'],
+          dropBeforeData: ['void@*'],
+          greylist: true,
+        },
+      },
+    });
+    const ses = sesClient(sandbox.url);
+    await expect(ses.send(simpleEmail('broken@example.com'))).rejects.toMatchObject({
+      name: 'InternalFailure',
+      $metadata: { httpStatusCode: 500 },
+    });
+    for (const to of ['blocked@example.com', 'full@example.com', 'void@example.com']) await ses.send(simpleEmail(to));
+    expect(sandbox.stats()).toMatchObject({ accepted: 3, deferred: 1, rejected: 0, dropped: 0 });
+  });
+
+  it('records a message to drop after its body arrived, then destroys the connection unanswered', async () => {
+    const sandbox = await startSandbox({ scenario: { default: { dropAfterData: ['lost@example.com'] } } });
+    const error = await sesClient(sandbox.url)
+      .send(simpleEmail('lost@example.com', { messageId: '<lost1@sluice.test>' }))
+      .then(
+        () => undefined,
+        (e: unknown) => e as SdkError,
+      );
+    // A network error: no HTTP status reached the client.
+    expect(error).toBeDefined();
+    expect(error?.$metadata?.httpStatusCode).toBeUndefined();
+    expect(sandbox.accepted()).toMatchObject([{ protocol: 'ses', messageId: '<lost1@sluice.test>' }]);
+    expect(sandbox.stats()).toMatchObject({ accepted: 1, dropped: 1 });
   });
 
   it('adds the domain latency before answering, but records the arrival time before it', async () => {
@@ -132,7 +172,7 @@ describe('SendEmail', () => {
     await ses.send(simpleEmail('a@example.com'));
 
     expect(sandbox.stats()).toMatchObject({ accepted: 7, duplicates: 2 });
-    expect(new Set(sandbox.accepted().map((m) => m.sesMessageId)).size).toBe(7);
+    expect(new Set(sandbox.accepted().map((m) => m.providerMessageId)).size).toBe(7);
   });
 
   it('answers invalid requests with BadRequestException', async () => {

@@ -18,7 +18,10 @@ export interface DispatchJobData extends IntakeJobData {
   provider: string;
   /** The receiver bucket's name (stats). */
   receiver: string;
+  /** The slot it was admitted for (epoch ms). */
   admittedAt: number;
+  /** When that decision was taken (epoch ms): a key lowered since asks the limiter again. */
+  decidedAt?: number;
   /** Admitted to a provider other than its route's first choice (failover). */
   failover?: boolean;
 }

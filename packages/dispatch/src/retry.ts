@@ -25,7 +25,7 @@ export function planRetry(
   config: SluiceConfig,
   family: string,
   counts: RetryCounts | undefined,
-  hintMs: number | undefined,
+  hintMs?: number,
   random: () => number = Math.random,
 ): RetryPlan {
   const key: RetryFamily = (RETRY_FAMILIES as readonly string[]).includes(family) ? (family as RetryFamily) : 'unknown';

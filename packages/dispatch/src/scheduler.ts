@@ -148,7 +148,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     // never queues behind the intake backlog and never asks the limiter twice.
     if (decision.outcome !== 'denied') {
       const delay = decision.outcome === 'booked' ? decision.waitMs : 0;
-      const data: DispatchJobData = { ...m, provider, receiver, admittedAt: now + delay, ...(choice.failover ? { failover: true } : {}) };
+      const data: DispatchJobData = { ...m, provider, receiver, admittedAt: now + delay, decidedAt: now, ...(choice.failover ? { failover: true } : {}) };
       // Job first, then record: a crash in between leaves the intake job to run again,
       // whose dispatch add is then ignored (same job id). Only from `queued`: a fast worker
       // may already have moved it on.

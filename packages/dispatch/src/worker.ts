@@ -19,6 +19,7 @@ import { createStore } from '@sluice/store';
 import { createAdjustments, createLimiter, createSlots, quotaLayers, type Slots } from '@sluice/throttle';
 import { SlotGate } from './gate.js';
 import { planRetry } from './retry.js';
+import { route } from './routing.js';
 
 /** Options of {@link createWorker}. */
 export interface WorkerOptions {
@@ -129,7 +130,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
       return false;
     }
     const at = Date.now() + decision.waitMs;
-    await job.updateData({ ...m, admittedAt: at });
+    await job.updateData({ ...m, admittedAt: at, decidedAt: Date.now() });
     await job.moveToDelayed(at, token);
     throw new DelayedError();
   }
@@ -191,6 +192,17 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     }
   }
 
+  function rerouted(m: DispatchJobData): boolean {
+    const choice = route(config, adjustments, (p) => keys.bucket('provider', p), m.stream);
+    return !('provider' in choice) || choice.provider !== m.provider;
+  }
+
+  function loweredSince(m: DispatchJobData): boolean {
+    const decided = m.decidedAt ?? m.admittedAt;
+    const at = Math.max(adjustments.loweredAt(keys.bucket('receiver', m.receiver)) ?? 0, adjustments.loweredAt(keys.bucket('provider', m.provider)) ?? 0);
+    return at > decided;
+  }
+
   /** Records one attempt in the message's attempt log. */
   async function logAttempt(m: DispatchJobData, outcome: Outcome, action: string): Promise<void> {
     const classified = outcome.kind === 'accepted' || outcome.kind === 'ambiguous' ? {} : { family: outcome.family, rule: outcome.rule, classifier: outcome.version };
@@ -204,11 +216,12 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     if (!provider || !gate) throw new Error(`no provider ${m.provider} configured in this worker`);
     const base = { campaignId: m.campaignId, provider: m.provider };
 
-    // Paused (out of its daily quota) since admission: back to admission, which routes
-    // elsewhere or waits; no attempt is spent.
+    // Paused (out of its daily quota) or down since admission: back to admission, which
+    // routes elsewhere or waits; no attempt is spent. A down provider with nothing better
+    // in its route is still tried (its backoff paces it).
     const standing = adjustments.standing(m.provider);
-    if (standing.state === 'paused') {
-      await readmit(m, `provider ${m.provider} paused: ${standing.reason}`);
+    if (standing.state === 'paused' || (standing.state === 'down' && rerouted(m))) {
+      await readmit(m, `provider ${m.provider} ${standing.state}: ${standing.reason}`);
       return;
     }
 
@@ -219,7 +232,10 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
       // Here (with its connection slot) well after its slot, because no worker was free or
       // none ran: sending now would add to a later second's sends, so it asks the limiter
       // again. Only a first try nobody has started: one cut off by a crash goes on below.
-      if (Date.now() - m.admittedAt > config.worker.lateAfterMs) {
+      // Admitted at a rate that has since been lowered (a throttle came back for its
+      // receiver or provider): the limiter decides again at the lowered rate, so the
+      // messages behind a throttle wait instead of meeting the same refusal.
+      if (Date.now() - m.admittedAt > config.worker.lateAfterMs || loweredSince(m)) {
         const late = await store.transition(m.id, 'dispatched', { from: 'dispatched' });
         if (late.result === 'moved' && !(await readmitLate(job, token))) return;
       }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '@sluice/core';
+import { parseConfig, type RetryCounts } from '@sluice/core';
 import { planRetry } from '@sluice/dispatch';
 
 const config = parseConfig({
@@ -12,7 +12,7 @@ const top = () => 0.999_999;
 
 describe('retries', () => {
   it('back off exponentially with jitter, capped, within the family’s attempts', () => {
-    let counts;
+    let counts: RetryCounts | undefined;
     const delays: number[] = [];
     for (let i = 0; i < 5; i++) {
       const plan = planRetry(config, 'transient_system', counts, undefined, top);
@@ -43,7 +43,7 @@ describe('retries', () => {
   });
 
   it('stop at delivery.maxAttempts across families, but do not count throttles there', () => {
-    let counts = { failures: 5, byFamily: { transient_system: 1 } };
+    let counts: RetryCounts = { failures: 5, byFamily: { transient_system: 1 } };
     expect(planRetry(config, 'mailbox_temporary', counts)).toMatchObject({ retry: false, why: expect.stringMatching(/delivery\.maxAttempts/) });
     const throttled = planRetry(config, 'throttled', counts);
     expect(throttled).toMatchObject({ retry: true, counts: { failures: 5, byFamily: { throttled: 1 } } });

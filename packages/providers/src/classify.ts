@@ -7,7 +7,7 @@ import { RULES, type ReplyRule } from './internal/reply-rules.js';
 export { RULES, type ReplyRule };
 
 /** Bumped whenever a rule changes; recorded with every attempt. */
-export const CLASSIFIER_VERSION = '2026.11.30-1';
+export const CLASSIFIER_VERSION = '2026.11.30-2';
 
 /** Every family a reply can fall in. */
 export const FAMILIES = [
@@ -69,8 +69,10 @@ const BASIC_PREFIX = /^\s*\d{3}[- ]/;
 const LEADING_ENHANCED = /^\s*[245]\.\d{1,3}\.\d{1,3}\s+/;
 const SUPPRESSING: ReadonlySet<Family> = new Set<Family>(['bad_recipient', 'bad_domain']);
 const UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000 };
-const WAIT_TEXT = /\b(?:try again in|retry in|wait|greylisted for)\s+(\d{1,6})\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h)\b/i;
-const WAIT_UNTIL_TEXT = /\btry again after\s+((?:[A-Z][a-z]{2},\s*)?\d{1,2}\s+[A-Z][a-z]{2}\s+\d{4}\s+\d{2}:\d{2}:\d{2}\s*(?:UTC|GMT|[+-]\d{4}))/;
+const WAIT_TEXT =
+  /\b(?:try again in|retry in|wait|greylisted for)\s+(\d{1,6})\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h)\b/i;
+const WAIT_UNTIL_TEXT =
+  /\btry again after\s+((?:[A-Z][a-z]{2},\s*)?\d{1,2}\s+[A-Z][a-z]{2}\s+\d{4}\s+\d{2}:\d{2}:\d{2}\s*(?:UTC|GMT|[+-]\d{4}))/;
 
 /**
  * One line of text to match on. SMTP replies arrive multi-line (nodemailer keeps every
@@ -139,7 +141,11 @@ export function retryHintMs(reply: Reply, now: number, text: string = normaliseR
   const fromRetryAfter = retryAfter === undefined ? undefined : parseRetryAfter(retryAfter, now);
   if (fromRetryAfter !== undefined) return clampHint(fromRetryAfter);
   const reset = header(reply, 'x-ratelimit-reset');
-  if (reset !== undefined && /^\d+$/.test(reset) && (reply.status === 429 || header(reply, 'x-ratelimit-remaining') === '0')) {
+  if (
+    reset !== undefined &&
+    /^\d+$/.test(reset) &&
+    (reply.status === 429 || header(reply, 'x-ratelimit-remaining') === '0')
+  ) {
     return clampHint(Number(reset) * 1000 - now);
   }
   const wait = WAIT_TEXT.exec(text);

@@ -1,3 +1,23 @@
-export { messageIdHeader, type Outcome, type Provider, type SendContext } from './provider.js';
-export { createSesProvider, classifySesError, type SesProviderOptions } from './ses.js';
+export {
+  messageIdHeader,
+  outcomeFrom,
+  type CheckResult,
+  type Outcome,
+  type Provider,
+  type SendContext,
+} from './provider.js';
+export {
+  classifyReply,
+  CLASSIFIER_VERSION,
+  FAMILIES,
+  type Classification,
+  type Family,
+  type Reply,
+  type ThrottleScope,
+} from './classify.js';
+export type { ProviderOptions } from './internal/options.js';
+export { createSesProvider, type SesProviderOptions } from './ses.js';
+export { createSendgridProvider, type SendgridProviderOptions } from './sendgrid.js';
+export { createMailgunProvider, type MailgunProviderOptions } from './mailgun.js';
+export { createSmtpProvider, type SmtpProviderOptions } from './smtp.js';
 export { createProviders } from './registry.js';

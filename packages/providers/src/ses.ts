@@ -1,91 +1,60 @@
-import { GetAccountCommand, SESv2Client, SendEmailCommand, type SendEmailCommandInput } from '@aws-sdk/client-sesv2';
-import type { ProviderConfig, QueuedMessage } from '@sluice/core';
-import type { Outcome, Provider, SendContext } from './provider.js';
-import { MESSAGE_HEADER, SubmitTracker } from './submit-tracking-agent.js';
+import {
+  GetAccountCommand,
+  SESv2Client,
+  SendEmailCommand,
+  type EmailContent,
+  type SendEmailCommandInput,
+} from '@aws-sdk/client-sesv2';
+import type { QueuedMessage } from '@sluice/core';
+import type { Reply } from './classify.js';
+import { errorText } from './internal/net-error.js';
+import { correlationIds, formatAddress, withMessageId } from './internal/mime.js';
+import type { ProviderOptions } from './internal/options.js';
+import { classified, secretFilter, unanswered } from './internal/reply.js';
+import type { Provider, SendContext } from './provider.js';
+import { SubmitTracker, Submission } from './submit-tracking-agent.js';
 
 /** Options of {@link createSesProvider}. */
-export interface SesProviderOptions {
-  id: string;
-  config: ProviderConfig;
-  /** Where mail goes when no credentials are configured. */
-  sandboxUrl: string;
-}
+export type SesProviderOptions = ProviderOptions<'ses'>;
 
 interface SdkError {
   name?: string;
   message?: string;
-  code?: string;
   $metadata?: { httpStatusCode?: number };
-  $response?: { headers?: Record<string, string> };
+  $response?: { headers?: Record<string, string | undefined> };
 }
 
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-
-function retryAfter(err: SdkError, fallbackMs: number): number {
-  const h = err.$response?.headers ?? {};
-  const ms = Number(h['x-amz-retry-after']);
-  if (Number.isFinite(ms) && ms > 0) return ms;
-  const s = Number(h['retry-after']);
-  return Number.isFinite(s) && s > 0 ? s * 1000 : fallbackMs;
-}
-
-/** Maps an SDK error to an outcome (esp-protocols.md §1.3). */
-export function classifySesError(error: unknown): Outcome {
-  const err = (error ?? {}) as SdkError;
-  const name = err.name ?? 'Error';
-  const text = err.message ?? String(error);
-  const status = err.$metadata?.httpStatusCode;
-  const reply = `${status ?? '-'} ${name}: ${text}`;
-  if (/daily message quota/i.test(text)) return { kind: 'deferred', family: 'quota_exhausted', reply, retryAfterMs: 600_000 };
-  if (name === 'TooManyRequestsException' || name === 'LimitExceededException' || name === 'ThrottlingException' || status === 429) {
-    return { kind: 'throttled', retryAfterMs: retryAfter(err, 1000), reply };
-  }
-  switch (name) {
-    case 'MessageRejected':
-      return /not verified/i.test(text)
-        ? { kind: 'rejected', family: 'sender_config', reply, suppress: false }
-        : { kind: 'rejected', family: 'bad_recipient', reply, suppress: true };
-    case 'MailFromDomainNotVerifiedException':
-    case 'NotFoundException':
-      return { kind: 'rejected', family: 'sender_config', reply, suppress: false };
-    case 'BadRequestException':
-      return { kind: 'rejected', family: 'content_rejected', reply, suppress: false };
-    case 'SendingPausedException':
-    case 'AccountSuspendedException':
-      return { kind: 'deferred', family: 'account_halted', reply, retryAfterMs: 60_000 };
-  }
-  if (status !== undefined && status >= 500) return { kind: 'deferred', family: 'transient_system', reply };
-  if (err.code !== undefined && NOT_SENT.has(err.code)) return { kind: 'deferred', family: 'transient_system', reply };
-  if (status === undefined) {
-    // The request may have reached SES before the connection broke or timed out.
-    return { kind: 'ambiguous', reply };
-  }
-  return { kind: 'deferred', family: 'unknown', reply };
-}
-
-function toInput(message: QueuedMessage, context: SendContext, config: ProviderConfig): SendEmailCommandInput {
-  const from = message.from.name ? `"${message.from.name.replace(/"/g, '')}" <${message.from.address}>` : message.from.address;
+function content(message: QueuedMessage, context: SendContext): EmailContent {
   const headers = [{ Name: 'Message-ID', Value: context.messageIdHeader }];
   for (const [Name, Value] of Object.entries(message.headers ?? {})) headers.push({ Name, Value });
-  const tags = [{ Name: 'sluice_id', Value: message.id }, { Name: 'sluice_tenant', Value: message.tenantId }];
-  if (message.campaignId) tags.push({ Name: 'sluice_campaign', Value: message.campaignId });
-  for (const [Name, Value] of Object.entries(message.tags ?? {})) tags.push({ Name, Value });
+  if (message.raw !== undefined) {
+    return { Raw: { Data: Buffer.from(withMessageId(message.raw, context.messageIdHeader), 'utf8') } };
+  }
+  if (message.template !== undefined) {
+    return {
+      Template: { TemplateName: message.template.name, TemplateData: JSON.stringify(message.template.data), Headers: headers },
+    };
+  }
   return {
-    FromEmailAddress: from,
+    Simple: {
+      Subject: { Data: message.subject ?? '', Charset: 'UTF-8' },
+      Body: {
+        ...(message.text !== undefined ? { Text: { Data: message.text, Charset: 'UTF-8' } } : {}),
+        ...(message.html !== undefined ? { Html: { Data: message.html, Charset: 'UTF-8' } } : {}),
+      },
+      Headers: headers,
+    },
+  };
+}
+
+function toInput(message: QueuedMessage, context: SendContext, configurationSetName: string | undefined): SendEmailCommandInput {
+  return {
+    FromEmailAddress: formatAddress(message.from),
     Destination: { ToAddresses: [message.to] },
     ...(message.replyTo ? { ReplyToAddresses: [message.replyTo] } : {}),
-    Content: {
-      Simple: {
-        Subject: { Data: message.subject, Charset: 'UTF-8' },
-        Body: {
-          ...(message.text !== undefined ? { Text: { Data: message.text, Charset: 'UTF-8' } } : {}),
-          ...(message.html !== undefined ? { Html: { Data: message.html, Charset: 'UTF-8' } } : {}),
-        },
-        Headers: headers,
-      },
-    },
-    EmailTags: tags,
-    ...(config.configurationSetName ? { ConfigurationSetName: config.configurationSetName } : {}),
+    Content: content(message, context),
+    EmailTags: Object.entries(correlationIds(message)).map(([Name, Value]) => ({ Name, Value })),
+    ...(configurationSetName ? { ConfigurationSetName: configurationSetName } : {}),
   };
 }
 
@@ -95,12 +64,15 @@ function toInput(message: QueuedMessage, context: SendContext, config: ProviderC
  */
 export function createSesProvider(options: SesProviderOptions): Provider {
   const { config } = options;
-  const sandbox = config.accessKeyId === undefined;
-  const endpoint = config.endpoint ?? (sandbox ? options.sandboxUrl : undefined);
+  const sandbox = config.accessKeyId === undefined || config.secretAccessKey === undefined;
+  const endpoint = config.endpoint ?? (sandbox ? options.sandbox.url : undefined);
+  const where = endpoint ?? `SES ${config.region}`;
+  const hide = secretFilter([config.secretAccessKey]);
   const tracker = new SubmitTracker();
   const client = new SESv2Client({
     region: config.region,
     ...(endpoint ? { endpoint } : {}),
+    // Always static: the default chain could wander off to instance metadata.
     credentials: sandbox
       ? { accessKeyId: 'SANDBOX', secretAccessKey: 'sandbox' }
       : { accessKeyId: config.accessKeyId!, secretAccessKey: config.secretAccessKey! },
@@ -108,48 +80,61 @@ export function createSesProvider(options: SesProviderOptions): Provider {
     requestHandler: {
       requestTimeout: config.timeoutMs,
       connectionTimeout: Math.min(config.timeoutMs, 5_000),
+      // Without it a request timeout only logs a warning (esp-protocols.md §0.3).
       throwOnRequestTimeout: true,
       ...tracker.agents({ keepAlive: true, maxSockets: config.concurrency }),
     },
   });
-  // Name the message on the wire (before signing), so the agent can tell when it is out.
-  client.middlewareStack.add(
-    (next) => async (args) => {
-      const input = args.input as SendEmailCommandInput;
-      const id = input.EmailTags?.find((t) => t.Name === 'sluice_id')?.Value;
-      const request = args.request as { headers?: Record<string, string> };
-      if (id && request.headers) request.headers[MESSAGE_HEADER] = id;
-      return next(args);
-    },
-    { step: 'build', name: 'sluiceMessageHeader' },
-  );
+
+  function reply(err: SdkError, status: number): Reply {
+    const name = err.name ?? 'Error';
+    const headers = err.$response?.headers;
+    return {
+      channel: 'http',
+      status,
+      text: hide(`${name}: ${err.message ?? ''}`),
+      errorName: name,
+      ...(headers ? { headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])) } : {}),
+    };
+  }
+
   return {
     id: options.id,
+    kind: 'ses',
     sandbox,
     async send(message, context) {
-      const unwatch = context.onSubmitted ? tracker.watch(message.id, context.onSubmitted) : () => undefined;
+      const submission = new Submission(context.onSubmitted);
+      const command = new SendEmailCommand(toInput(message, context, config.configurationSetName));
       try {
-        const out = await client.send(new SendEmailCommand(toInput(message, context, config)), {
-          ...(context.signal ? { abortSignal: context.signal } : {}),
-        });
-        return { kind: 'accepted', providerMessageId: out.MessageId ?? '', reply: '200 OK' };
+        const out = await tracker.run(submission, () =>
+          client.send(command, context.signal ? { abortSignal: context.signal } : {}),
+        );
+        return { kind: 'accepted', providerMessageId: out.MessageId ?? '', reply: `HTTP 200 MessageId ${out.MessageId ?? ''}` };
       } catch (error) {
-        return classifySesError(error);
-      } finally {
-        unwatch();
+        const err = (error ?? {}) as SdkError;
+        const status = err.$metadata?.httpStatusCode;
+        // No status: refused, reset, timed out; a deserialisation error still has one.
+        if (status === undefined) return unanswered('http', hide(errorText(error)), submission.submitted);
+        return classified(reply(err, status));
       }
     },
     async check() {
       try {
         const account = await client.send(new GetAccountCommand({}));
         const q = account.SendQuota;
+        const quota = {
+          maxSendRate: q?.MaxSendRate ?? 0,
+          max24HourSend: q?.Max24HourSend ?? -1,
+          sentLast24Hours: q?.SentLast24Hours ?? 0,
+          sendingEnabled: account.SendingEnabled !== false,
+        };
         return {
           ok: true,
-          detail: `${endpoint ?? 'AWS'}: sending ${account.SendingEnabled === false ? 'disabled' : 'enabled'}, MaxSendRate ${q?.MaxSendRate ?? '?'}/s, Max24HourSend ${q?.Max24HourSend ?? '?'}`,
+          detail: `${where}: sending ${quota.sendingEnabled ? 'enabled' : 'disabled'}, MaxSendRate ${quota.maxSendRate}/s, sent ${quota.sentLast24Hours} of Max24HourSend ${quota.max24HourSend}`,
+          quota,
         };
       } catch (error) {
-        const err = error as SdkError;
-        return { ok: false, error: `${endpoint ?? 'AWS'}: ${err.name ?? 'Error'}: ${err.message ?? String(error)}` };
+        return { ok: false, error: `${where}: ${hide(errorText(error))}` };
       }
     },
     async close() {

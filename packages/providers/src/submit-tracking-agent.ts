@@ -1,36 +1,77 @@
-import { Agent as HttpAgent, type AgentOptions, type ClientRequest } from 'node:http';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { Agent as HttpAgent, type AgentOptions, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 
-/** The request header that names the message a request carries (stripped of nothing: ESPs ignore it). */
-export const MESSAGE_HEADER = 'x-sluice-message-id';
+/**
+ * One send's submission: whether its request (HTTP body, SMTP data after DATA) has been
+ * written out in full, and the answer's headers where the SDK hides them.
+ */
+export class Submission {
+  #submitted = false;
+  #headers: IncomingHttpHeaders | undefined;
+  readonly #onSubmitted: (() => void) | undefined;
+
+  constructor(onSubmitted?: () => void) {
+    this.#onSubmitted = onSubmitted;
+  }
+
+  /** From now on the ESP may have the message even if no answer comes back. */
+  get submitted(): boolean {
+    return this.#submitted;
+  }
+
+  /** Response headers (lower-case names), once an HTTP answer came. */
+  get headers(): Readonly<Record<string, string | undefined>> | undefined {
+    if (this.#headers === undefined) return undefined;
+    const out: Record<string, string | undefined> = {};
+    for (const [name, value] of Object.entries(this.#headers)) out[name] = Array.isArray(value) ? value.join(', ') : value;
+    return out;
+  }
+
+  /** Marks the request written out in full; calls `onSubmitted` the first time only. */
+  markSubmitted(): void {
+    if (this.#submitted) return;
+    this.#submitted = true;
+    this.#onSubmitted?.();
+  }
+
+  /** @internal */
+  answered(headers: IncomingHttpHeaders): void {
+    this.#headers = headers;
+  }
+}
 
 type AddRequest = (this: HttpAgent, req: ClientRequest, ...rest: unknown[]) => void;
 
+/** Node publishes every `http.request` here (stable since Node 19.2 / 18.15). */
+const REQUEST_START = 'http.client.request.start';
+
 /**
- * Tells when a request has been written out in full: from then on the ESP may act on it
- * even if we never see the answer. Node's agents get every request through
- * `addRequest` (not in @types/node, stable since Node 0.x), which is where we listen
- * for the request's `finish`.
+ * Tells when the HTTP request of a send has been written out in full: from then on the
+ * ESP may act on it even if we never see the answer. The send runs inside
+ * {@link SubmitTracker.run}; its request is recognised by that async context, so nothing
+ * has to be put on the wire to name it, and a request of another send (or of anything
+ * else in the process) is never mistaken for it.
  */
 export class SubmitTracker {
-  readonly #waiting = new Map<string, () => void>();
+  readonly #current = new AsyncLocalStorage<Submission>();
 
-  /** Calls `onSubmitted` once the request for `id` is fully written. Returns a cancel function. */
-  watch(id: string, onSubmitted: () => void): () => void {
-    this.#waiting.set(id, onSubmitted);
-    return () => this.#waiting.delete(id);
+  /** Runs `send` so that the HTTP request it makes reports to `submission`. */
+  run<T>(submission: Submission, send: () => Promise<T>): Promise<T> {
+    return this.#current.run(submission, send);
   }
 
-  /** An http and https agent that report submissions to this tracker. */
+  /**
+   * An http and https agent that report submissions, for SDKs that take an agent. Node's
+   * agents get every request through `addRequest` (not in @types/node, stable since
+   * Node 0.x), which runs synchronously inside `http.request`, so in the send's context.
+   */
   agents(options: AgentOptions): { httpAgent: HttpAgent; httpsAgent: HttpsAgent } {
-    const track = (req: ClientRequest): void => {
-      const id = req.getHeader(MESSAGE_HEADER);
-      const callback = typeof id === 'string' ? this.#waiting.get(id) : undefined;
-      if (callback) req.once('finish', callback);
-    };
     const wrap = <A extends HttpAgent>(agent: A): A => {
       const proto = Object.getPrototypeOf(agent) as { addRequest: AddRequest };
       const original = proto.addRequest;
+      const track = (req: ClientRequest): void => this.#track(req);
       Object.defineProperty(agent, 'addRequest', {
         value(this: HttpAgent, req: ClientRequest, ...rest: unknown[]) {
           track(req);
@@ -40,5 +81,30 @@ export class SubmitTracker {
       return agent;
     };
     return { httpAgent: wrap(new HttpAgent(options)), httpsAgent: wrap(new HttpsAgent(options)) };
+  }
+
+  /**
+   * Listens to Node's `http.client.request.start` channel instead, for SDKs that take no
+   * agent (mailgun.js). Only requests made inside {@link run} are tracked. Returns the
+   * function that stops listening.
+   */
+  listen(): () => void {
+    const onStart = (message: unknown): void => {
+      const req = (message as { request?: ClientRequest }).request;
+      if (req) this.#track(req);
+    };
+    subscribe(REQUEST_START, onStart);
+    return () => {
+      unsubscribe(REQUEST_START, onStart);
+    };
+  }
+
+  #track(req: ClientRequest): void {
+    const submission = this.#current.getStore();
+    if (submission === undefined) return;
+    // `finish`: the last byte has been handed to the socket. A request whose connection
+    // was refused never gets there.
+    req.once('finish', () => submission.markSubmitted());
+    req.once('response', (res: IncomingMessage) => submission.answered(res.headers));
   }
 }

@@ -41,6 +41,8 @@ export interface Adjustments {
   refresh(): Promise<void>;
   /** The share (0..1] of its configured rate a layer key runs at now. */
   factor(layerKey: string): number;
+  /** When a layer key's rate was last lowered (epoch ms), if it ever was. */
+  loweredAt(layerKey: string): number | undefined;
   /** A provider's rate cap from its own account limits (SES `MaxSendRate`), if any. */
   cap(provider: string): number | undefined;
   standing(provider: string): ProviderStanding;
@@ -104,6 +106,10 @@ export function createAdjustments(options: AdjustmentsOptions): Adjustments {
       const [factor, untilMs] = raw.split(',').map(Number) as [number, number];
       return slowFactor({ factor, untilMs }, Date.now(), backpressure.holdMs);
     },
+    loweredAt(layerKey) {
+      const raw = fields[`slow:${layerKey}`];
+      return raw === undefined ? undefined : Number(raw.split(',')[2]);
+    },
     cap(provider) {
       const raw = fields[`cap:${provider}`];
       return raw === undefined ? undefined : Number(raw);
@@ -117,15 +123,15 @@ export function createAdjustments(options: AdjustmentsOptions): Adjustments {
       return { state: 'ok' };
     },
     async slowDown(layerKey) {
-      const [cut, micro, untilMs] = (await redis.sluiceSlowDown(
+      const [cut, micro, untilMs, lastCut] = (await redis.sluiceSlowDown(
         key,
         `slow:${layerKey}`,
         backpressure.factor,
         backpressure.minFactor,
         backpressure.cooldownMs,
         backpressure.holdMs,
-      )) as [number, number, number];
-      fields[`slow:${layerKey}`] = `${micro / 1e6},${untilMs},0`;
+      )) as [number, number, number, number];
+      fields[`slow:${layerKey}`] = `${micro / 1e6},${untilMs},${lastCut}`;
       return { cut: cut === 1, factor: micro / 1e6, untilMs };
     },
     async markDown(provider, forMs, reason) {

@@ -49,13 +49,17 @@ export function quotaLayers(
   const pool = config.pools[provider.pool] ?? {};
   const campaign = subject.campaign;
   const tenant = config.defaults.tenant;
+  // The account's own limit (SES MaxSendRate) caps the rate, and the burst with it: a
+  // burst above a per-second limit would be refused at once.
   const cap = adjust?.cap(providerId);
-  const providerRate = cap === undefined ? provider.rate : Math.min(provider.rate, cap);
+  const capped = cap !== undefined && cap < provider.rate;
+  const providerRate = capped ? cap : provider.rate;
+  const providerBurst = capped ? Math.max(1, Math.min(provider.burst ?? Math.round(cap / 10), Math.floor(cap))) : provider.burst;
   return {
     provider: providerId,
     receiver: receiver.name,
     layers: [
-      effective({ key: keys.bucket('provider', providerId), rate: providerRate, burst: provider.burst }, adjust),
+      effective({ key: keys.bucket('provider', providerId), rate: providerRate, burst: providerBurst }, adjust),
       effective({ key: keys.bucket('receiver', receiver.name), rate: receiver.rate, burst: receiver.burst }, adjust, providerRate),
       effective({ key: keys.bucket('pool', provider.pool), rate: pool.rate, burst: pool.burst }, adjust),
       campaign

@@ -65,7 +65,7 @@ describe('backpressure', () => {
     await a.slowDown(keys.bucket('receiver', 'gmail'));
     await a.setCap('ses', 14);
     const after = quotaLayers(config, keys, subject, a).layers;
-    expect(after[0]).toMatchObject({ rate: 14 });
+    expect(after[0]).toMatchObject({ rate: 14, burst: 14 });
     expect(after[1]).toMatchObject({ rate: 20, burst: 4 });
     // A receiver with no rate of its own is lowered from the provider's.
     const other = { to: 'x@elsewhere.test', tenantId: 'default' };

@@ -18,9 +18,26 @@ export async function readBody(
   return { body: Buffer.concat(chunks), tooLarge: size > limit };
 }
 
+/** Answers with `text` (may be empty). A client that went away meanwhile is not an error. */
+export function sendText(
+  res: ServerResponse,
+  status: number,
+  contentType: string | undefined,
+  text: string,
+  headers: Record<string, string> = {},
+): void {
+  if (res.destroyed || res.writableEnded) return;
+  res.writeHead(status, {
+    ...(contentType === undefined ? {} : { 'content-type': contentType }),
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
 /**
- * Answers with JSON. Every answer carries `x-amzn-requestid`, as the SDK copies it into
- * `$metadata.requestId`. A client that went away meanwhile is not an error.
+ * Answers with JSON in SES's manner. Every answer carries `x-amzn-requestid`, as the SDK copies
+ * it into `$metadata.requestId`.
  */
 export function sendJson(
   res: ServerResponse,
@@ -28,15 +45,7 @@ export function sendJson(
   body: unknown,
   headers: Record<string, string> = {},
 ): void {
-  if (res.destroyed || res.writableEnded) return;
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    'x-amzn-requestid': randomUUID(),
-    ...headers,
-  });
-  res.end(text);
+  sendText(res, status, 'application/json', JSON.stringify(body), { 'x-amzn-requestid': randomUUID(), ...headers });
 }
 
 /** An SES error: the SDK takes the error name from `x-amzn-ErrorType` and the text from `message`. */
@@ -52,4 +61,13 @@ export function parseJson(body: Buffer): { ok: true; value: unknown } | { ok: fa
   } catch {
     return { ok: false };
   }
+}
+
+/** The credentials of `Authorization: Basic …`, if that is what the request carries. */
+export function basicAuth(req: IncomingMessage): { user: string; password: string } | undefined {
+  const match = /^Basic\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+  if (match?.[1] === undefined) return undefined;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon === -1 ? undefined : { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }

@@ -1,31 +1,72 @@
 import type { DomainBehaviour, Scenario } from '../scenario.js';
 import { bareAddress, compileAddressPattern, domainOf } from './address.js';
-import { TokenBucket } from './bucket.js';
+import { TokenBucket, type BucketState } from './bucket.js';
 
-/** What the sandbox does with one SendEmail, decided on arrival. */
+/** A refusal of one recipient, in precedence order (the first that applies wins). */
+export type RefusalKind = 'drop-before-data' | 'bounce' | 'block' | 'defer' | 'fail' | 'greylist';
+
+/** What the sandbox does with one message (HTTP) or one RCPT (SMTP), decided on arrival. */
 export type Decision =
-  | { kind: 'accept'; latencyMs: number }
-  | { kind: 'bounce'; address: string; latencyMs: number }
-  | { kind: 'throttle'; latencyMs: number };
+  | {
+      kind: 'accept';
+      latencyMs: number;
+      /** Receive the data, record it as accepted, then destroy the connection unanswered. */
+      dropAfterData: boolean;
+    }
+  | { kind: RefusalKind; address: string; latencyMs: number }
+  | {
+      kind: 'throttle';
+      latencyMs: number;
+      /** The SMTP reply to send, from the scenario. */
+      throttleReply: string;
+      /** Milliseconds until the domain's bucket holds a token again. */
+      retryAfterMs: number;
+    };
+
+/** Given for SMTP: behaviours that exist only there (greylisting, drops at RCPT) then apply. */
+export interface SmtpEnvelope {
+  /** The MAIL FROM address, for greylisting pairs. */
+  mailFrom: string;
+}
+
+type Matcher = (address: string) => boolean;
+type ListKey = 'dropBeforeData' | 'bounce' | 'block' | 'defer' | 'fail' | 'dropAfterData';
 
 interface Compiled {
   behaviour: DomainBehaviour;
-  bounces: ((address: string) => boolean)[];
+  lists: Record<ListKey, Matcher[]>;
 }
 
+const LIST_KEYS: readonly ListKey[] = ['dropBeforeData', 'bounce', 'block', 'defer', 'fail', 'dropAfterData'];
+
+// Receiver-side refusals: an HTTP ESP takes the message and learns of these later, by webhook.
+const SMTP_ONLY = new Set<RefusalKind>(['drop-before-data', 'block', 'defer', 'greylist']);
+
+const REFUSALS: readonly { kind: Exclude<RefusalKind, 'greylist'>; list: ListKey }[] = [
+  { kind: 'drop-before-data', list: 'dropBeforeData' },
+  { kind: 'bounce', list: 'bounce' },
+  { kind: 'block', list: 'block' },
+  { kind: 'defer', list: 'defer' },
+  { kind: 'fail', list: 'fail' },
+];
+
 function compile(behaviour: DomainBehaviour): Compiled {
-  return { behaviour, bounces: behaviour.bounce.map(compileAddressPattern) };
+  const lists = {} as Record<ListKey, Matcher[]>;
+  for (const key of LIST_KEYS) lists[key] = behaviour[key].map(compileAddressPattern);
+  return { behaviour, lists };
 }
 
 /**
- * One scenario made executable: bounce matchers compiled once, and one token bucket per
- * recipient domain (unlisted domains each get their own bucket sized by `default`).
- * Replacing the scenario replaces the whole policy, so buckets start full again.
+ * One scenario made executable: address matchers compiled once, one token bucket per
+ * recipient domain (unlisted domains each get their own bucket sized by `default`) and the
+ * greylisting pairs seen. Replacing the scenario replaces the whole policy, so buckets start
+ * full again and greylisting starts over.
  */
 export class Policy {
   private readonly fallback: Compiled;
   private readonly domains = new Map<string, Compiled>();
   private readonly buckets = new Map<string, TokenBucket>();
+  private readonly greylisted = new Set<string>();
 
   constructor(readonly scenario: Scenario) {
     this.fallback = compile(scenario.default);
@@ -34,36 +75,70 @@ export class Policy {
 
   /** Behaviour of a lower-case domain. */
   behaviourOf(domain: string): DomainBehaviour {
-    return (this.domains.get(domain) ?? this.fallback).behaviour;
+    return this.compiledOf(domain).behaviour;
   }
 
   /**
    * Decides for a message whose rate domain is `domain` (its first recipient's) and whose
-   * recipients are `recipients`, at monotonic time `nowMs`. Bounces win over throttling
-   * and do not spend a token, as SES checks recipients before counting the send.
+   * recipients are `recipients`, at monotonic time `nowMs`. Each recipient is judged by its
+   * own domain's behaviour; refusals win over throttling and spend no token, as an ESP checks
+   * recipients before counting the send. Without `smtp`, SMTP-only refusals are skipped.
    */
-  decide(domain: string, recipients: readonly string[], nowMs: number): Decision {
-    const own = this.domains.get(domain) ?? this.fallback;
-    const latencyMs = own.behaviour.latencyMs;
-    for (const recipient of recipients) {
-      const address = bareAddress(recipient);
-      const compiled = this.domains.get(domainOf(address)) ?? this.fallback;
-      if (compiled.bounces.some((matches) => matches(address))) return { kind: 'bounce', address, latencyMs };
+  decide(domain: string, recipients: readonly string[], nowMs: number, smtp?: SmtpEnvelope): Decision {
+    const own = this.compiledOf(domain).behaviour;
+    const latencyMs = own.latencyMs;
+    const addresses = recipients.map(bareAddress);
+    for (const { kind, list } of REFUSALS) {
+      if (smtp === undefined && SMTP_ONLY.has(kind)) continue;
+      const address = addresses.find((a) => this.compiledOf(domainOf(a)).lists[list].some((matches) => matches(a)));
+      if (address !== undefined) return { kind, address, latencyMs };
     }
-    const { rate, burst } = own.behaviour;
-    if (rate !== undefined) {
-      let bucket = this.buckets.get(domain);
-      if (bucket === undefined) {
-        bucket = new TokenBucket(rate, burst ?? Math.max(1, rate));
-        this.buckets.set(domain, bucket);
+    if (smtp !== undefined) {
+      const from = bareAddress(smtp.mailFrom);
+      for (const address of addresses) {
+        if (!this.compiledOf(domainOf(address)).behaviour.greylist) continue;
+        const pair = `${from}\n${address}`;
+        if (this.greylisted.has(pair)) continue;
+        this.greylisted.add(pair);
+        return { kind: 'greylist', address, latencyMs };
       }
-      if (!bucket.take(nowMs)) return { kind: 'throttle', latencyMs };
     }
-    return { kind: 'accept', latencyMs };
+    const bucket = this.bucketOf(domain);
+    if (bucket !== undefined && !bucket.take(nowMs)) {
+      return {
+        kind: 'throttle',
+        latencyMs,
+        throttleReply: own.throttleReply,
+        retryAfterMs: bucket.state(nowMs).waitMs,
+      };
+    }
+    const dropAfterData = addresses.some((a) => this.compiledOf(domainOf(a)).lists.dropAfterData.some((m) => m(a)));
+    return { kind: 'accept', latencyMs, dropAfterData };
   }
 
-  /** Forgets bucket state: every bucket is full again. */
-  resetBuckets(): void {
+  /** The rate bucket of `domain` at monotonic time `nowMs`; `undefined` when it has no rate. */
+  rateState(domain: string, nowMs: number): BucketState | undefined {
+    return this.bucketOf(domain)?.state(nowMs);
+  }
+
+  /** Forgets bucket and greylisting state: every bucket is full again, every pair unseen. */
+  resetState(): void {
     this.buckets.clear();
+    this.greylisted.clear();
+  }
+
+  private compiledOf(domain: string): Compiled {
+    return this.domains.get(domain) ?? this.fallback;
+  }
+
+  private bucketOf(domain: string): TokenBucket | undefined {
+    const { rate, burst } = this.compiledOf(domain).behaviour;
+    if (rate === undefined) return undefined;
+    let bucket = this.buckets.get(domain);
+    if (bucket === undefined) {
+      bucket = new TokenBucket(rate, burst ?? Math.max(1, rate));
+      this.buckets.set(domain, bucket);
+    }
+    return bucket;
   }
 }

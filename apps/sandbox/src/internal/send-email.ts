@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isAddress } from './address.js';
+import { mimeHeaders } from './mime.js';
 
 /** The parts of a SendEmail request the sandbox acts on or records. */
 export interface SendEmailRequest {
@@ -46,21 +47,6 @@ function header(headers: readonly { Name: string; Value: string }[] | undefined,
   return headers?.find((h) => h.Name.toLowerCase() === name)?.Value;
 }
 
-/** Headers of a raw MIME message (first occurrence wins), names lower-cased. */
-function rawHeaders(base64: string): Map<string, string> {
-  const text = Buffer.from(base64, 'base64').toString('utf8');
-  const end = text.search(/\r?\n\r?\n/);
-  const head = (end === -1 ? text : text.slice(0, end)).replace(/\r?\n[ \t]+/g, ' ');
-  const headers = new Map<string, string>();
-  for (const line of head.split(/\r?\n/)) {
-    const colon = line.indexOf(':');
-    if (colon <= 0) continue;
-    const name = line.slice(0, colon).trim().toLowerCase();
-    if (!headers.has(name)) headers.set(name, line.slice(colon + 1).trim());
-  }
-  return headers;
-}
-
 /** Validates a parsed SendEmail body; on failure gives the BadRequestException message. */
 export function parseSendEmail(
   body: unknown,
@@ -81,7 +67,7 @@ export function parseSendEmail(
     subject = Content.Template.TemplateContent?.Subject;
     messageId = header(Content.Template.Headers, 'message-id');
   } else if (Content.Raw) {
-    const headers = rawHeaders(Content.Raw.Data);
+    const headers = mimeHeaders(Buffer.from(Content.Raw.Data, 'base64').toString('utf8'));
     subject = headers.get('subject');
     messageId = headers.get('message-id');
   }

@@ -1,13 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AcceptedMessage } from '../recorder.js';
 import { domainOf } from './address.js';
 import type { Arrival, SandboxContext } from './context.js';
 import { parseJson, sendJson, sendSesError } from './http.js';
+import { carryOut } from './outcome.js';
 import { parseSendEmail } from './send-email.js';
 
 // Real SES appends the coral namespace; the SDK cuts at ':' so both forms decode.
 const THROTTLED = 'TooManyRequestsException:http://internal.amazon.com/coral/com.amazonaws.sesv2/';
 const DAY_MS = 24 * 60 * 60 * 1000;
+// AWS's common InternalFailure text; the SDK treats a 500 as transient.
+const INTERNAL_FAILURE = 'The request processing has failed because of an unknown error, exception or failure.';
 
 /** Shaped like a real SES v2 id (`0100` + time + UUID + `-000000`), unique per send. */
 function sesMessageId(now: number): string {
@@ -49,23 +53,10 @@ export async function sendEmail(ctx: SandboxContext, arrival: Arrival, res: Serv
   const request = parsed.request;
   const domain = domainOf(request.to[0] ?? '');
   const decision = ctx.policy().decide(domain, request.recipients, arrival.arrivedMono);
-  if (decision.kind === 'bounce') {
-    ctx.recorder.reject(domain);
-    ctx.logger.debug({ domain, address: decision.address }, 'rejected (hard bounce)');
-    await ctx.wait(decision.latencyMs);
-    sendSesError(res, 400, 'MessageRejected', `Email address rejected: ${decision.address} (hard bounce)`);
-    return;
-  }
-  if (decision.kind === 'throttle') {
-    ctx.recorder.throttle(domain);
-    ctx.logger.debug({ domain }, 'throttled');
-    await ctx.wait(decision.latencyMs);
-    sendSesError(res, 429, THROTTLED, 'Maximum sending rate exceeded.');
-    return;
-  }
   const id = sesMessageId(arrival.arrivedAt);
-  const { duplicate } = ctx.recorder.accept({
-    sesMessageId: id,
+  const message: AcceptedMessage = {
+    protocol: 'ses',
+    providerMessageId: id,
     messageId: request.messageId,
     sluiceId: request.tags.sluice_id,
     from: request.from,
@@ -74,10 +65,13 @@ export async function sendEmail(ctx: SandboxContext, arrival: Arrival, res: Serv
     domain,
     arrivedAt: arrival.arrivedAt,
     tags: request.tags,
+  };
+  await carryOut(ctx, res, domain, decision, message, {
+    bounce: (address) => sendSesError(res, 400, 'MessageRejected', `Email address rejected: ${address} (hard bounce)`),
+    fail: () => sendSesError(res, 500, 'InternalFailure', INTERNAL_FAILURE),
+    throttle: () => sendSesError(res, 429, THROTTLED, 'Maximum sending rate exceeded.'),
+    accept: () => sendJson(res, 200, { MessageId: id }),
   });
-  ctx.logger.debug({ domain, sesMessageId: id, messageId: request.messageId, duplicate }, 'accepted');
-  await ctx.wait(decision.latencyMs);
-  sendJson(res, 200, { MessageId: id });
 }
 
 /** `GET /v2/email/account`: the scenario's quota, and what was accepted in the last 24 h. */

@@ -14,7 +14,8 @@
   ARGV[4]  cooldown, ms
   ARGV[5]  hold, ms
 
-  Returns { cut, factor × 1e6, until }: cut 1 when the rate was lowered, 0 when only the hold moved.
+  Returns { cut, factor × 1e6, until, lastCut }: cut 1 when the rate was lowered, 0 when
+  only the hold moved.
 ]]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -39,4 +40,4 @@ if now - lastCut >= cooldown then
 end
 untilMs = now + hold
 redis.call('HSET', KEYS[1], ARGV[1], string.format('%.6f,%d,%d', factor, untilMs, lastCut))
-return { cut, math.floor(factor * 1000000), untilMs }
+return { cut, math.floor(factor * 1000000), untilMs, lastCut }

@@ -1,0 +1,45 @@
+import type { QueuedMessage } from '@sluice/core';
+
+/**
+ * `"Name" <addr>` or `addr`. The name is a quoted-string (RFC 5322), or an encoded-word
+ * (RFC 2047) when it is not plain ASCII, as SES requires of `FromEmailAddress`.
+ */
+export function formatAddress(from: QueuedMessage['from']): string {
+  if (!from.name) return from.address;
+  if (/[^\x20-\x7e]/.test(from.name)) return `=?UTF-8?B?${Buffer.from(from.name, 'utf8').toString('base64')}?= <${from.address}>`;
+  return `"${from.name.replace(/[\\"]/g, (c) => `\\${c}`)}" <${from.address}>`;
+}
+
+/**
+ * Raw MIME with our `Message-ID` header, inserted on top when its header section has none
+ * (one given by the sender is kept: the raw message is theirs). Keeps the raw's line ends.
+ */
+export function withMessageId(raw: string, messageId: string): string {
+  const end = /\r?\n\r?\n/.exec(raw);
+  const head = end ? raw.slice(0, end.index) : raw;
+  if (/^message-id[ \t]*:/im.test(head)) return raw;
+  const eol = raw.includes('\r\n') ? '\r\n' : '\n';
+  return `Message-ID: ${messageId}${eol}${raw}`;
+}
+
+/**
+ * The ids webhooks bring back, so events correlate with our records: the message's own
+ * tags, then ours (ours win on a clash).
+ */
+export function correlationIds(message: QueuedMessage): Record<string, string> {
+  return {
+    ...message.tags,
+    sluice_id: message.id,
+    sluice_tenant: message.tenantId,
+    ...(message.campaignId ? { sluice_campaign: message.campaignId } : {}),
+  };
+}
+
+/** The same ids as MIME headers, for SMTP, where nothing else carries them. */
+export function correlationHeaders(message: QueuedMessage): Record<string, string> {
+  return {
+    'X-Sluice-Id': message.id,
+    'X-Sluice-Tenant': message.tenantId,
+    ...(message.campaignId ? { 'X-Sluice-Campaign': message.campaignId } : {}),
+  };
+}

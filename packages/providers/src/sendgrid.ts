@@ -1,0 +1,151 @@
+import { MailService } from '@sendgrid/mail';
+import type { QueuedMessage } from '@sluice/core';
+import type { Reply } from './classify.js';
+import { correlationIds } from './internal/mime.js';
+import { errorText } from './internal/net-error.js';
+import type { ProviderOptions } from './internal/options.js';
+import { classified, secretFilter, unanswered, unsupported } from './internal/reply.js';
+import type { Provider, SendContext } from './provider.js';
+import { SubmitTracker, Submission } from './submit-tracking-agent.js';
+
+/** Options of {@link createSendgridProvider}. */
+export type SendgridProviderOptions = ProviderOptions<'sendgrid'>;
+
+const SENDGRID_URL = 'https://api.sendgrid.com/';
+
+type MailData = Parameters<MailService['send']>[0];
+
+/** The request `MailService.send` hands its client (`@sendgrid/client` `request()`). */
+interface SgRequest {
+  method: string;
+  url: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+/** The part of `@sendgrid/client` used here (its own types are not reachable from this package). */
+interface SgClient {
+  setApiKey(apiKey: string): void;
+  setDefaultRequest(key: string, value: unknown): unknown;
+  request(data: SgRequest): Promise<unknown>;
+}
+
+/** `ResponseError` (an HTTP answer >= 400), or the raw axios error when none came. */
+interface SgError {
+  code?: unknown;
+  message?: string;
+  response?: { headers?: Record<string, unknown>; body?: unknown };
+}
+
+function toMailData(message: QueuedMessage, context: SendContext, ipPoolName: string | undefined): MailData {
+  const base = {
+    from: { email: message.from.address, ...(message.from.name ? { name: message.from.name } : {}) },
+    to: message.to,
+    ...(message.replyTo ? { replyTo: message.replyTo } : {}),
+    ...(message.subject !== undefined ? { subject: message.subject } : {}),
+    headers: { ...message.headers, 'Message-ID': context.messageIdHeader },
+    customArgs: correlationIds(message),
+    categories: [message.stream, ...(message.campaignId ? [message.campaignId] : [])],
+    ...(ipPoolName ? { ipPoolName } : {}),
+  };
+  if (message.template !== undefined) {
+    return { ...base, templateId: message.template.name, dynamicTemplateData: message.template.data };
+  }
+  return {
+    ...base,
+    content: [
+      ...(message.text !== undefined ? [{ type: 'text/plain', value: message.text }] : []),
+      ...(message.html !== undefined ? [{ type: 'text/html', value: message.html }] : []),
+    ] as [{ type: string; value: string }],
+  };
+}
+
+/** The JSON body's errors (`{errors:[{message, field}]}`), else the body as text. */
+function errorsText(body: unknown): string {
+  const errors = (body as { errors?: unknown } | undefined)?.errors;
+  if (Array.isArray(errors)) {
+    return errors
+      .map((e: { message?: unknown; field?: unknown }) =>
+        typeof e.field === 'string' && e.field !== '' ? `${String(e.message)} (field ${e.field})` : String(e.message),
+      )
+      .join('; ');
+  }
+  return typeof body === 'string' ? body : JSON.stringify(body ?? '');
+}
+
+function lowerHeaders(headers: Record<string, unknown> | undefined): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (typeof value === 'function') continue;
+    if (Array.isArray(value)) out[name.toLowerCase()] = value.join(', ');
+    else if (typeof value === 'string' || typeof value === 'number') out[name.toLowerCase()] = String(value);
+  }
+  return out;
+}
+
+/**
+ * SendGrid v3 Mail Send through `@sendgrid/mail`, which never retries. Raw MIME cannot be
+ * sent (refused without a network call). With no API key it sends to the sandbox.
+ */
+export function createSendgridProvider(options: SendgridProviderOptions): Provider {
+  const { config } = options;
+  const sandbox = config.apiKey === undefined;
+  const baseUrl = config.endpoint ?? (sandbox ? options.sandbox.url : SENDGRID_URL);
+  const hide = secretFilter([config.apiKey]);
+  const tracker = new SubmitTracker();
+  const { httpAgent, httpsAgent } = tracker.agents({ keepAlive: true, maxSockets: config.concurrency });
+
+  const service = new MailService();
+  // MailService builds its own client; its `request()` takes axios options from `defaultRequest`.
+  const client = (service as unknown as { client: SgClient }).client;
+  client.setApiKey(config.apiKey ?? 'SG.sandbox');
+  // After setApiKey, which resets the base URL.
+  client.setDefaultRequest('baseUrl', baseUrl);
+  client.setDefaultRequest('httpAgent', httpAgent);
+  client.setDefaultRequest('httpsAgent', httpsAgent);
+  client.setDefaultRequest('maxRedirects', 0);
+  service.setTimeout(config.timeoutMs);
+  // MailService also sends the message's own headers as HTTP headers: a `Content-Length` or
+  // `Authorization` mail header would break or hijack the request. Only the body goes out.
+  service.setClient({
+    request: (data: SgRequest) => client.request({ method: data.method, url: data.url, body: data.body }),
+  } as unknown as Parameters<MailService['setClient']>[0]);
+
+  function reply(err: SgError, status: number): Reply {
+    return {
+      channel: 'http',
+      status,
+      text: hide(errorsText(err.response?.body)),
+      headers: lowerHeaders(err.response?.headers),
+    };
+  }
+
+  return {
+    id: options.id,
+    kind: 'sendgrid',
+    sandbox,
+    async send(message, context) {
+      if (message.raw !== undefined) {
+        return unsupported('SendGrid cannot send raw MIME: send text/html or a template through this provider');
+      }
+      const submission = new Submission(context.onSubmitted);
+      try {
+        const [response] = await tracker.run(submission, () => service.send(toMailData(message, context, config.ipPoolName)));
+        const id = lowerHeaders(response.headers as Record<string, unknown>)['x-message-id'] ?? '';
+        return { kind: 'accepted', providerMessageId: id, reply: `HTTP ${response.statusCode} X-Message-Id ${id}` };
+      } catch (error) {
+        const err = (error ?? {}) as SgError;
+        if (err.response !== undefined && typeof err.code === 'number') return classified(reply(err, err.code));
+        return unanswered('http', hide(errorText(error)), submission.submitted);
+      }
+    },
+    async check() {
+      // Every SendGrid endpoint that proves the key can send needs another scope, or sends.
+      return { ok: true, detail: `${baseUrl}: no check for SendGrid (the first send proves the key)` };
+    },
+    async close() {
+      httpAgent.destroy();
+      httpsAgent.destroy();
+    },
+  };
+}

@@ -1,0 +1,153 @@
+import nodemailer from 'nodemailer';
+import type { Readable } from 'node:stream';
+import type { QueuedMessage } from '@sluice/core';
+import { correlationHeaders, withMessageId } from './internal/mime.js';
+import { errorText } from './internal/net-error.js';
+import type { ProviderOptions } from './internal/options.js';
+import { classified, secretFilter, unanswered, unsupported } from './internal/reply.js';
+import type { Outcome, Provider, SendContext } from './provider.js';
+import { Submission } from './submit-tracking-agent.js';
+
+/** Options of {@link createSmtpProvider}. */
+export type SmtpProviderOptions = ProviderOptions<'smtp'>;
+
+type MailOptions = Parameters<ReturnType<typeof nodemailer.createTransport>['sendMail']>[0];
+
+/** What nodemailer puts on an SMTP failure (esp-protocols.md §5.2). */
+interface SmtpError {
+  code?: string;
+  responseCode?: number;
+  response?: string;
+  message?: string;
+}
+
+function toMailOptions(message: QueuedMessage, context: SendContext): MailOptions {
+  const common = { messageId: context.messageIdHeader, ...(context.signal ? { signal: context.signal } : {}) };
+  if (message.raw !== undefined) {
+    return {
+      ...common,
+      envelope: { from: message.from.address, to: [message.to] },
+      raw: withMessageId(message.raw, context.messageIdHeader),
+    };
+  }
+  return {
+    ...common,
+    from: message.from.name ? { name: message.from.name, address: message.from.address } : message.from.address,
+    to: message.to,
+    ...(message.replyTo ? { replyTo: message.replyTo } : {}),
+    ...(message.subject !== undefined ? { subject: message.subject } : {}),
+    ...(message.text !== undefined ? { text: message.text } : {}),
+    ...(message.html !== undefined ? { html: message.html } : {}),
+    headers: { ...message.headers, ...correlationHeaders(message) },
+  };
+}
+
+/** The queue id in `250 2.0.0 OK queued as ABC123`, when the server names one. */
+function queuedAs(response: string | undefined): string | undefined {
+  return response === undefined ? undefined : /\bqueued as\s+<?([^\s>]+)>?/i.exec(response)?.[1];
+}
+
+/**
+ * SMTP through a nodemailer pool (`concurrency` connections, `maxMessages` each). A message
+ * whose data went out is never sent again by the pool: a lost answer after DATA is
+ * `ambiguous`. ESP templates cannot be sent. With no host configured it sends to the
+ * sandbox's SMTP port.
+ */
+export function createSmtpProvider(options: SmtpProviderOptions): Provider {
+  const { config } = options;
+  const sandbox = config.host === undefined;
+  const host = config.host ?? options.sandbox.smtpHost;
+  const port = config.host === undefined ? options.sandbox.smtpPort : config.port;
+  const hide = secretFilter([config.password]);
+  const transporter = nodemailer.createTransport({
+    pool: true,
+    host,
+    port,
+    secure: sandbox ? false : config.secure,
+    ...(config.user !== undefined ? { auth: { user: config.user, pass: config.password ?? '' } } : {}),
+    maxConnections: config.concurrency,
+    maxMessages: config.maxMessages,
+    // The pool retries a message on a fresh connection when a reused one turns out closed
+    // (or answers 421) before any of its data was read: the safe case, and the retry gets
+    // the server's real answer. Once the data went out it cannot resend (see the plugin below).
+    maxRequeues: 1,
+    connectionTimeout: config.timeoutMs,
+    greetingTimeout: config.timeoutMs,
+    socketTimeout: config.timeoutMs,
+    // Message fields never name files or URLs for nodemailer to read.
+    disableFileAccess: true,
+    disableUrlAccess: true,
+    logger: false,
+  });
+
+  // By Message-ID: the send whose data is being streamed. The stream nodemailer hands the
+  // connection is only read after the server's 354; its end is the whole message handed
+  // over (the final dot follows at once). A connection lost mid-data leaves it unended.
+  const streaming = new Map<string, Submission>();
+  transporter.use('stream', (mail, done) => {
+    const submission = typeof mail.data.messageId === 'string' ? streaming.get(mail.data.messageId) : undefined;
+    if (submission) {
+      // Called again for each attempt the pool makes. The pool retries a message on a new
+      // connection only when not a byte of it was read; should it ever try after the data
+      // went out, the stream fails before a byte is written: the server never gets a
+      // complete second copy (checked: it sees a connection closed mid-message).
+      mail.message.processFunc((input: Readable) => {
+        if (submission.submitted) input.destroy(new Error('message data already sent once: not sent again'));
+        else input.once('end', () => submission.markSubmitted());
+        return input;
+      });
+    }
+    done();
+  });
+
+  function failed(error: unknown, submission: Submission): Outcome {
+    const err = (error ?? {}) as SmtpError;
+    if (typeof err.responseCode === 'number') {
+      return classified({ channel: 'smtp', status: err.responseCode, text: hide(err.response ?? err.message ?? '') });
+    }
+    // No reply at all: refused, dropped, timed out. After the data went out, nobody knows.
+    return unanswered('smtp', hide(errorText(error)), submission.submitted);
+  }
+
+  return {
+    id: options.id,
+    kind: 'smtp',
+    sandbox,
+    async send(message, context) {
+      if (message.template !== undefined) {
+        return unsupported(`SMTP cannot send the ESP template "${message.template.name}": send text/html or raw MIME through this provider`);
+      }
+      const submission = new Submission(context.onSubmitted);
+      streaming.set(context.messageIdHeader, submission);
+      try {
+        const info = await transporter.sendMail(toMailOptions(message, context));
+        // One recipient per message: a refused recipient is the whole message refused.
+        const refused = (info.rejectedErrors as SmtpError[] | undefined)?.[0];
+        if (refused !== undefined) return failed(refused, submission);
+        const to = message.to.toLowerCase();
+        if (!info.accepted.some((a) => String(a).toLowerCase() === to)) {
+          return unanswered('smtp', hide(`no recipient accepted: ${info.response}`), submission.submitted);
+        }
+        const id = info.serverMessageId ?? queuedAs(info.response) ?? info.messageId;
+        return { kind: 'accepted', providerMessageId: id, reply: info.response };
+      } catch (error) {
+        return failed(error, submission);
+      } finally {
+        streaming.delete(context.messageIdHeader);
+      }
+    },
+    async check() {
+      try {
+        await transporter.verify();
+        return { ok: true, detail: `smtp://${host}:${port}: connected${config.user !== undefined ? ' and authenticated' : ''}` };
+      } catch (error) {
+        const err = error as SmtpError;
+        const text = err.response ?? errorText(error);
+        return { ok: false, error: `smtp://${host}:${port}: ${hide(text)}` };
+      }
+    },
+    async close() {
+      transporter.close();
+    },
+  };
+}

@@ -1,0 +1,231 @@
+import { describe, expect, it } from 'vitest';
+import {
+  CLASSIFIER_VERSION,
+  FAMILIES,
+  MAX_HINT_MS,
+  RULES,
+  classifyReply,
+  normaliseReplyText,
+  type Reply,
+} from '../src/classify.js';
+import { NOW, REPLIES } from './fixtures/replies.js';
+
+const RULE_IDS = new Set(RULES.map((r) => r.id));
+// The name carries who, the reply's first 60 characters and its source, so a failure names where the text came from.
+const named = REPLIES.map(
+  (f) => [`${f.who}: ${f.reply.text.replace(/\s+/g, ' ').slice(0, 60)} [${f.source}]`, f] as const,
+);
+
+describe('classifyReply on published replies', () => {
+  it.each(named)('%s', (_name, { reply, expect: want }) => {
+    const c = classifyReply(reply, NOW);
+    expect({
+      family: c.family,
+      permanent: c.permanent,
+      suppress: c.suppress,
+      scope: c.scope,
+      retryAfterMs: c.retryAfterMs,
+    }).toEqual({
+      family: want.family,
+      permanent: want.permanent,
+      suppress: want.suppress ?? false,
+      scope: want.scope,
+      retryAfterMs: want.retryAfterMs,
+    });
+    expect(c.version).toBe(CLASSIFIER_VERSION);
+    expect(RULE_IDS.has(c.rule)).toBe(true);
+  });
+});
+
+describe('the rule table', () => {
+  it('has unique rule ids and a version', () => {
+    expect(RULE_IDS.size).toBe(RULES.length);
+    expect(CLASSIFIER_VERSION).toMatch(/^\d{4}\.\d{2}\.\d{2}-\d+$/);
+  });
+
+  it('has no dead family: every family is reached by some published reply', () => {
+    const reached = new Set(REPLIES.map((f) => classifyReply(f.reply, NOW).family));
+    expect([...FAMILIES].filter((f) => !reached.has(f))).toEqual([]);
+  });
+
+  it('suppresses only a permanent bad recipient or bad domain', () => {
+    for (const f of REPLIES) {
+      const c = classifyReply(f.reply, NOW);
+      expect(c.suppress).toBe(c.permanent && (c.family === 'bad_recipient' || c.family === 'bad_domain'));
+    }
+  });
+
+  it('has at least three published replies from each major provider', () => {
+    for (const who of ['Gmail', 'Yahoo', 'Microsoft', 'Apple', 'SES', 'SendGrid', 'Mailgun']) {
+      expect(REPLIES.filter((f) => f.who === who).length, who).toBeGreaterThanOrEqual(3);
+    }
+  });
+
+  it('suppresses a 550 5.1.1 but not a 550 5.7.1 block', () => {
+    const unknownUser = classifyReply(
+      { channel: 'smtp', status: 550, text: '550 5.1.1 <x@example.com>: Recipient address rejected: User unknown' },
+      NOW,
+    );
+    const block = classifyReply(
+      {
+        channel: 'smtp',
+        status: 550,
+        text: '550 5.7.1 Service unavailable; client host [203.0.113.5] blocked using zen.spamhaus.org',
+      },
+      NOW,
+    );
+    expect(unknownUser).toMatchObject({ family: 'bad_recipient', permanent: true, suppress: true, enhanced: '5.1.1' });
+    expect(block).toMatchObject({ family: 'policy_block', permanent: true, suppress: false, enhanced: '5.7.1' });
+  });
+
+  // Rows no published reply above reaches, each with the smallest reply that should reach
+  // it. These texts are synthetic (RFC 3463 / RFC 5321 codes with plain wording).
+  const synthetic: readonly [rule: string, reply: Reply, family: string][] = [
+    ['http.429', { channel: 'http', status: 429, text: '' }, 'throttled'],
+    ['http.403', { channel: 'http', status: 403, text: 'Forbidden' }, 'sender_config'],
+    [
+      'smtp.too-many-recipients-text',
+      { channel: 'smtp', status: 550, text: '550 Too many recipients' },
+      'content_rejected',
+    ],
+    ['smtp.mailbox-4xx', { channel: 'smtp', status: 450, text: '450 4.2.0 Mailbox busy' }, 'mailbox_temporary'],
+    [
+      'smtp.bad-sender-code',
+      { channel: 'smtp', status: 553, text: '553 5.1.7 Bad sender mailbox address syntax' },
+      'sender_config',
+    ],
+    [
+      'smtp.mailbox-full-code',
+      { channel: 'smtp', status: 552, text: '552 5.2.2 Requested mail action aborted' },
+      'mailbox_temporary',
+    ],
+    [
+      'smtp.bad-address-code',
+      { channel: 'smtp', status: 553, text: '553 5.1.3 Bad destination mailbox address syntax' },
+      'bad_recipient',
+    ],
+    [
+      'smtp.size-text',
+      { channel: 'smtp', status: 552, text: '552 Message size exceeds fixed maximum message size' },
+      'content_rejected',
+    ],
+    ['smtp.503', { channel: 'smtp', status: 503, text: '503 5.5.1 Error: need RCPT command' }, 'transient_system'],
+  ];
+
+  it.each(synthetic)('reaches %s (synthetic reply)', (rule, reply, family) => {
+    expect(classifyReply(reply, NOW)).toMatchObject({ rule, family });
+  });
+
+  it('has no dead row: every rule is reached by a published or a synthetic reply', () => {
+    const reached = new Set([
+      ...REPLIES.map((f) => classifyReply(f.reply, NOW).rule),
+      ...synthetic.map(([rule]) => rule),
+    ]);
+    expect(RULES.map((r) => r.id).filter((id) => !reached.has(id))).toEqual([]);
+  });
+
+  it('treats a reply nothing matches as temporary unknown', () => {
+    const c = classifyReply({ channel: 'smtp', status: 599, text: '599 something new' }, NOW);
+    expect(c).toMatchObject({ family: 'unknown', permanent: false, suppress: false, rule: 'fallback.unknown' });
+  });
+});
+
+describe('no response at all', () => {
+  it('is a transient system failure, for either channel', () => {
+    for (const channel of ['smtp', 'http'] as const) {
+      const c = classifyReply({ channel, status: 0, text: 'Connection closed unexpectedly' }, NOW);
+      expect(c).toMatchObject({
+        family: 'transient_system',
+        permanent: false,
+        suppress: false,
+        rule: 'net.no-response',
+      });
+      expect(c.scope).toBeUndefined();
+    }
+  });
+});
+
+describe('multi-line SMTP replies', () => {
+  // Gmail's published 450 4.2.1 text, wrapped the way Gmail wraps it, with the wording
+  // this rule needs ("rate that prevents") split across two lines.
+  const text = [
+    '450-4.2.1 The user you are trying to contact is receiving mail at a rate that',
+    '450-4.2.1 prevents additional messages from being delivered. Please resend your',
+    '450 4.2.1 message at a later time.',
+  ].join('\n');
+
+  it('drops every basic code and the repeated enhanced code', () => {
+    expect(normaliseReplyText({ channel: 'smtp', text })).toBe(
+      '4.2.1 The user you are trying to contact is receiving mail at a rate that prevents additional messages from being delivered. Please resend your message at a later time.',
+    );
+  });
+
+  it('classifies on the joined text', () => {
+    const c = classifyReply({ channel: 'smtp', status: 450, text }, NOW);
+    expect(c).toMatchObject({ family: 'throttled', scope: 'receiver', enhanced: '4.2.1', rule: 'smtp.rate-text-4xx' });
+  });
+
+  it('keeps CRLF replies the same', () => {
+    expect(normaliseReplyText({ channel: 'smtp', text: text.replace(/\n/g, '\r\n') })).toBe(
+      normaliseReplyText({ channel: 'smtp', text }),
+    );
+  });
+});
+
+describe('retry hints', () => {
+  const throttled = (
+    headers: Record<string, string>,
+    text = '{"errors":[{"field":null,"message":"too many requests"}]}',
+    status = 429,
+  ): Reply => ({
+    channel: 'http',
+    status,
+    text,
+    headers,
+  });
+
+  it('reads Retry-After in seconds', () => {
+    expect(classifyReply(throttled({ 'retry-after': '120' }), NOW).retryAfterMs).toBe(120_000);
+  });
+
+  it('reads Retry-After as an HTTP-date, relative to now', () => {
+    const at = new Date(NOW + 45_000).toUTCString();
+    expect(classifyReply(throttled({ 'retry-after': at }), NOW).retryAfterMs).toBe(45_000);
+  });
+
+  it('reads X-RateLimit-Reset (unix seconds) once the budget is spent', () => {
+    const reset = String(NOW / 1000 + 7);
+    expect(classifyReply(throttled({ 'x-ratelimit-reset': reset }), NOW).retryAfterMs).toBe(7_000);
+    expect(
+      classifyReply(throttled({ 'x-ratelimit-reset': reset, 'x-ratelimit-remaining': '0' }, 'Bad Request', 400), NOW)
+        .retryAfterMs,
+    ).toBe(7_000);
+    // SendGrid sends the headers on every answer: with budget left they say nothing.
+    expect(
+      classifyReply(throttled({ 'x-ratelimit-reset': reset, 'x-ratelimit-remaining': '12' }, 'Bad Request', 400), NOW)
+        .retryAfterMs,
+    ).toBeUndefined();
+  });
+
+  it('reads x-amz-retry-after in milliseconds, before the others', () => {
+    expect(classifyReply(throttled({ 'x-amz-retry-after': '1500', 'retry-after': '60' }), NOW).retryAfterMs).toBe(
+      1_500,
+    );
+  });
+
+  it('reads "try again in 5 minutes" and its kin in the text', () => {
+    const smtp = (text: string): Reply => ({ channel: 'smtp', status: 451, text });
+    expect(classifyReply(smtp('451 4.7.1 Rate limit exceeded, try again in 5 minutes'), NOW).retryAfterMs).toBe(
+      300_000,
+    );
+    expect(classifyReply(smtp('451 Too many connections, retry in 30 secs'), NOW).retryAfterMs).toBe(30_000);
+    expect(classifyReply(smtp('450 Slow down: wait 2 hours'), NOW).retryAfterMs).toBe(7_200_000);
+  });
+
+  it('clamps to [0, 24 h] and is absent when there is no hint', () => {
+    expect(classifyReply(throttled({ 'retry-after': '999999' }), NOW).retryAfterMs).toBe(MAX_HINT_MS);
+    expect(classifyReply(throttled({ 'retry-after': new Date(NOW - 60_000).toUTCString() }), NOW).retryAfterMs).toBe(0);
+    expect(classifyReply(throttled({}), NOW).retryAfterMs).toBeUndefined();
+    expect(classifyReply(throttled({ 'retry-after': 'soon' }), NOW).retryAfterMs).toBeUndefined();
+  });
+});

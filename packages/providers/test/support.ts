@@ -1,0 +1,117 @@
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
+import { parseConfig, type ProviderConfig, type QueuedMessage } from '@sluice/core';
+import { createSandbox, type Sandbox, type SandboxOptions } from '@sluice/sandbox';
+import {
+  createMailgunProvider,
+  createSendgridProvider,
+  createSesProvider,
+  createSmtpProvider,
+  messageIdHeader,
+  type Outcome,
+  type Provider,
+} from '../src/index.js';
+
+const open: { close(): unknown }[] = [];
+
+// Each test closes what it opened, even when it fails half-way: adapters before sandboxes.
+afterEach(async () => {
+  const closing = open.splice(0).reverse();
+  for (const item of closing) await item.close();
+});
+
+/** Closes `item` after the test. */
+export function track<T extends { close(): unknown }>(item: T): T {
+  open.push(item);
+  return item;
+}
+
+/** A sandbox closed after the test. */
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const sandbox = await createSandbox(options);
+  open.push(sandbox);
+  return sandbox;
+}
+
+/** A local port nothing listens on. */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export type Kind = ProviderConfig['kind'];
+
+/** The Mailgun sending domain of every test adapter. */
+export const MAILGUN_DOMAIN = 'mg.sluice.test';
+
+/**
+ * An adapter of `kind` pointed at `sandbox`, closed after the test. `extra` is merged into
+ * its provider config (validated as a real config would be).
+ */
+export function adapter(kind: Kind, sandbox: Pick<Sandbox, 'url' | 'smtpPort'>, extra: Record<string, unknown> = {}): Provider {
+  const config = parseConfig({
+    defaultProvider: 'p',
+    providers: { p: { kind, rate: 100, ...(kind === 'mailgun' ? { domain: MAILGUN_DOMAIN } : {}), ...extra } },
+  });
+  const options = { id: 'p', sandbox: { url: sandbox.url, smtpHost: '127.0.0.1', smtpPort: sandbox.smtpPort } };
+  const p = config.providers.p!;
+  let provider: Provider;
+  switch (p.kind) {
+    case 'ses':
+      provider = createSesProvider({ ...options, config: p });
+      break;
+    case 'sendgrid':
+      provider = createSendgridProvider({ ...options, config: p });
+      break;
+    case 'mailgun':
+      provider = createMailgunProvider({ ...options, config: p });
+      break;
+    case 'smtp':
+      provider = createSmtpProvider({ ...options, config: p });
+      break;
+  }
+  open.push(provider);
+  return provider;
+}
+
+let counter = 0;
+
+/** A queued message to `to`, with a fresh id. */
+export function message(to: string, extra: Partial<QueuedMessage> = {}): QueuedMessage {
+  counter += 1;
+  return {
+    id: `m${process.pid}-${Date.now().toString(36)}-${counter}`,
+    acceptedAt: Date.now(),
+    from: { address: 'sender@sluice.test', name: 'Sluice Test' },
+    to,
+    subject: 'Hello',
+    text: 'Hello there',
+    html: '<p>Hello there</p>',
+    priority: 'normal',
+    stream: 'transactional',
+    tenantId: 'acme',
+    campaignId: 'spring',
+    tags: { flavour: 'plain' },
+    headers: { 'X-Entity-Ref': 'ref-1' },
+    ...extra,
+  };
+}
+
+/** What one send led to, and how often the adapter said the request went out in full. */
+export interface Sent {
+  outcome: Outcome;
+  submitted: number;
+  messageId: string;
+}
+
+/** Sends `m` with its stable Message-ID, counting `onSubmitted` calls. */
+export async function send(provider: Provider, m: QueuedMessage): Promise<Sent> {
+  let submitted = 0;
+  const messageId = messageIdHeader(m);
+  const outcome = await provider.send(m, { messageIdHeader: messageId, onSubmitted: () => (submitted += 1) });
+  return { outcome, submitted, messageId };
+}

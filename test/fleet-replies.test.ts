@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import { CLASSIFIER_VERSION } from '@sluice/providers';
+import { waitFor } from './support/fleet.js';
+import { useFleet } from './support/use-fleet.js';
+
+// What Sluice does with each kind of receiver reply, over SMTP (nodemailer against the
+// sandbox's smtp-server): the classifier's family decides suppression, retries and pace.
+const fleet = useFleet({
+  schedulers: 1,
+  workers: 2,
+  scenario: {
+    domains: {
+      // Takes 10/s; Sluice was told 40/s: above that it answers Gmail's 421 4.7.28.
+      'storm.test': { rate: 10, burst: 3 },
+      'calm.test': {},
+      'grey.test': { greylist: true },
+      'bounce.test': { bounce: ['gone@bounce.test'], block: ['blocked@bounce.test'] },
+      'drop.test': { dropAfterData: ['*@drop.test'] },
+    },
+  },
+  config: {
+    defaultProvider: 'relay',
+    providers: { relay: { kind: 'smtp', rate: 200, burst: 20, concurrency: 16 } },
+    receivers: [
+      { name: 'storm', domains: ['storm.test'], rate: 40, burst: 8 },
+      { name: 'calm', domains: ['calm.test'], rate: 40, burst: 8 },
+    ],
+    delivery: {
+      retry: { greylisted: { baseMs: 500, maxMs: 1_000 }, throttled: { baseMs: 500, maxMs: 5_000 }, ambiguous: { baseMs: 200, maxMs: 400 } },
+    },
+    backpressure: { cooldownMs: 500, holdMs: 20_000 },
+  },
+});
+
+const base = { from: 'app@acme.test', subject: 'hi', text: 'hello' };
+const FINAL = ['sent', 'rejected', 'suppressed', 'expired', 'cancelled'];
+const finalState = async (id: string, timeoutMs = 30_000) =>
+  waitFor(async () => {
+    const r = await fleet().client.messages.status(id);
+    return r && FINAL.includes(r.state) ? r : null;
+  }, timeoutMs, `final state of ${id}`);
+const acceptedBy = (domain: string) => fleet().sandbox.accepted().filter((a) => a.domain === domain);
+
+describe('permanent replies', () => {
+  it('550 5.1.1: attempted once, rejected, the recipient suppressed', async () => {
+    const { id } = await fleet().client.send({ ...base, to: 'gone@bounce.test' });
+    expect(await finalState(id)).toMatchObject({ state: 'rejected', attempts: 1, lastOutcome: 'bad_recipient' });
+    const log = await fleet().client.messages.attempts(id);
+    expect(log).toEqual([expect.objectContaining({ outcome: 'rejected', family: 'bad_recipient', classifier: CLASSIFIER_VERSION, reply: expect.stringMatching(/^550.*5\.1\.1/) })]);
+    const again = await fleet().client.send({ ...base, to: 'gone@bounce.test' });
+    expect(await finalState(again.id)).toMatchObject({ state: 'suppressed', attempts: 0 });
+  });
+
+  it('550 5.7.1 (a block): attempted once, rejected, the recipient NOT suppressed', async () => {
+    const { id } = await fleet().client.send({ ...base, to: 'blocked@bounce.test' });
+    expect(await finalState(id)).toMatchObject({ state: 'rejected', attempts: 1, lastOutcome: 'policy_block' });
+    expect(await fleet().client.messages.attempts(id)).toEqual([expect.objectContaining({ family: 'policy_block', reply: expect.stringMatching(/5\.7\.1/) })]);
+    // A block is about the sender, not the address: the next message is tried again.
+    const again = await fleet().client.send({ ...base, to: 'blocked@bounce.test' });
+    expect(await finalState(again.id)).toMatchObject({ state: 'rejected', attempts: 1, lastOutcome: 'policy_block' });
+  });
+});
+
+describe('temporary replies', () => {
+  it('a greylisted message is accepted on its retry', async () => {
+    const { id } = await fleet().client.send({ ...base, to: 'new@grey.test' });
+    expect(await finalState(id)).toMatchObject({ state: 'sent', attempts: 2 });
+    const log = await fleet().client.messages.attempts(id);
+    expect(log.map((a) => [a.outcome, a.family])).toEqual([
+      ['deferred', 'greylisted'],
+      ['accepted', undefined],
+    ]);
+    expect(acceptedBy('grey.test').filter((a) => a.messageId?.includes(id))).toHaveLength(1);
+  });
+});
+
+describe('connection lost after DATA', () => {
+  it('is ambiguous: a newsletter is counted as sent, never sent a second time', async () => {
+    const { id } = await fleet().client.send({ ...base, to: 'reader@drop.test', priority: 'low' });
+    expect(await finalState(id)).toMatchObject({ state: 'sent', attempts: 1, ambiguous: 1, lastOutcome: 'ambiguous' });
+    expect(acceptedBy('drop.test').filter((a) => a.messageId?.includes(id))).toHaveLength(1);
+  });
+
+  it('is ambiguous: an OTP is resent with the same Message-ID, each resend counted and logged', async () => {
+    const { id } = await fleet().client.send({ ...base, to: 'user@drop.test', priority: 'critical' });
+    const record = await finalState(id);
+    // The receiver drops every attempt: three resends (delivery.retry.ambiguous), then it stops.
+    expect(record).toMatchObject({ state: 'rejected', attempts: 3, ambiguous: 3 });
+    const log = await fleet().client.messages.attempts(id);
+    expect(log.map((a) => a.outcome)).toEqual(['ambiguous', 'ambiguous', 'ambiguous']);
+    const arrived = acceptedBy('drop.test').filter((a) => a.messageId?.includes(id));
+    expect(arrived).toHaveLength(3);
+    expect(new Set(arrived.map((a) => a.messageId)).size).toBe(1);
+  });
+});
+
+describe('a sustained 421 storm from one receiver', () => {
+  it('keeps attempts per recipient ≤ 1.2 there, and the other receiver’s throughput as without it', async () => {
+    const batch = (domain: string, n: number, tag: string) => Array.from({ length: n }, (_, i) => ({ ...base, to: `${tag}${i}@${domain}` }));
+    const span = (domain: string, tag: string) => {
+      const t = acceptedBy(domain).filter((a) => a.to[0]!.startsWith(tag)).map((a) => a.arrivedAt);
+      return (Math.max(...t) - Math.min(...t)) / 1000;
+    };
+    // Baseline: the calm receiver alone.
+    const alone = await fleet().client.sendBulk(batch('calm.test', 200, 'a'));
+    await Promise.all(alone.map((s) => finalState(s.id)));
+    const aloneSeconds = span('calm.test', 'a');
+
+    const before = fleet().sandbox.stats().byDomain['storm.test'] ?? { accepted: 0, throttled: 0 };
+    const mixed = [...batch('storm.test', 200, 's'), ...batch('calm.test', 200, 'b')].sort(() => Math.random() - 0.5);
+    const sent = await fleet().client.sendBulk(mixed);
+    const records = await Promise.all(sent.map((s) => finalState(s.id, 90_000)));
+    expect(records.filter((r) => r.state !== 'sent')).toEqual([]);
+
+    const storm = fleet().sandbox.stats().byDomain['storm.test']!;
+    const attempts = storm.accepted - before.accepted + (storm.throttled - before.throttled);
+    const perRecipient = attempts / 200;
+    const withStormSeconds = span('calm.test', 'b');
+    console.log(
+      `421 storm: ${storm.throttled - before.throttled} refusals, ${perRecipient.toFixed(3)} attempts per storm recipient; ` +
+        `calm receiver ${aloneSeconds.toFixed(2)} s alone, ${withStormSeconds.toFixed(2)} s during the storm`,
+    );
+    expect(storm.throttled - before.throttled).toBeGreaterThan(0); // the storm happened
+    expect(perRecipient).toBeLessThanOrEqual(1.2);
+    expect(withStormSeconds).toBeLessThanOrEqual(aloneSeconds * 1.15 + 0.2);
+    // Every storm recipient got its message exactly once.
+    const ids = acceptedBy('storm.test').filter((a) => a.to[0]!.startsWith('s')).map((a) => a.messageId);
+    expect(ids).toHaveLength(200);
+    expect(new Set(ids).size).toBe(200);
+  }, 120_000);
+});
