@@ -98,9 +98,13 @@ export class Recorder {
   }
 
   /** How many messages arrived at or after `sinceMs` (epoch) and were accepted. */
-  acceptedSince(sinceMs: number): number {
+  acceptedSince(sinceMs: number, protocol?: AcceptedMessage['protocol']): number {
     let count = 0;
-    for (let i = this.messages.length - 1; i >= 0 && (this.messages[i]?.arrivedAt ?? 0) >= sinceMs; i--) count += 1;
+    for (let i = this.messages.length - 1; i >= 0; i--) {
+      const m = this.messages[i]!;
+      if (m.arrivedAt < sinceMs) break;
+      if (protocol === undefined || m.protocol === protocol) count += 1;
+    }
     return count;
   }
 

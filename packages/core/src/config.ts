@@ -169,8 +169,8 @@ export const configSchema = z
         maxAttempts: z.number().int().min(1).max(100).default(12),
         /**
          * Retry schedule per reply family (see `RETRY_DEFAULTS`): exponential backoff with
-         * jitter from `baseMs`, capped at `maxMs`, at most `maxAttempts` failures of that
-         * family. A reply's own hint (Retry-After…) wins when longer. Permanent families
+         * jitter from `baseMs`, capped at `maxMs`; the `maxAttempts`-th failure of that
+         * family is the last. A reply's own hint (Retry-After…) wins when longer. Permanent families
          * are never retried, whatever is set here.
          */
         retry: z

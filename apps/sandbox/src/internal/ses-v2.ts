@@ -52,6 +52,14 @@ export async function sendEmail(ctx: SandboxContext, arrival: Arrival, res: Serv
   }
   const request = parsed.request;
   const domain = domainOf(request.to[0] ?? '');
+  // The account's rolling 24-hour quota, checked before anything else, as SES does. The
+  // v2 wire shape of this refusal is undocumented; its text is what clients key on.
+  const { max24HourSend } = ctx.scenario().account;
+  if (max24HourSend >= 0 && ctx.recorder.acceptedSince(arrival.arrivedAt - DAY_MS, 'ses') >= max24HourSend) {
+    ctx.recorder.count(domain, 'throttled');
+    sendSesError(res, 400, 'LimitExceededException', 'Daily message quota exceeded.');
+    return;
+  }
   const decision = ctx.policy().decide(domain, request.recipients, arrival.arrivedMono);
   const id = sesMessageId(arrival.arrivedAt);
   const message: AcceptedMessage = {
@@ -81,7 +89,7 @@ export function getAccount(ctx: SandboxContext, res: ServerResponse): void {
     SendQuota: {
       Max24HourSend: account.max24HourSend,
       MaxSendRate: account.maxSendRate,
-      SentLast24Hours: ctx.recorder.acceptedSince(Date.now() - DAY_MS),
+      SentLast24Hours: ctx.recorder.acceptedSince(Date.now() - DAY_MS, 'ses'),
     },
     ProductionAccessEnabled: true,
     SendingEnabled: account.sendingEnabled,
