@@ -116,7 +116,9 @@ export type RetrySchedule = z.output<typeof retryScheduleSchema>;
  */
 export const RETRY_DEFAULTS: Readonly<Record<RetryFamily, RetrySchedule>> = {
   throttled: { baseMs: 1_000, maxMs: 60_000, maxAttempts: 30 },
-  quota_exhausted: { baseMs: 60_000, maxMs: 3_600_000, maxAttempts: 48 },
+  // The provider is paused meanwhile, so admission holds the message (or routes it to
+  // another provider): its own wait can be short.
+  quota_exhausted: { baseMs: 1_000, maxMs: 60_000, maxAttempts: 48 },
   greylisted: { baseMs: 300_000, maxMs: 1_800_000, maxAttempts: 5 },
   reputation_deferral: { baseMs: 300_000, maxMs: 3_600_000, maxAttempts: 8 },
   mailbox_temporary: { baseMs: 600_000, maxMs: 4 * 3_600_000, maxAttempts: 6 },

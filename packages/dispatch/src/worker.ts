@@ -167,7 +167,9 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     }
     if (outcome.kind === 'throttled') {
       if (outcome.family === 'quota_exhausted') {
-        const untilMs = Date.now() + Math.max(outcome.retryAfterMs ?? 0, config.delivery.retry.quota_exhausted.baseMs);
+        // Until the next GetAccount reading says whether the rolling window has room again.
+        const provider = config.providers[m.provider];
+        const untilMs = Date.now() + Math.max(outcome.retryAfterMs ?? 0, provider?.kind === 'ses' ? provider.quotaRefreshMs : 60_000);
         await adjustments.pause(m.provider, untilMs, outcome.reply);
         logger.warn({ provider: m.provider, until: new Date(untilMs).toISOString() }, 'provider out of quota: paused');
         return;
