@@ -277,7 +277,9 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     let action: string;
     switch (outcome.kind) {
       case 'accepted':
-        await store.finalize(m.id, 'sent', { ...base, receiver: m.receiver, outcome: 'accepted', reply: outcome.reply, providerMessageId: outcome.providerMessageId });
+        // No reply text on success: the provider's id says it, and every value under 64
+        // bytes keeps the record a small listpack (DESIGN.md, BullMQ facts).
+        await store.finalize(m.id, 'sent', { ...base, receiver: m.receiver, outcome: 'accepted', providerMessageId: outcome.providerMessageId });
         // A first attempt's success is in the record alone; after failures the log tells the story.
         if (attempt > 1) await logAttempt(m, outcome, 'final: sent');
         return;

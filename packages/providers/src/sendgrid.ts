@@ -6,7 +6,7 @@ import { errorText } from './internal/net-error.js';
 import type { ProviderOptions } from './internal/options.js';
 import { classified, secretFilter, unanswered, unsupported } from './internal/reply.js';
 import type { Provider, SendContext } from './provider.js';
-import { SubmitTracker, Submission } from './submit-tracking-agent.js';
+import { SEND_HEADER, SubmitTracker, Submission } from './submit-tracking-agent.js';
 
 /** Options of {@link createSendgridProvider}. */
 export type SendgridProviderOptions = ProviderOptions<'sendgrid'>;
@@ -106,9 +106,13 @@ export function createSendgridProvider(options: SendgridProviderOptions): Provid
   client.setDefaultRequest('maxRedirects', 0);
   service.setTimeout(config.timeoutMs);
   // MailService also sends the message's own headers as HTTP headers: a `Content-Length` or
-  // `Authorization` mail header would break or hijack the request. Only the body goes out.
+  // `Authorization` mail header would break or hijack the request. Only the body goes out,
+  // with the header that tells the tracker which send the request carries.
   service.setClient({
-    request: (data: SgRequest) => client.request({ method: data.method, url: data.url, body: data.body }),
+    request: (data: SgRequest) => {
+      const send = data.headers?.['Message-ID'];
+      return client.request({ method: data.method, url: data.url, body: data.body, ...(send ? { headers: { [SEND_HEADER]: send } } : {}) });
+    },
   } as unknown as Parameters<MailService['setClient']>[0]);
 
   function reply(err: SgError, status: number): Reply {
@@ -130,7 +134,8 @@ export function createSendgridProvider(options: SendgridProviderOptions): Provid
       }
       const submission = new Submission(context.onSubmitted);
       try {
-        const [response] = await tracker.run(submission, () => service.send(toMailData(message, context, config.ipPoolName)));
+        const unwatch = tracker.watch(context.messageIdHeader, submission);
+        const [response] = await service.send(toMailData(message, context, config.ipPoolName)).finally(unwatch);
         const id = lowerHeaders(response.headers as Record<string, unknown>)['x-message-id'] ?? '';
         return { kind: 'accepted', providerMessageId: id, reply: `HTTP ${response.statusCode} X-Message-Id ${id}` };
       } catch (error) {

@@ -12,7 +12,7 @@ import { correlationIds, formatAddress, withMessageId } from './internal/mime.js
 import type { ProviderOptions } from './internal/options.js';
 import { classified, secretFilter, unanswered } from './internal/reply.js';
 import type { Provider, SendContext } from './provider.js';
-import { SubmitTracker, Submission } from './submit-tracking-agent.js';
+import { SEND_HEADER, SubmitTracker, Submission } from './submit-tracking-agent.js';
 
 /** Options of {@link createSesProvider}. */
 export type SesProviderOptions = ProviderOptions<'ses'>;
@@ -106,9 +106,18 @@ export function createSesProvider(options: SesProviderOptions): Provider {
       const submission = new Submission(context.onSubmitted);
       const command = new SendEmailCommand(toInput(message, context, config.configurationSetName));
       try {
-        const out = await tracker.run(submission, () =>
-          client.send(command, context.signal ? { abortSignal: context.signal } : {}),
+        command.middlewareStack.add(
+          (next) => async (args) => {
+            const request = args.request as { headers?: Record<string, string> };
+            if (request.headers) request.headers[SEND_HEADER] = message.id;
+            return next(args);
+          },
+          { step: 'build', name: 'sluiceSendHeader' },
         );
+        const unwatch = tracker.watch(message.id, submission);
+        const out = await client
+          .send(command, context.signal ? { abortSignal: context.signal } : {})
+          .finally(unwatch);
         return { kind: 'accepted', providerMessageId: out.MessageId ?? '', reply: `HTTP 200 MessageId ${out.MessageId ?? ''}` };
       } catch (error) {
         const err = (error ?? {}) as SdkError;

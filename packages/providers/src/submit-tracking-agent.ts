@@ -47,17 +47,32 @@ type AddRequest = (this: HttpAgent, req: ClientRequest, ...rest: unknown[]) => v
 /** Node publishes every `http.request` here (stable since Node 19.2 / 18.15). */
 const REQUEST_START = 'http.client.request.start';
 
+/** The HTTP request header that names the send a request carries (ESPs ignore it). */
+export const SEND_HEADER = 'x-sluice-send';
+
 /**
  * Tells when the HTTP request of a send has been written out in full: from then on the
- * ESP may act on it even if we never see the answer. The send runs inside
- * {@link SubmitTracker.run}; its request is recognised by that async context, so nothing
- * has to be put on the wire to name it, and a request of another send (or of anything
- * else in the process) is never mistaken for it.
+ * ESP may act on it even if we never see the answer.
+ *
+ * For SDKs that take an agent (SES, SendGrid) a send is recognised by a request header
+ * it names itself with ({@link SEND_HEADER}, registered with {@link watch}). For SDKs that
+ * take none (mailgun.js) the send runs inside {@link run} and its request is recognised by
+ * that async context. The header costs nothing; an async context costs every promise of
+ * the process on Node 20 (async hooks), so only adapters that need it use it.
  */
 export class SubmitTracker {
+  readonly #byHeader = new Map<string, Submission>();
   readonly #current = new AsyncLocalStorage<Submission>();
 
-  /** Runs `send` so that the HTTP request it makes reports to `submission`. */
+  /** Reports the request carrying `SEND_HEADER: key` to `submission`. Returns the cancel function. */
+  watch(key: string, submission: Submission): () => void {
+    this.#byHeader.set(key, submission);
+    return () => {
+      if (this.#byHeader.get(key) === submission) this.#byHeader.delete(key);
+    };
+  }
+
+  /** Runs `send` so that the HTTP request it makes reports to `submission` (with {@link listen}). */
   run<T>(submission: Submission, send: () => Promise<T>): Promise<T> {
     return this.#current.run(submission, send);
   }
@@ -65,13 +80,17 @@ export class SubmitTracker {
   /**
    * An http and https agent that report submissions, for SDKs that take an agent. Node's
    * agents get every request through `addRequest` (not in @types/node, stable since
-   * Node 0.x), which runs synchronously inside `http.request`, so in the send's context.
+   * Node 0.x), where the request's headers are final.
    */
   agents(options: AgentOptions): { httpAgent: HttpAgent; httpsAgent: HttpsAgent } {
     const wrap = <A extends HttpAgent>(agent: A): A => {
       const proto = Object.getPrototypeOf(agent) as { addRequest: AddRequest };
       const original = proto.addRequest;
-      const track = (req: ClientRequest): void => this.#track(req);
+      const track = (req: ClientRequest): void => {
+        const key = req.getHeader(SEND_HEADER);
+        const submission = typeof key === 'string' ? this.#byHeader.get(key) : undefined;
+        if (submission) this.#track(req, submission);
+      };
       Object.defineProperty(agent, 'addRequest', {
         value(this: HttpAgent, req: ClientRequest, ...rest: unknown[]) {
           track(req);
@@ -84,14 +103,15 @@ export class SubmitTracker {
   }
 
   /**
-   * Listens to Node's `http.client.request.start` channel instead, for SDKs that take no
-   * agent (mailgun.js). Only requests made inside {@link run} are tracked. Returns the
-   * function that stops listening.
+   * Listens to Node's `http.client.request.start` channel, for SDKs that take no agent
+   * (mailgun.js). Only requests made inside {@link run} are tracked. Returns the function
+   * that stops listening.
    */
   listen(): () => void {
     const onStart = (message: unknown): void => {
       const req = (message as { request?: ClientRequest }).request;
-      if (req) this.#track(req);
+      const submission = this.#current.getStore();
+      if (req && submission) this.#track(req, submission);
     };
     subscribe(REQUEST_START, onStart);
     return () => {
@@ -99,9 +119,7 @@ export class SubmitTracker {
     };
   }
 
-  #track(req: ClientRequest): void {
-    const submission = this.#current.getStore();
-    if (submission === undefined) return;
+  #track(req: ClientRequest, submission: Submission): void {
     // `finish`: the last byte has been handed to the socket. A request whose connection
     // was refused never gets there.
     req.once('finish', () => submission.markSubmitted());
