@@ -90,14 +90,14 @@ async function run() {
   }
 
   if (stopping) return;
-  const sandbox = startNode('sandbox', ['apps/sandbox/dist/main.js', '--port', '0', '--scenario', SCENARIO]);
+  const sandbox = startNode('sandbox', ['apps/sandbox/dist/main.js', '--port', '0', '--smtp-port', '0', '--scenario', SCENARIO]);
   const listening = await waitFor(sandbox, (line) => line.includes('"event":"listening"'), 'the sandbox');
   if (listening === undefined) return;
-  const sandboxUrl = JSON.parse(listening).url;
-  say(`sandbox ESP (SES v2 API) at ${sandboxUrl}`);
+  const { url: sandboxUrl, smtpPort } = JSON.parse(listening);
+  say(`sandbox ESP at ${sandboxUrl} (SES v2, SendGrid v3, Mailgun v3) and smtp://127.0.0.1:${smtpPort}`);
 
   if (stopping) return;
-  const env = { ...childEnv(), SLUICE_CONFIG: CONFIG, REDIS_URL: url, SLUICE_SANDBOX_URL: sandboxUrl };
+  const env = { ...childEnv(), SLUICE_CONFIG: CONFIG, REDIS_URL: url, SLUICE_SANDBOX_URL: sandboxUrl, SLUICE_SANDBOX_SMTP: `127.0.0.1:${smtpPort}` };
   const fleet = [
     startNode('scheduler', ['apps/scheduler/dist/main.js'], env),
     startNode('worker-1', ['apps/worker/dist/main.js'], env),
@@ -193,9 +193,10 @@ async function freePort() {
   });
 }
 
-/** The children's environment: ours without AWS credentials, so the demo never reaches real SES. */
+/** The children's environment: ours without ESP credentials, so the demo never reaches a real ESP. */
 function childEnv() {
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
+  const credential = (k) => k.startsWith('AWS_') || ['SENDGRID_API_KEY', 'MAILGUN_API_KEY', 'SMTP_PASSWORD'].includes(k);
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !credential(k)));
 }
 
 function startNode(name, args, env = childEnv(), options = {}) {

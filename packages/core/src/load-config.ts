@@ -20,7 +20,8 @@ export const DEFAULT_CONFIG_PATH = 'sluice.yaml';
  * `./sluice.yaml` if it exists, else the built-in defaults), then the environment:
  * `REDIS_URL` overrides `redis.url`; `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and
  * `AWS_REGION` fill in SES providers that have none, as `SENDGRID_API_KEY`, `MAILGUN_API_KEY`
- * and `SMTP_PASSWORD` do for their kinds; `SLUICE_SANDBOX_URL` moves the sandbox.
+ * and `SMTP_PASSWORD` do for their kinds; `SLUICE_SANDBOX_URL` and `SLUICE_SANDBOX_SMTP`
+ * (`host:port`) move the sandbox.
  * This is the only place that reads `process.env`.
  */
 export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
@@ -44,6 +45,14 @@ export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
   const config = parseConfig(raw, `config ${explicit === undefined && !existsSync(path) ? '(built-in defaults)' : path}`);
   if (env.REDIS_URL) config.redis.url = env.REDIS_URL;
   if (env.SLUICE_SANDBOX_URL) config.sandbox.url = env.SLUICE_SANDBOX_URL;
+  if (env.SLUICE_SANDBOX_SMTP) {
+    const m = /^([^:\s]+):(\d{1,5})$/.exec(env.SLUICE_SANDBOX_SMTP);
+    if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) {
+      throw new SluiceError('invalid_config', `SLUICE_SANDBOX_SMTP must be host:port, got ${JSON.stringify(env.SLUICE_SANDBOX_SMTP)}`, { path: 'sandbox.smtpPort' });
+    }
+    config.sandbox.smtpHost = m[1]!;
+    config.sandbox.smtpPort = Number(m[2]);
+  }
   for (const provider of Object.values(config.providers)) {
     if (provider.kind === 'sendgrid') provider.apiKey ??= env.SENDGRID_API_KEY || undefined;
     if (provider.kind === 'mailgun') provider.apiKey ??= env.MAILGUN_API_KEY || undefined;

@@ -37,6 +37,9 @@ describe('config', () => {
       { provider: 'relay', weight: 0 },
     ]);
     expect(config.delivery.retry.greylisted).toMatchObject({ baseMs: 300_000, maxAttempts: 5 });
+    const moved = loadConfig({ env: { SLUICE_CONFIG: path, SLUICE_SANDBOX_SMTP: 'sandbox:2525' } });
+    expect(moved.sandbox).toMatchObject({ smtpHost: 'sandbox', smtpPort: 2525 });
+    expect(() => loadConfig({ env: { SLUICE_CONFIG: path, SLUICE_SANDBOX_SMTP: 'sandbox' } })).toThrow(/SLUICE_SANDBOX_SMTP must be host:port/);
   });
 
   it('names the bad field of a provider kind, a route and a retry schedule', () => {
