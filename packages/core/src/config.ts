@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RETRY_FAMILIES, type RetryFamily } from './families.js';
 import { parseInput } from './parse.js';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -84,21 +85,6 @@ const receiverSchema = z.strictObject({
   rate,
   burst: burst.optional(),
 });
-
-/** Reply families that can be retried (the classifier's temporary families). */
-export const RETRY_FAMILIES = [
-  'throttled',
-  'quota_exhausted',
-  'greylisted',
-  'reputation_deferral',
-  'mailbox_temporary',
-  'transient_system',
-  'sender_config',
-  'unknown',
-  'ambiguous',
-] as const;
-/** A retried family. */
-export type RetryFamily = (typeof RETRY_FAMILIES)[number];
 
 const retryScheduleSchema = z.strictObject({
   baseMs: z.number().int().positive(),

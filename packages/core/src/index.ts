@@ -16,11 +16,17 @@ export {
   type ProviderConfig,
   type ProviderConfigOf,
   type ReceiverPolicy,
-  RETRY_FAMILIES,
   RETRY_DEFAULTS,
-  type RetryFamily,
   type RetrySchedule,
 } from './config.js';
+export {
+  REPLY_FAMILIES,
+  TEMPORARY_FAMILIES,
+  PERMANENT_FAMILIES,
+  RETRY_FAMILIES,
+  type ReplyFamily,
+  type RetryFamily,
+} from './families.js';
 export { loadConfig, DEFAULT_CONFIG_PATH, type LoadConfigOptions } from './load-config.js';
 export { receiverFor, type ReceiverLimit } from './receivers.js';
 export { createKeys, LAYER_KINDS, type Keys, type LayerKind } from './keys.js';

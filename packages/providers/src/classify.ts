@@ -2,6 +2,7 @@
  * Reply classification in one place (DESIGN.md, Outcomes): a versioned rule table over
  * the status, the enhanced status code (RFC 3463) and the full reply text.
  */
+import { REPLY_FAMILIES, type ReplyFamily } from '@sluice/core';
 import { RULES, type ReplyRule } from './internal/reply-rules.js';
 
 export { RULES, type ReplyRule };
@@ -9,22 +10,9 @@ export { RULES, type ReplyRule };
 /** Bumped whenever a rule changes; recorded with every attempt. */
 export const CLASSIFIER_VERSION = '2026.11.30-2';
 
-/** Every family a reply can fall in. */
-export const FAMILIES = [
-  'throttled',
-  'quota_exhausted',
-  'greylisted',
-  'reputation_deferral',
-  'mailbox_temporary',
-  'transient_system',
-  'bad_recipient',
-  'bad_domain',
-  'policy_block',
-  'content_rejected',
-  'sender_config',
-  'unknown',
-] as const;
-export type Family = (typeof FAMILIES)[number];
+/** Every family a reply can fall in (named in `@sluice/core`, where config gives each its retries). */
+export const FAMILIES = REPLY_FAMILIES;
+export type Family = ReplyFamily;
 
 /** Whose rate a throttle lowers. */
 export type ThrottleScope = 'provider' | 'receiver';
