@@ -37,7 +37,7 @@ export {
   type FinalState,
   type MessageState,
 } from './states.js';
-export { INTAKE_JOB_OPTIONS, DISPATCH_JOB_OPTIONS, QUEUE_OPTIONS, type DispatchJobData, type IntakeJobData, type RetryCounts } from './jobs.js';
+export { INTAKE_JOB_OPTIONS, DISPATCH_JOB_OPTIONS, QUEUE_OPTIONS, jobIdOf, type DispatchJobData, type IntakeJobData, type RetryCounts } from './jobs.js';
 export { runService, type RunServiceOptions, type ServiceLogger } from './service.js';
 export { defineScripts, type ScriptHost, type ScriptTable, type WithScripts } from './lua.js';
 export { parseInput } from './parse.js';

@@ -11,6 +11,19 @@ export interface RetryCounts {
 /** An intake or campaign job: a message, and its retry counts once it has been tried. */
 export interface IntakeJobData extends QueuedMessage {
   retry?: RetryCounts;
+  /** How many times a worker gave it back to admission (a retry, a pause, a missed slot). */
+  hop?: number;
+}
+
+/**
+ * The BullMQ job id of a message's jobs on one trip through the queues: the message id on
+ * the first, `<id>-<hop>` after it went back to admission. A repeated id is ignored while
+ * the first job exists, and the job that gave a message back may not be removed yet when
+ * its next one is added: one id per trip keeps that next job from being dropped, while a
+ * crash that runs one step twice still adds the same job twice (the second is ignored).
+ */
+export function jobIdOf(m: { id: string; hop?: number | undefined }): string {
+  return m.hop ? `${m.id}-${m.hop}` : m.id;
 }
 
 /** A dispatch job: an admitted message and where it goes. */

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import {
   DISPATCH_JOB_OPTIONS,
   expiresAt,
+  jobIdOf,
   QUEUE_OPTIONS,
   PRIORITY_CLASSES,
   createKeys,
@@ -154,7 +155,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       // may already have moved it on.
       // Both go out at once on one connection, so Redis runs them in this order.
       await Promise.all([
-        dispatch.get(m.priority)!.add('send', data, { jobId: m.id, delay }),
+        dispatch.get(m.priority)!.add('send', data, { jobId: jobIdOf(m), delay }),
         store.transition(m.id, 'dispatched', { from: ['queued', 'retrying'] }),
       ]);
       return;

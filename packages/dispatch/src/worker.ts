@@ -9,6 +9,7 @@ import {
   QUEUE_OPTIONS,
   expiresAt,
   createKeys,
+  jobIdOf,
   type DispatchJobData,
   type IntakeJobData,
   type RetryCounts,
@@ -104,15 +105,16 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
       queue = new Queue(name, { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix, defaultJobOptions: { ...INTAKE_JOB_OPTIONS } });
       intakeQueues.set(name, queue);
     }
-    const { provider: _p, receiver: _r, admittedAt: _a, failover: _f, ...message } = m;
-    const data: IntakeJobData = retry ? { ...message, retry: retry.counts } : message;
+    const { provider: _p, receiver: _r, admittedAt: _a, decidedAt: _d, failover: _f, ...message } = m;
+    const hop = (m.hop ?? 0) + 1;
+    const data: IntakeJobData = retry ? { ...message, hop, retry: retry.counts } : { ...message, hop };
     if (retry) {
       const family = retry.outcome.kind === 'ambiguous' ? 'ambiguous' : retry.outcome.family;
       await store.transition(m.id, 'retrying', { fields: { lastReply: retry.outcome.reply.slice(0, 2000), lastOutcome: family, retryAt: String(Date.now() + retry.delayMs) } });
     } else {
       await store.transition(m.id, 'queued', { fields: { lastOutcome: reason } });
     }
-    await queue.add('send', data, { jobId: m.id, ...(retry ? { delay: retry.delayMs } : {}) });
+    await queue.add('send', data, { jobId: jobIdOf(data), ...(retry ? { delay: retry.delayMs } : {}) });
   }
 
   /**
@@ -179,7 +181,9 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
       if (cut) logger.info({ provider: m.provider, receiver: m.receiver, scope: outcome.scope, factor, reply: outcome.reply.slice(0, 200) }, 'throttled: rate lowered');
       return;
     }
-    const noAnswer = outcome.kind === 'ambiguous' || outcome.family === 'transient_system';
+    // The provider itself failing: no answer at all, or an HTTP 5xx. (A receiver's 4xx
+    // relayed by an SMTP smarthost says nothing about the smarthost.)
+    const noAnswer = outcome.kind === 'ambiguous' || outcome.rule === 'net.no-response' || outcome.rule === 'http.5xx';
     if (outcome.kind === 'deferred' && outcome.family === 'sender_config') {
       await adjustments.markDown(m.provider, config.failover.downForMs, outcome.reply);
       logger.error({ provider: m.provider, reply: outcome.reply.slice(0, 300) }, 'provider refuses the account: marked down');
