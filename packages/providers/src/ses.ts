@@ -86,6 +86,18 @@ export function createSesProvider(options: SesProviderOptions): Provider {
     },
   });
 
+  // Names each send's request for the tracker (once, on the client: a middleware added
+  // per command would rebuild the stack on every send).
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const id = (args.input as SendEmailCommandInput).EmailTags?.find((t) => t.Name === 'sluice_id')?.Value;
+      const request = args.request as { headers?: Record<string, string> };
+      if (id !== undefined && request.headers) request.headers[SEND_HEADER] = id;
+      return next(args);
+    },
+    { step: 'build', name: 'sluiceSendHeader' },
+  );
+
   function reply(err: SdkError, status: number): Reply {
     const name = err.name ?? 'Error';
     const headers = err.$response?.headers;
@@ -106,14 +118,6 @@ export function createSesProvider(options: SesProviderOptions): Provider {
       const submission = new Submission(context.onSubmitted);
       const command = new SendEmailCommand(toInput(message, context, config.configurationSetName));
       try {
-        command.middlewareStack.add(
-          (next) => async (args) => {
-            const request = args.request as { headers?: Record<string, string> };
-            if (request.headers) request.headers[SEND_HEADER] = message.id;
-            return next(args);
-          },
-          { step: 'build', name: 'sluiceSendHeader' },
-        );
         const unwatch = tracker.watch(message.id, submission);
         const out = await client
           .send(command, context.signal ? { abortSignal: context.signal } : {})
