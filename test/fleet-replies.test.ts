@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { createKeys } from '@sluice/core';
 import { CLASSIFIER_VERSION } from '@sluice/providers';
+import { createSignals } from '@sluice/throttle';
 import { waitFor } from './support/fleet.js';
 import { useFleet } from './support/use-fleet.js';
 
@@ -129,6 +131,20 @@ describe('a sustained 421 storm from one receiver', () => {
     expect(perRecipient).toBeLessThanOrEqual(1.2);
     // Same pace as alone, within the noise of a shared 2-core machine (measured 3–17% slower).
     expect(withStormSeconds).toBeLessThanOrEqual(aloneSeconds * 1.25 + 0.2);
+    // The workers counted it as signals, per key, for the governor to read.
+    // Workers write them once a second.
+    const signals = createSignals({ redis: fleet().redis, keys: createKeys(fleet().prefix) });
+    const stormAttempts = records.filter((r) => r.to.endsWith('@storm.test')).reduce((n, r) => n + r.attempts, 0);
+    const window = await waitFor(async () => {
+      const w = await signals.read({ kind: 'receiver', name: 'storm' }, 300_000);
+      return w.count('attempted') >= stormAttempts ? w : null;
+    }, 5_000, 'the storm’s signals');
+    await signals.close();
+    expect(window.count('attempted')).toBe(stormAttempts);
+    expect(window.count('accepted')).toBe(200);
+    // One attempt can meet two refusals: nodemailer's pool retries a 421 on a fresh connection.
+    expect(window.count('throttled')).toBeGreaterThan(0);
+    expect(window.count('throttled')).toBeLessThanOrEqual(storm.throttled - before.throttled);
     // Every storm recipient got its message exactly once.
     const ids = acceptedBy('storm.test').filter((a) => a.to[0]!.startsWith('s')).map((a) => a.messageId);
     expect(ids).toHaveLength(200);

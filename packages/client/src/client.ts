@@ -11,6 +11,7 @@ import {
 import { createStore, messageId, type AttemptEntry, type MessageRecord, type Store } from '@sluice/store';
 import { createCampaigns, type Campaigns } from './campaigns.js';
 import { QueueCache } from './internal/queues.js';
+import { createClientSuppressions, type ClientSuppressions } from './suppressions.js';
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {
@@ -55,6 +56,8 @@ export interface SluiceClient {
   sendBulk(messages: readonly MessageInput[]): Promise<SendResult[]>;
   readonly campaigns: Campaigns;
   readonly messages: Messages;
+  /** A tenant's suppressed addresses: list, look up, add by hand, remove. */
+  readonly suppressions: ClientSuppressions;
   /** Closes queues, and the connection if the client opened it. */
   close(): Promise<void>;
 }
@@ -130,6 +133,7 @@ export function createClient(options: ClientOptions): SluiceClient {
 
   return {
     campaigns,
+    suppressions: createClientSuppressions(redis, keys, check),
     async send(input) {
       check();
       const item = await validate(input, []);

@@ -7,5 +7,6 @@ export {
   type CampaignStatus,
   type Campaigns,
 } from './campaigns.js';
-export type { AttemptEntry, MessageRecord } from '@sluice/store';
+export { type ClientSuppressions } from './suppressions.js';
+export type { AttemptEntry, MessageRecord, SuppressionEntry, SuppressionPage, SuppressionSource } from '@sluice/store';
 export type { MessageInput } from '@sluice/core';

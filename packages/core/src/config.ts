@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RETRY_FAMILIES, type RetryFamily } from './families.js';
+import { BUILT_IN_ORGANISATIONS } from './organisations.js';
 import { parseInput } from './parse.js';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -28,6 +29,15 @@ const providerBase = {
 };
 
 const secret = z.string().min(1);
+
+function validRegExp(pattern: string): boolean {
+  try {
+    new RegExp(pattern);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const providerSchema = z.discriminatedUnion(
   'kind',
@@ -80,10 +90,18 @@ const providerSchema = z.discriminatedUnion(
 const receiverSchema = z.strictObject({
   /** The receiving organisation's key: one bucket for all its domains. */
   name,
-  /** Exact domains, or `*.example.com` for a domain and its subdomains. */
-  domains: z.array(z.string().min(1).toLowerCase()).min(1),
+  /** Exact domains, or `*.example.com` for a domain and its subdomains. Needed unless `organisation` is set. */
+  domains: z.array(z.string().min(1).toLowerCase()).min(1).optional(),
+  /** An organisation (`organisations`): every domain whose MX hosts are that organisation's. */
+  organisation: name.optional(),
   rate,
   burst: burst.optional(),
+});
+
+const organisationPatternSchema = z.strictObject({
+  name,
+  /** MX host globs: `*` matches any characters, dots included (`*.mail.protection.outlook.com`). */
+  mx: z.array(z.string().min(1).toLowerCase()).min(1),
 });
 
 const retryScheduleSchema = z.strictObject({
@@ -129,6 +147,28 @@ export const configSchema = z
       .default({ ses: providerSchema.parse({ kind: 'ses', rate: 50, burst: 10, concurrency: 16 }) }),
     pools: z.record(name, limitSchema.partial()).default({ default: {} }),
     receivers: z.array(receiverSchema).default([]),
+    /**
+     * Receiving organisations by MX host (DESIGN.md, check order 5): a domain whose MX
+     * hosts are Google's shares Google's receiver bucket. Looked up by the scheduler only.
+     */
+    organisations: z
+      .strictObject({
+        /** Extra organisations, matched before the built-in table. */
+        patterns: z.array(organisationPatternSchema).default([]),
+        /** Use the built-in table (`BUILT_IN_ORGANISATIONS`, `ORGANISATIONS_VERSION`). */
+        builtIn: z.boolean().default(true),
+        /** How long a domain's answer is kept. */
+        cacheTtlMs: z.number().int().positive().default(3_600_000),
+        /** How long a failed lookup, NXDOMAIN or no MX leaves the domain standing alone before asking again. */
+        negativeTtlMs: z.number().int().positive().default(300_000),
+        /** Domains kept in the cache (least recently used go first). */
+        cacheSize: z.number().int().positive().default(100_000),
+        /** `host:port` of the DNS servers to ask; empty means the system's resolver. */
+        dnsServers: z.array(z.string().min(1)).default([]),
+        /** Per lookup: a domain whose DNS is slower stands alone for `negativeTtlMs`. */
+        timeoutMs: z.number().int().positive().default(2_000),
+      })
+      .prefault({}),
     reserves: z
       .strictObject({ critical: z.number().min(0).max(0.9).default(0.2), high: z.number().min(0).max(0.9).default(0) })
       .prefault({}),
@@ -253,6 +293,50 @@ export const configSchema = z
         smtpPort: z.number().int().min(1).max(65535).default(2525),
       })
       .prefault({}),
+    /** Suppression from delivery feedback (ESP webhooks). */
+    suppression: z
+      .strictObject({
+        /**
+         * Soft bounces (a temporary failure the ESP gave up on) of one address suppress it
+         * once `count` of them fall within `windowMs`: one full mailbox is not a dead one.
+         */
+        softBounces: z
+          .strictObject({
+            count: z.number().int().min(1).max(1000).default(3),
+            windowMs: z.number().int().positive().default(7 * 86_400_000),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
+    /** The HTTP API (`apps/api`): ESP webhooks. */
+    api: z
+      .strictObject({
+        host: z.string().min(1).default('127.0.0.1'),
+        port: z.number().int().min(0).max(65535).default(8080),
+        webhooks: z
+          .strictObject({
+            /** SES events through SNS. No topic configured: the route refuses everything. */
+            ses: z
+              .strictObject({
+                /** The only SNS topics accepted. */
+                topicArns: z.array(z.string().regex(/^arn:aws[a-z-]*:sns:/, { message: 'must be an SNS topic ARN' })).default([]),
+                /** Hosts allowed for SigningCertURL and SubscribeURL (a regex); unset: AWS's SNS hosts. */
+                certHostPattern: z
+                  .string()
+                  .refine(validRegExp, { message: 'must be a valid regular expression' })
+                  .optional(),
+              })
+              .prefault({}),
+            /** Else `SENDGRID_WEBHOOK_PUBLIC_KEY`; neither: the route answers 503. */
+            sendgrid: z.strictObject({ publicKey: secret.optional() }).prefault({}),
+            /** Else `MAILGUN_WEBHOOK_SIGNING_KEY` (the webhook signing key, not the API key); neither: 503. */
+            mailgun: z.strictObject({ signingKey: secret.optional() }).prefault({}),
+            /** Signed timestamps (SendGrid, Mailgun) further than this from now are refused as replays. */
+            maxAgeSeconds: z.number().int().min(1).max(3600).default(300),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
   })
   .superRefine((c, ctx) => {
     if (!(c.defaultProvider in c.providers)) {
@@ -276,6 +360,15 @@ export const configSchema = z
         ctx.addIssue({ code: 'custom', path: ['routes', stream], message: 'needs a provider with a weight above 0' });
       }
     }
+    const organisations = new Set([...c.organisations.patterns, ...(c.organisations.builtIn ? BUILT_IN_ORGANISATIONS : [])].map((o) => o.name));
+    c.receivers.forEach((r, i) => {
+      if (r.domains === undefined && r.organisation === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['receivers', i, 'domains'], message: 'needs domains or an organisation' });
+      }
+      if (r.organisation !== undefined && !organisations.has(r.organisation)) {
+        ctx.addIssue({ code: 'custom', path: ['receivers', i, 'organisation'], message: 'names no organisation in organisations.patterns or the built-in table' });
+      }
+    });
     const reserved = c.reserves.critical + c.reserves.high;
     if (reserved >= 1) {
       ctx.addIssue({ code: 'custom', path: ['reserves'], message: 'reserves must add up to less than 1' });

@@ -28,7 +28,16 @@ export {
   type RetryFamily,
 } from './families.js';
 export { loadConfig, DEFAULT_CONFIG_PATH, type LoadConfigOptions } from './load-config.js';
-export { receiverFor, type ReceiverLimit } from './receivers.js';
+export { receiverFor, listedReceiver, receiverOfOrganisation, receiverNamed, type ReceiverLimit } from './receivers.js';
+export {
+  BUILT_IN_ORGANISATIONS,
+  ORGANISATIONS_VERSION,
+  compileOrganisations,
+  normalizeHost,
+  type MxRecord,
+  type OrganisationMatcher,
+  type OrganisationPattern,
+} from './organisations.js';
 export { createKeys, LAYER_KINDS, type Keys, type LayerKind } from './keys.js';
 export {
   FINAL_STATES,

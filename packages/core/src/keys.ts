@@ -25,7 +25,7 @@ export interface Keys {
   slotHolders(provider: string): string;
   /** A message's record: state, attempts, last reply. */
   message(id: string): string;
-  /** A tenant's suppression list (hash address → reason). */
+  /** A tenant's suppression list (hash: lower-cased address → `source|at|provider|reason`). */
   suppression(tenantId: string): string;
   /** A campaign's settings and counters. */
   campaign(campaignId: string): string;
@@ -40,6 +40,14 @@ export interface Keys {
   adjustments(): string;
   /** A message's attempt log (list of JSON entries): reply, family, classifier version. */
   attempts(id: string): string;
+  /** Soft bounces of one address of a tenant (sorted set of event ids by time), for the window. */
+  softBounces(tenantId: string, address: string): string;
+  /** Marks an ESP event applied (string with a TTL), so the ESP's retries of it change nothing. */
+  feedbackEvent(provider: string, eventId: string): string;
+  /** Marks a webhook token seen (string with a TTL): a replayed signed request is refused. */
+  webhookToken(provider: string, token: string): string;
+  /** Outcome counts of one key in one time bucket (hash field → count), for the signals. */
+  signals(kind: string, name: string, bucketStart: number): string;
 }
 
 /** The quota layers, in check order. */
@@ -77,5 +85,9 @@ export function createKeys(prefix = 'sluice'): Keys {
     stats: (sec) => `${prefix}:stats:${sec}`,
     adjustments: () => `${limiter}:adjust`,
     attempts: (id) => `${prefix}:attempts:${id}`,
+    softBounces: (tenantId, address) => `${prefix}:soft:${tenantId}:${address}`,
+    feedbackEvent: (provider, eventId) => `${prefix}:evt:${provider}:${eventId}`,
+    webhookToken: (provider, token) => `${prefix}:whtok:${provider}:${token}`,
+    signals: (kind, name, start) => `${prefix}:sig:${kind}:${name}:${start}`,
   };
 }

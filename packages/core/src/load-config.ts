@@ -21,7 +21,8 @@ export const DEFAULT_CONFIG_PATH = 'sluice.yaml';
  * `REDIS_URL` overrides `redis.url`; `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and
  * `AWS_REGION` fill in SES providers that have none, as `SENDGRID_API_KEY`, `MAILGUN_API_KEY`
  * and `SMTP_PASSWORD` do for their kinds; `SLUICE_SANDBOX_URL` and `SLUICE_SANDBOX_SMTP`
- * (`host:port`) move the sandbox.
+ * (`host:port`) move the sandbox; `SENDGRID_WEBHOOK_PUBLIC_KEY` and `MAILGUN_WEBHOOK_SIGNING_KEY`
+ * fill in the webhook keys (`api.webhooks`) when the file has none.
  * This is the only place that reads `process.env`.
  */
 export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
@@ -53,6 +54,9 @@ export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
     config.sandbox.smtpHost = m[1]!;
     config.sandbox.smtpPort = Number(m[2]);
   }
+  const hooks = config.api.webhooks;
+  hooks.sendgrid.publicKey ??= env.SENDGRID_WEBHOOK_PUBLIC_KEY || undefined;
+  hooks.mailgun.signingKey ??= env.MAILGUN_WEBHOOK_SIGNING_KEY || undefined;
   for (const provider of Object.values(config.providers)) {
     if (provider.kind === 'sendgrid') provider.apiKey ??= env.SENDGRID_API_KEY || undefined;
     if (provider.kind === 'mailgun') provider.apiKey ??= env.MAILGUN_API_KEY || undefined;

@@ -2,7 +2,7 @@ import type { ReceiverPolicy, SluiceConfig } from './config.js';
 
 /** The receiver bucket a recipient domain falls in. */
 export interface ReceiverLimit {
-  /** The bucket's name: the policy's name, or the domain itself. */
+  /** The bucket's name: the policy's name, the domain's organisation, or the domain itself. */
   name: string;
   /** Per second; undefined means no receiver limit. */
   rate: number | undefined;
@@ -10,17 +10,57 @@ export interface ReceiverLimit {
 }
 
 function matches(policy: ReceiverPolicy, domain: string): boolean {
-  return policy.domains.some((d) =>
+  return (policy.domains ?? []).some((d) =>
     d.startsWith('*.') ? domain === d.slice(2) || domain.endsWith(d.slice(1)) : domain === d,
   );
 }
 
+const fromPolicy = (p: ReceiverPolicy): ReceiverLimit => ({ name: p.name, rate: p.rate, burst: p.burst });
+const fromDefaults = (config: SluiceConfig, name: string): ReceiverLimit => ({
+  name,
+  rate: config.defaults.receiver.rate,
+  burst: config.defaults.receiver.burst,
+});
+
 /**
- * Finds the receiver policy for a recipient domain: the first policy that matches, else
- * a bucket of the domain's own with `defaults.receiver`.
+ * The receiver policy whose `domains` list the domain, if any. Config wins over DNS: a
+ * domain listed here is never looked up.
+ */
+export function listedReceiver(config: SluiceConfig, domain: string): ReceiverLimit | undefined {
+  const policy = config.receivers.find((p) => matches(p, domain));
+  return policy ? fromPolicy(policy) : undefined;
+}
+
+/**
+ * Finds the receiver policy for a recipient domain from config alone: the first policy
+ * that lists it, else a bucket of the domain's own with `defaults.receiver`. The
+ * scheduler also asks DNS for the domain's organisation (`receiverOfOrganisation`).
  */
 export function receiverFor(config: SluiceConfig, domain: string): ReceiverLimit {
-  const policy = config.receivers.find((p) => matches(p, domain));
-  if (policy) return { name: policy.name, rate: policy.rate, burst: policy.burst };
-  return { name: domain, rate: config.defaults.receiver.rate, burst: config.defaults.receiver.burst };
+  return listedReceiver(config, domain) ?? fromDefaults(config, domain);
+}
+
+/**
+ * The receiver of a domain not listed by any policy, given its organisation (from its MX
+ * hosts): the policy naming that organisation (or named like it); else, for a known
+ * organisation, a bucket named after the organisation with `defaults.receiver`, so all its
+ * domains still share one bucket (the organisation throttles them as one, whatever limit
+ * we configured); else the domain's own bucket.
+ */
+export function receiverOfOrganisation(config: SluiceConfig, domain: string, organisation: string | undefined): ReceiverLimit {
+  if (organisation === undefined) return fromDefaults(config, domain);
+  // A policy named like the organisation already owns that bucket key: use its limits, so
+  // one key is never charged at two rates.
+  const policy = config.receivers.find((p) => p.organisation === organisation) ?? config.receivers.find((p) => p.name === organisation);
+  return policy ? fromPolicy(policy) : fromDefaults(config, organisation);
+}
+
+/**
+ * A receiver's limits by the name a dispatch job carries (`DispatchJobData.receiver`):
+ * the policy of that name, else `defaults.receiver`. A worker re-admitting a message uses
+ * this, so it charges the bucket the scheduler chose without asking DNS again.
+ */
+export function receiverNamed(config: SluiceConfig, name: string): ReceiverLimit {
+  const policy = config.receivers.find((p) => p.name === name);
+  return policy ? fromPolicy(policy) : fromDefaults(config, name);
 }

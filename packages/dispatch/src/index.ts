@@ -3,3 +3,4 @@ export { createWorker, type SluiceWorker, type WorkerOptions } from './worker.js
 export { backoffMs, planRetry, type RetryPlan } from './retry.js';
 export { route, type RouteChoice } from './routing.js';
 export { watchQuotas, type QuotaWatchOptions } from './quota.js';
+export { createOrganisations, type Organisations, type OrganisationsOptions } from './organisations.js';

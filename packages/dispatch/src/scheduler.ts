@@ -5,6 +5,7 @@ import {
   DISPATCH_JOB_OPTIONS,
   expiresAt,
   jobIdOf,
+  recipientDomain,
   QUEUE_OPTIONS,
   PRIORITY_CLASSES,
   createKeys,
@@ -16,6 +17,7 @@ import {
 import { createProviders, type Provider } from '@sluice/providers';
 import { createStore } from '@sluice/store';
 import { createAdjustments, createLimiter, quotaLayers } from '@sluice/throttle';
+import { createOrganisations } from './organisations.js';
 import { watchQuotas } from './quota.js';
 import { route } from './routing.js';
 
@@ -61,6 +63,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
   const limiter = createLimiter({ redis, reserves: config.reserves, jitterSlackMs: config.jitterSlackMs });
   const adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
+  const organisations = createOrganisations({ config, logger });
   const quotaProviders =
     options.providers ?? createProviders({ ...config, providers: Object.fromEntries(Object.entries(config.providers).filter(([, p]) => p.kind === 'ses')) });
   let stopQuotas: (() => Promise<void>) | undefined;
@@ -124,7 +127,16 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     // 3–5. Class (reserve and horizon) and the quotas in one atomic call, at the rates in
     // effect (lowered after throttles, capped by the provider's account).
     const campaign = m.campaignId !== undefined ? await store.campaignLimit(m.campaignId) : undefined;
-    const { layers, provider, receiver } = quotaLayers(config, keys, { to: m.to, tenantId: m.tenantId, campaign, provider: choice.provider }, adjustments);
+    // The receiver is the domain's organisation by its MX hosts: from the cache without an
+    // await; a miss waits for DNS, at most organisations.timeoutMs.
+    const domain = recipientDomain(m.to);
+    const receiverLimit = organisations.knownReceiverOf(domain) ?? (await organisations.receiverOf(domain));
+    const { layers, provider, receiver } = quotaLayers(
+      config,
+      keys,
+      { to: m.to, tenantId: m.tenantId, campaign, provider: choice.provider, receiver: receiverLimit },
+      adjustments,
+    );
     const request = {
       layers,
       priority: m.priority,
@@ -243,6 +255,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await Promise.all([...workers.values()].map((w) => w.close()));
       await stopQuotas?.();
       adjustments.close();
+      organisations.close();
       for (const p of quotaProviders.values()) await p.close();
       await Promise.all([...dispatch.values(), ...campaignQueues.values(), ...intakeQueues].map((q) => q.close()));
       await redis.quit();

@@ -10,6 +10,7 @@ import {
   expiresAt,
   createKeys,
   jobIdOf,
+  receiverNamed,
   type DispatchJobData,
   type IntakeJobData,
   type RetryCounts,
@@ -17,7 +18,7 @@ import {
 } from '@sluice/core';
 import { createProviders, messageIdHeader, type Outcome, type Provider } from '@sluice/providers';
 import { createStore } from '@sluice/store';
-import { createAdjustments, createLimiter, createSlots, quotaLayers, type Slots } from '@sluice/throttle';
+import { createAdjustments, createLimiter, createSignals, createSlots, quotaLayers, type SignalKey, type Slots } from '@sluice/throttle';
 import { SlotGate } from './gate.js';
 import { planRetry } from './retry.js';
 import { route } from './routing.js';
@@ -48,6 +49,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
   const limiter = createLimiter({ redis, reserves: config.reserves, jitterSlackMs: config.jitterSlackMs });
   const adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
+  const signals = createSignals({ redis, keys });
   const providers = options.providers ?? createProviders(config);
   /** Failures without an answer (or 5xx) in a row, per provider, in this process. */
   const failingInARow = new Map<string, number>();
@@ -124,7 +126,9 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   async function readmitLate(job: Job<DispatchJobData>, token: string | undefined): Promise<boolean> {
     const m = job.data;
     const campaign = m.campaignId !== undefined ? await store.campaignLimit(m.campaignId) : undefined;
-    const { layers } = quotaLayers(config, keys, { to: m.to, tenantId: m.tenantId, campaign, provider: m.provider }, adjustments);
+    // The bucket the scheduler chose (by the domain's organisation), by name: no DNS here.
+    const receiver = receiverNamed(config, m.receiver);
+    const { layers } = quotaLayers(config, keys, { to: m.to, tenantId: m.tenantId, campaign, provider: m.provider, receiver }, adjustments);
     const decision = await limiter.admit({ layers, priority: m.priority, horizonMs: config.horizonsMs[m.priority], waitlist: [] });
     if (decision.outcome === 'granted') return true;
     if (decision.outcome === 'denied') {
@@ -162,7 +166,23 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
    * every process; a daily quota pauses the provider; failures without an answer in a row,
    * or an account that stopped sending, mark the provider down so routing fails over.
    */
+  /** Counts an attempt's outcome for every key it belongs to (what the governor reads). */
+  function count(m: DispatchJobData, outcome: Outcome): void {
+    const on: SignalKey[] = [
+      { kind: 'provider', name: m.provider },
+      { kind: 'receiver', name: m.receiver },
+      { kind: 'pool', name: config.providers[m.provider]?.pool ?? 'default' },
+      { kind: 'stream', name: m.stream },
+      { kind: 'tenant', name: m.tenantId },
+    ];
+    if (m.campaignId !== undefined) on.push({ kind: 'campaign', name: m.campaignId });
+    signals.record(on, 'attempted');
+    if (outcome.kind === 'accepted' || outcome.kind === 'rejected' || outcome.kind === 'throttled') signals.record(on, outcome.kind);
+    else signals.record(on, `deferred:${outcome.kind === 'ambiguous' ? 'ambiguous' : outcome.family}`);
+  }
+
   async function learn(m: DispatchJobData, outcome: Outcome): Promise<void> {
+    count(m, outcome);
     if (outcome.kind === 'accepted') {
       failingInARow.delete(m.provider);
       return;
@@ -342,6 +362,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
       }
       for (const s of slots.values()) await s.close();
       adjustments.close();
+      await signals.close();
       for (const p of providers.values()) await p.close();
       for (const q of intakeQueues.values()) await q.close();
       await redis.quit();

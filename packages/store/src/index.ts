@@ -8,3 +8,15 @@ export {
   type TransitionResult,
 } from './store.js';
 export { messageId } from './ids.js';
+export {
+  SUPPRESSION_SOURCES,
+  createSuppressions,
+  decodeSuppression,
+  encodeSuppression,
+  type SuppressionEntry,
+  type SuppressionPage,
+  type SuppressionSource,
+  type Suppressions,
+  type SuppressionsOptions,
+} from './suppressions.js';
+export { createFeedback, type ApplyResult, type Feedback, type FeedbackOptions } from './feedback.js';

@@ -7,6 +7,7 @@ import {
   type QueuedMessage,
 } from '@sluice/core';
 import { defineScripts, type StoreRedis } from './internal/scripts.js';
+import { encodeSuppression, suppressionReason } from './suppressions.js';
 
 /** What `messages.status(id)` shows: a message's record. */
 export interface MessageRecord {
@@ -31,6 +32,10 @@ export interface MessageRecord {
   createdAt: number;
   updatedAt: number;
   finalAt: number | undefined;
+  /** The last ESP event about it (`delivered`, `bounced_hard`, …; see `@sluice/events`). */
+  lastEvent: string | undefined;
+  /** When that event happened, epoch ms. */
+  lastEventAt: number | undefined;
 }
 
 /** Details written with a final state or a retry. */
@@ -101,7 +106,7 @@ export interface Store {
     state: FinalState,
     details?: OutcomeDetails & { tenantId?: string; campaignId?: string | undefined; to?: string; from?: readonly MessageState[] },
   ): Promise<boolean>;
-  /** The suppression reason of an address for a tenant, or null. */
+  /** Why an address is suppressed for a tenant (`source: reason`), or null. */
   suppressed(tenantId: string, address: string): Promise<string | null>;
   /** A message's state (null: no record) and its recipient's suppression, in one round trip. */
   peek(id: string, tenantId: string, address: string): Promise<{ state: string | null; suppressed: string | null }>;
@@ -157,6 +162,8 @@ function toRecord(keys: Keys, id: string, h: Record<string, string>): MessageRec
     createdAt: num(h.createdAt),
     updatedAt: num(h.updatedAt),
     finalAt: h.finalAt === undefined ? undefined : num(h.finalAt),
+    lastEvent: h.event,
+    lastEventAt: h.eventAt === undefined ? undefined : num(h.eventAt),
   };
 }
 
@@ -234,7 +241,7 @@ export function createStore(options: StoreOptions): Store {
         sent ? `p:${d.provider}` : '',
         sent && d.receiver ? `r:${d.receiver}` : '',
         suppress ? d.to!.toLowerCase() : '',
-        suppress ? `${d.outcome ?? 'rejected'}: ${(d.reply ?? '').slice(0, 500)}` : '',
+        suppress ? encodeSuppression({ source: 'reply', at: now, provider: d.provider, reason: `${d.outcome ?? 'rejected'}: ${d.reply ?? ''}` }) : '',
         (d.from ?? []).join(','),
         ...detailFields(d),
       )) as [number, string];
@@ -247,7 +254,7 @@ export function createStore(options: StoreOptions): Store {
     },
 
     async suppressed(tenantId, address) {
-      return redis.hget(keys.suppression(tenantId), address.toLowerCase());
+      return suppressionReason(await redis.hget(keys.suppression(tenantId), address.toLowerCase()));
     },
 
     async peek(id, tenantId, address) {
@@ -261,7 +268,7 @@ export function createStore(options: StoreOptions): Store {
         if (err) throw err;
         return (v as string | null) ?? null;
       };
-      return { state: value(0), suppressed: value(1) };
+      return { state: value(0), suppressed: suppressionReason(value(1)) };
     },
 
     async campaignLimit(id) {

@@ -17,3 +17,12 @@ export {
   type BackpressureOptions,
   type ProviderStanding,
 } from './adjustments.js';
+export {
+  createSignals,
+  type Signals,
+  type SignalsOptions,
+  type SignalKey,
+  type SignalKind,
+  type SignalField,
+  type SignalWindow,
+} from './signals.js';

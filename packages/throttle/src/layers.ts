@@ -1,4 +1,4 @@
-import { receiverFor, recipientDomain, type Keys, type SluiceConfig } from '@sluice/core';
+import { receiverFor, recipientDomain, type Keys, type ReceiverLimit, type SluiceConfig } from '@sluice/core';
 import type { Adjustments } from './adjustments.js';
 import type { LayerLimit, Layers } from './limiter.js';
 
@@ -16,6 +16,12 @@ export interface LayerSubject {
   campaign?: CampaignLimit | undefined;
   /** Provider id; the config's `defaultProvider` when absent. */
   provider?: string | undefined;
+  /**
+   * The receiver bucket, when the caller already knows it: the scheduler resolves the
+   * domain's organisation (DNS, async) first, and a worker takes the one on the job.
+   * Absent: from config alone (`receiverFor`). Given here so this stays synchronous.
+   */
+  receiver?: ReceiverLimit | undefined;
 }
 
 /**
@@ -45,7 +51,7 @@ export function quotaLayers(
   const providerId = subject.provider ?? config.defaultProvider;
   const provider = config.providers[providerId];
   if (!provider) throw new Error(`unknown provider ${providerId}`);
-  const receiver = receiverFor(config, recipientDomain(subject.to));
+  const receiver = subject.receiver ?? receiverFor(config, recipientDomain(subject.to));
   const pool = config.pools[provider.pool] ?? {};
   const campaign = subject.campaign;
   const tenant = config.defaults.tenant;

@@ -6,6 +6,7 @@ const SCRIPTS = {
   sluiceAccept: { file: 'accept-2.lua', keys: 2 },
   sluiceTransition: { file: 'transition-2.lua', keys: 2 },
   sluiceFinalize: { file: 'finalize-4.lua', keys: 4 },
+  sluiceApplyEvent: { file: 'apply-event-4.lua', keys: 4 },
 };
 
 /** A Redis client with the store's scripts defined. */

@@ -11,7 +11,7 @@
   ARGV[4]  stats field for the provider ('' for none)
   ARGV[5]  stats field for the receiver ('' for none)
   ARGV[6]  address to suppress ('' for none)
-  ARGV[7]  suppression reason
+  ARGV[7]  suppression entry, `reply|<now ms>|<provider>|<outcome>: <reply>` (see suppressions.ts)
   ARGV[8]  states it may be finalized from, comma-separated ('' for any non-final one)
   ARGV[9..] extra field, value pairs for the record
 

@@ -1,0 +1,99 @@
+import { fastify, type FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { createKeys, type ServiceLogger, type SluiceConfig } from '@sluice/core';
+import { createFeedback } from '@sluice/store';
+import { httpsGet } from './internal/https-get.js';
+import { registerMailgunWebhook } from './webhooks-mailgun.js';
+import { readSendgridKey, registerSendgridWebhook } from './webhooks-sendgrid.js';
+import { registerSesWebhook } from './webhooks-ses.js';
+
+/** Options of {@link createApi}. */
+export interface ApiOptions {
+  config: SluiceConfig;
+  logger: ServiceLogger;
+  /** A connection of yours (not closed by the API); else one is opened to `redis.url`. */
+  redis?: Redis | undefined;
+  /**
+   * Fetches an SNS signing certificate (PEM) whose URL passed the checks.
+   * @defaultValue an https GET, 5 s timeout, 64 KiB cap, no redirects
+   */
+  fetchCertificate?: ((url: string) => Promise<string>) | undefined;
+  /**
+   * Confirms an SNS subscription whose message passed every check.
+   * @defaultValue an https GET of the `SubscribeURL`, 5 s timeout
+   */
+  confirmSubscription?: ((subscribeUrl: string) => Promise<void>) | undefined;
+  /** How long applied events are remembered (and so the oldest SNS message taken). @defaultValue 2 days */
+  dedupeTtlSeconds?: number | undefined;
+}
+
+/** The HTTP API. */
+export interface Api {
+  /** The Fastify instance (`server.inject` answers without a socket). */
+  readonly server: FastifyInstance;
+  /** Listens on `api.host:api.port`; resolves with the address. */
+  listen(): Promise<string>;
+  /** Stops taking requests, lets those in flight finish, then closes its own Redis connection. */
+  close(): Promise<void>;
+}
+
+const FETCH = { timeoutMs: 5_000, maxBytes: 64 * 1024 };
+
+/**
+ * Creates the API: the ESP webhooks that feed suppression and delivery history. Each route
+ * verifies before it writes anything; forged, stale, replayed or malformed requests get a
+ * 4xx `{ error: { code, message } }` and change nothing. Logs never carry keys or signatures
+ * (Fastify's own request logging is off: a request line could).
+ */
+export function createApi(options: ApiOptions): Api {
+  const { config, logger } = options;
+  const sendgridKey = readSendgridKey(config.api.webhooks.sendgrid.publicKey);
+  const ownsRedis = options.redis === undefined;
+  const redis = options.redis ?? new Redis(config.redis.url, { maxRetriesPerRequest: 3 });
+  const keys = createKeys(config.redis.prefix);
+  const dedupeTtlSeconds = options.dedupeTtlSeconds ?? 2 * 86_400;
+  const feedback = createFeedback({ redis, keys, softBounces: config.suppression.softBounces, dedupeTtlSeconds });
+  const deps = { config: config.api.webhooks, logger, redis, keys, feedback };
+
+  const server = fastify({ logger: false, trustProxy: false });
+  server.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, _req, reply) => {
+    const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (status === 500) {
+      logger.error({ event: 'api_error', err: err.message }, 'request failed');
+      return reply.code(500).send({ error: { code: 'internal', message: 'the event was not applied; retry later' } });
+    }
+    // Fastify's own refusals: bad JSON, too large, unsupported media type.
+    return reply
+      .code(status)
+      .send({ error: { code: status === 400 ? 'malformed' : (err.code ?? 'bad_request'), message: err.message } });
+  });
+  server.setNotFoundHandler((req, reply) =>
+    reply.code(404).send({ error: { code: 'not_found', message: `no route ${req.method} ${req.url.split('?')[0]}` } }),
+  );
+
+  // One encapsulated scope per route: each reads its body its own way (raw text, raw bytes, JSON).
+  void server.register(async (app) =>
+    registerSesWebhook(app, {
+      ...deps,
+      fetchCertificate: options.fetchCertificate ?? ((url) => httpsGet(url, FETCH)),
+      confirmSubscription: options.confirmSubscription ?? (async (url) => void (await httpsGet(url, FETCH))),
+      maxAgeSeconds: dedupeTtlSeconds,
+    }),
+  );
+  void server.register(async (app) => registerSendgridWebhook(app, { ...deps, publicKey: sendgridKey }));
+  void server.register(async (app) => registerMailgunWebhook(app, deps));
+
+  let closed = false;
+  return {
+    server,
+    async listen() {
+      return server.listen({ host: config.api.host, port: config.api.port });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await server.close();
+      if (ownsRedis) await redis.quit();
+    },
+  };
+}

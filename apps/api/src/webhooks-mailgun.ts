@@ -1,0 +1,59 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  normalizeMailgunEvent,
+  parseMailgunSignature,
+  verifyMailgunSignature,
+  type VerifyFailure,
+} from '@sluice/events';
+import { applyAll, type WebhookDeps } from './internal/deps.js';
+import { STATUS_OF, refuse } from './internal/reply.js';
+
+/**
+ * `POST /webhooks/mailgun`: Mailgun's JSON webhooks. A signature verifies the timestamp and
+ * token only, so a token is accepted once (remembered for the freshness window, after
+ * which the timestamp refuses it anyway). A replay answers 406, which Mailgun never retries.
+ */
+export async function registerMailgunWebhook(app: FastifyInstance, deps: WebhookDeps): Promise<void> {
+  const signingKey = deps.config.mailgun.signingKey;
+  const maxAgeSeconds = deps.config.maxAgeSeconds;
+
+  app.post('/webhooks/mailgun', async (req, reply) => {
+    if (signingKey === undefined) {
+      return refuse(
+        reply,
+        503,
+        'not_configured',
+        'no Mailgun signing key: set api.webhooks.mailgun.signingKey or MAILGUN_WEBHOOK_SIGNING_KEY',
+      );
+    }
+    const refused = (f: VerifyFailure) => {
+      deps.logger.info({ event: 'webhook_refused', provider: 'mailgun', code: f.code }, f.message);
+      return refuse(reply, STATUS_OF[f.code] ?? 400, f.code, f.message);
+    };
+    const parsed = parseMailgunSignature(req.body);
+    if (!parsed.ok) return refused(parsed);
+    const verified = verifyMailgunSignature(parsed.value, signingKey, { maxAgeSeconds });
+    if (!verified.ok) return refused(verified);
+    const token = parsed.value.token;
+    const tokenKey = deps.keys.webhookToken('mailgun', token);
+    // Twice the window: a timestamp up to maxAge in the future stays acceptable that long.
+    const fresh = await deps.redis.set(tokenKey, '1', 'EX', 2 * maxAgeSeconds, 'NX');
+    if (fresh === null) {
+      deps.logger.info(
+        { event: 'webhook_refused', provider: 'mailgun', code: 'replayed' },
+        'Mailgun token seen before',
+      );
+      return refuse(reply, 406, 'replayed', 'this signed request was received before');
+    }
+    const event = normalizeMailgunEvent(req.body);
+    try {
+      const result = await applyAll(deps.feedback, event ? [event] : []);
+      deps.logger.info({ event: 'webhook_applied', provider: 'mailgun', ...result }, 'Mailgun event applied');
+      return result;
+    } catch (err) {
+      // Not applied: let Mailgun's retry of this very request through.
+      await deps.redis.del(tokenKey).catch(() => undefined);
+      throw err;
+    }
+  });
+}

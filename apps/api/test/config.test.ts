@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig, parseConfig } from '@sluice/core';
+import { createApi } from '../src/api.js';
+import { quietLogger } from './support.js';
+
+describe('api and suppression config', () => {
+  it('has defaults, and takes the webhook keys from the environment', () => {
+    const config = loadConfig({
+      env: { SENDGRID_WEBHOOK_PUBLIC_KEY: 'MFkw-key', MAILGUN_WEBHOOK_SIGNING_KEY: 'mg-sign' },
+      path: undefined,
+    });
+    expect(config.api).toEqual({
+      host: '127.0.0.1',
+      port: 8080,
+      webhooks: {
+        ses: { topicArns: [] },
+        sendgrid: { publicKey: 'MFkw-key' },
+        mailgun: { signingKey: 'mg-sign' },
+        maxAgeSeconds: 300,
+      },
+    });
+    expect(config.suppression.softBounces).toEqual({ count: 3, windowMs: 7 * 86_400_000 });
+  });
+
+  it('names the bad field', () => {
+    expect(() => parseConfig({ api: { webhooks: { ses: { topicArns: ['ses-events'] } } } })).toThrow(
+      /api\.webhooks\.ses\.topicArns\.0: must be an SNS topic ARN/,
+    );
+    expect(() => parseConfig({ api: { webhooks: { ses: { certHostPattern: '(' } } } })).toThrow(
+      /api\.webhooks\.ses\.certHostPattern: must be a valid regular expression/,
+    );
+    expect(() => parseConfig({ suppression: { softBounces: { count: 0 } } })).toThrow(
+      /suppression\.softBounces\.count/,
+    );
+    expect(() => parseConfig({ api: { webhooks: { maxAgeSeconds: 0 } } })).toThrow(/api\.webhooks\.maxAgeSeconds/);
+  });
+
+  it('refuses at start a SendGrid key that is not a P-256 public key, naming the field', () => {
+    const config = parseConfig({ api: { webhooks: { sendgrid: { publicKey: 'bm90IGEga2V5' } } } });
+    expect(() => createApi({ config, logger: quietLogger, redis: undefined })).toThrow(
+      /api\.webhooks\.sendgrid\.publicKey/,
+    );
+  });
+});

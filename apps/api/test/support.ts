@@ -1,0 +1,166 @@
+import { execFileSync } from 'node:child_process';
+import { createHmac, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { inject } from 'vitest';
+import { createKeys, parseConfig, parseMessage, type Keys, type QueuedMessage, type ServiceLogger } from '@sluice/core';
+import { snsStringToSign, type SnsEnvelope } from '@sluice/events';
+import { createStore, createSuppressions, messageId, type Store, type Suppressions } from '@sluice/store';
+import { createApi, type Api, type ApiOptions } from '../src/api.js';
+
+export const TOPIC = 'arn:aws:sns:us-east-1:123456789012:ses-events';
+export const CERT_URL = 'https://sns.us-east-1.amazonaws.com/SimpleNotificationService-0123456789abcdef.pem';
+export const MAILGUN_KEY = 'mailgun-webhook-signing-key-test';
+
+/** An RSA key standing in for SNS's, with a self-signed certificate made by the openssl CLI. */
+export function createSnsSigner(): { certificate: string; sign(e: Omit<SnsEnvelope, 'Signature'>): SnsEnvelope } {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-sns-'));
+  try {
+    writeFileSync(join(dir, 'key.pem'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-new',
+        '-key',
+        join(dir, 'key.pem'),
+        '-subj',
+        '/CN=sns.amazonaws.com',
+        '-days',
+        '1',
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      {
+        stdio: 'ignore',
+      },
+    );
+    const certificate = readFileSync(join(dir, 'cert.pem'), 'utf8');
+    return { certificate, sign: (e) => signSns(privateKey, e) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function signSns(key: KeyObject, envelope: Omit<SnsEnvelope, 'Signature'>): SnsEnvelope {
+  const unsigned = { ...envelope, Signature: '' } as SnsEnvelope;
+  const algorithm = envelope.SignatureVersion === '1' ? 'RSA-SHA1' : 'RSA-SHA256';
+  return { ...unsigned, Signature: sign(algorithm, Buffer.from(snsStringToSign(unsigned)), key).toString('base64') };
+}
+
+/** SendGrid's side: a P-256 key pair; the public half as the SendGrid UI shows it. */
+export function createSendgridSigner(): {
+  publicKey: string;
+  headers(body: string, timestamp?: number): Record<string, string>;
+} {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  return {
+    publicKey: publicKey.export({ type: 'spki', format: 'der' }).toString('base64'),
+    headers(body, timestamp = Math.floor(Date.now() / 1000)) {
+      const signature = sign('sha256', Buffer.from(`${timestamp}${body}`), privateKey).toString('base64');
+      return {
+        'content-type': 'application/json',
+        'x-twilio-email-event-webhook-signature': signature,
+        'x-twilio-email-event-webhook-timestamp': String(timestamp),
+      };
+    },
+  };
+}
+
+/** Mailgun's `signature` object for a body, signed with `key`. */
+export function mailgunSignature(
+  key = MAILGUN_KEY,
+  timestamp = Math.floor(Date.now() / 1000),
+  token = randomUUID().replace(/-/g, ''),
+) {
+  const ts = String(timestamp);
+  return {
+    timestamp: ts,
+    token,
+    signature: createHmac('sha256', key)
+      .update(ts + token)
+      .digest('hex'),
+  };
+}
+
+export const quietLogger: ServiceLogger & { lines: string[] } = {
+  lines: [],
+  info(obj, msg) {
+    this.lines.push(JSON.stringify({ ...obj, msg }));
+  },
+  error(obj, msg) {
+    this.lines.push(JSON.stringify({ ...obj, msg }));
+  },
+  fatal(obj, msg) {
+    this.lines.push(JSON.stringify({ ...obj, msg }));
+  },
+};
+
+/** One test file's world: its own key prefix, a store, the API over the test Redis. */
+export interface World {
+  redis: Redis;
+  keys: Keys;
+  store: Store;
+  suppressions: Suppressions;
+  api: Api;
+  /** Accepts a message for `to`, so an event can be matched to its record. */
+  accepted(to: string, tenantId?: string): Promise<QueuedMessage>;
+  /** Every key of the prefix with its content: equal snapshots mean nothing was written. */
+  snapshot(): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+export async function createWorld(config: Record<string, unknown>, options: Partial<ApiOptions> = {}): Promise<World> {
+  const redis = new Redis(inject('redisUrl'));
+  const prefix = `t${randomUUID().slice(0, 8)}`;
+  const keys = createKeys(prefix);
+  const store = createStore({ redis, keys, recordTtlSeconds: 60 });
+  const api = createApi({
+    config: parseConfig({ ...config, redis: { prefix } }),
+    logger: quietLogger,
+    redis,
+    ...options,
+  });
+  await api.server.ready();
+  return {
+    redis,
+    keys,
+    store,
+    suppressions: createSuppressions({ redis, keys }),
+    api,
+    async accepted(to, tenantId = 'acme') {
+      const m = {
+        ...parseMessage({ from: 'a@acme.test', to, subject: 's', text: 't', tenantId }),
+        id: messageId(tenantId),
+        acceptedAt: Date.now(),
+      };
+      await store.accept(m);
+      return m;
+    },
+    async snapshot() {
+      const out: Record<string, unknown> = {};
+      for (const key of (await redis.keys(`${prefix}:*`)).sort()) {
+        const type = await redis.type(key);
+        out[key] =
+          type === 'hash'
+            ? await redis.hgetall(key)
+            : type === 'zset'
+              ? await redis.zrangebyscore(key, '-inf', '+inf', 'WITHSCORES')
+              : type === 'string'
+                ? await redis.get(key)
+                : type;
+      }
+      return out;
+    },
+    async close() {
+      await api.close();
+      const found = await redis.keys(`${prefix}:*`);
+      if (found.length) await redis.del(...found);
+      await redis.quit();
+    },
+  };
+}

@@ -1,0 +1,142 @@
+/**
+ * Receiving organisations by the MX hosts of a recipient domain. A thousand Workspace
+ * domains are one receiver (Google) with one set of limits and one reputation, so they
+ * share one quota key; only their MX hosts say so.
+ */
+
+/** The built-in table's version: bump it with every change, so logs say which table decided. */
+export const ORGANISATIONS_VERSION = '2026.11.30-1';
+
+/** An organisation and the MX host globs that receive its mail. */
+export interface OrganisationPattern {
+  /** The organisation's key (a receiver name when no policy names it). */
+  name: string;
+  /**
+   * MX host globs, lower case, without the trailing dot. `*` matches any run of
+   * characters, dots included, so `*.google.com` is every host under google.com (but not
+   * google.com itself).
+   */
+  mx: readonly string[];
+}
+
+/** One MX record, as `node:dns` returns it. */
+export interface MxRecord {
+  exchange: string;
+  priority: number;
+}
+
+/**
+ * Organisations that receive mail for many domains, by the MX hosts they publish. Each
+ * pattern is a host name the organisation owns: a receiver with its own limits behind it.
+ * Security gateways (Mimecast, Proofpoint) count as receivers too: they accept or refuse
+ * the mail and throttle by their own rules, whoever hosts the mailbox behind them.
+ */
+export const BUILT_IN_ORGANISATIONS: readonly OrganisationPattern[] = [
+  {
+    name: 'google',
+    mx: [
+      // Workspace since 2023: one MX, smtp.google.com; before: ASPMX.L.GOOGLE.COM and
+      // ALT1–ALT4.ASPMX.L.GOOGLE.COM (https://intodns.ai/citations/google-workspace-mx-records).
+      'smtp.google.com',
+      'aspmx.l.google.com',
+      '*.aspmx.l.google.com',
+      // gmail.com's own MX (gmail-smtp-in.l.google.com) and every other Google-run host.
+      '*.google.com',
+      // Older Workspace sets list aspmx2/aspmx3.googlemail.com
+      // (https://gist.github.com/abhiyerra/6f205af59b20cce5523e810e9f3b2f33).
+      '*.googlemail.com',
+    ],
+  },
+  {
+    name: 'microsoft',
+    mx: [
+      // Microsoft 365: <domain-with-dashes>.mail.protection.outlook.com, one per domain
+      // (https://mxrecordchecker.com/resources/microsoft-365-mx-records). Consumer
+      // outlook.com and hotmail.com answer as <domain>.olc.protection.outlook.com (as
+      // resolved; we found no page of Microsoft's that lists it).
+      '*.mail.protection.outlook.com',
+      '*.olc.protection.outlook.com',
+      // New tenants since March 2024: <domain>.<zone>.mx.microsoft
+      // (https://c7solutions.com/2024/02/what-is-mx-microsoft).
+      '*.mx.microsoft',
+    ],
+  },
+  {
+    name: 'yahoo',
+    mx: [
+      // Yahoo and AOL (mx-aol.mail.gm0.yahoodns.net) share one infrastructure, and Yahoo
+      // Business Mail uses mx1/mx2.biz.mail.yahoo.com
+      // (https://www.suped.com/knowledge/email-deliverability/technical/what-are-the-current-yahoo-mail-server-names-and-infrastructure).
+      '*.yahoodns.net',
+      '*.biz.mail.yahoo.com',
+    ],
+  },
+  {
+    name: 'apple',
+    // iCloud Mail and iCloud+ custom domains: mx01/mx02.mail.icloud.com
+    // (https://support.apple.com/102374).
+    mx: ['*.mail.icloud.com'],
+  },
+  {
+    name: 'zoho',
+    // mx, mx2, mx3 in each region: zoho.com, .eu, .in, .com.au, .jp
+    // (https://mxrecordchecker.com/resources/zoho-mx-records).
+    mx: ['mx*.zoho.com', 'mx*.zoho.eu', 'mx*.zoho.in', 'mx*.zoho.com.au', 'mx*.zoho.jp'],
+  },
+  {
+    name: 'yandex',
+    // Yandex 360 for domains: one MX, mx.yandex.net (https://yandex.com.tr/support/kurum/set-mail/mx.html).
+    mx: ['mx.yandex.net', '*.mx.yandex.net'],
+  },
+  {
+    name: 'mimecast',
+    // <region>-smtp-inbound-<n>.mimecast.com (https://gist.github.com/wjessop/682989a200deb38a2a1dfbb880fb5cfa);
+    // "from a sender's perspective, Mimecast is effectively its own mailbox provider"
+    // (https://www.spamresource.com/2024/02/isp-deliverability-guide-mimecast.html).
+    mx: ['*.mimecast.com'],
+  },
+  {
+    name: 'proofpoint',
+    // Proofpoint Essentials: mx1-us1.ppe-hosted.com, mx1-eu1.ppe-hosted.com …
+    // (https://github.com/pect0ral/mail_recon).
+    mx: ['*.ppe-hosted.com'],
+  },
+];
+
+/** Lower case, without the root's trailing dot: how DNS names are compared. */
+export function normalizeHost(host: string): string {
+  const lower = host.toLowerCase();
+  return lower.endsWith('.') ? lower.slice(0, -1) : lower;
+}
+
+function globToRegExp(glob: string): RegExp {
+  const body = normalizeHost(glob)
+    .split('*')
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(`^${body}$`);
+}
+
+/** Finds the organisation of a domain from its MX records. */
+export type OrganisationMatcher = (records: readonly MxRecord[]) => string | undefined;
+
+/**
+ * Compiles patterns into a matcher: the organisation is that of the most preferred MX
+ * host (lowest priority number) that matches a pattern, since that is where mail for the
+ * domain goes first. Patterns are tried in order, so extra ones listed before the
+ * built-ins win. No matching host: undefined, the domain stands alone.
+ */
+export function compileOrganisations(patterns: readonly OrganisationPattern[]): OrganisationMatcher {
+  const compiled = patterns.flatMap((p) => p.mx.map((glob) => ({ name: p.name, re: globToRegExp(glob) })));
+  return (records) => {
+    const byPreference = [...records].sort((a, b) => a.priority - b.priority);
+    for (const record of byPreference) {
+      const host = normalizeHost(record.exchange);
+      // A null MX (RFC 7505, ".") accepts no mail: it names no organisation.
+      if (host === '') continue;
+      const hit = compiled.find((c) => c.re.test(host));
+      if (hit) return hit.name;
+    }
+    return undefined;
+  };
+}

@@ -1,0 +1,122 @@
+import type { Redis } from 'ioredis';
+import type { Keys } from '@sluice/core';
+import type { DeliveryEvent, DeliveryEventKind } from '@sluice/events';
+import { defineScripts, type StoreRedis } from './internal/scripts.js';
+import { encodeSuppression, type SuppressionSource } from './suppressions.js';
+
+/** Options of {@link createFeedback}. */
+export interface FeedbackOptions {
+  /** A connection of the caller's; not closed here. */
+  redis: Redis;
+  keys: Keys;
+  /** `suppression.softBounces` of the config. @defaultValue `{ count: 3, windowMs: 7 days }` */
+  softBounces?: { count: number; windowMs: number } | undefined;
+  /**
+   * How long an applied event is remembered, so the ESP's retries of it count once. Longer
+   * than any ESP retries (SendGrid up to about 24 h, Mailgun about 8 h). @defaultValue 2 days
+   */
+  dedupeTtlSeconds?: number | undefined;
+  /** The clock, epoch ms (tests move it). @defaultValue `Date.now` */
+  now?: (() => number) | undefined;
+}
+
+/** What applying an event did. */
+export interface ApplyResult {
+  /**
+   * `duplicate`: seen before, nothing changed; `recorded`: only the message's record (or
+   * nothing) changed; `counted`: a soft bounce below the threshold; `suppressed`: the address
+   * is suppressed now; `already_suppressed`: it was before.
+   */
+  outcome: 'duplicate' | 'recorded' | 'counted' | 'suppressed' | 'already_suppressed';
+  tenantId: string;
+  /** Soft bounces of the address in the window, for a soft bounce. */
+  softBounces?: number;
+}
+
+/** Applies ESP events. */
+export interface Feedback {
+  apply(event: DeliveryEvent): Promise<ApplyResult>;
+}
+
+const SUPPRESSING: Partial<Record<DeliveryEventKind, SuppressionSource>> = {
+  bounced_hard: 'bounce',
+  complained: 'complaint',
+  unsubscribed: 'unsubscribe',
+};
+
+// Short record values (the record stays a listpack: values under 64 bytes).
+const RECORD_KIND: Record<DeliveryEventKind, string> = {
+  delivered: 'delivered',
+  deferred: 'deferred',
+  bounced_hard: 'bounced_hard',
+  bounced_soft: 'bounced_soft',
+  complained: 'complained',
+  unsubscribed: 'unsubscribed',
+  blocked: 'blocked',
+  dropped: 'dropped',
+};
+
+const CODES = ['duplicate', 'recorded', 'suppressed', 'already_suppressed'] as const;
+
+/**
+ * Turns normalised ESP events into suppression and history, one Lua call per event.
+ *
+ * It lives in the store because it writes what the store owns and others read: the
+ * suppression hash the scheduler's first check reads (in the entry format `finalize`
+ * writes too) and the message record. It takes events already verified and normalised
+ * (`@sluice/events`), so webhooks, a CLI import or a test feed it the same way.
+ *
+ * Idempotent: an event that suppresses or counts is remembered by `eventId` (SET NX with a
+ * TTL, in the same script), so an ESP's retry changes nothing. Other events only set the
+ * record's last event, and only when newer than the one it shows, which a retry cannot
+ * change either; they write no dedupe key, which would cost memory for every delivery.
+ */
+export function createFeedback(options: FeedbackOptions): Feedback {
+  const redis: StoreRedis = defineScripts(options.redis);
+  const { keys } = options;
+  const soft = options.softBounces ?? { count: 3, windowMs: 7 * 86_400_000 };
+  const ttl = options.dedupeTtlSeconds ?? 2 * 86_400;
+  const now = options.now ?? Date.now;
+
+  async function tenantOf(event: DeliveryEvent): Promise<string> {
+    if (event.tenantId) return event.tenantId;
+    if (event.messageId) return (await redis.hget(keys.message(event.messageId), 'tenantId')) || 'default';
+    return 'default';
+  }
+
+  return {
+    async apply(event) {
+      const tenantId = await tenantOf(event);
+      const address = event.recipient.toLowerCase();
+      const source = SUPPRESSING[event.kind];
+      const action = source ? 'suppress' : event.kind === 'bounced_soft' ? 'soft' : 'none';
+      const supKey = keys.suppression(tenantId);
+      const reason =
+        event.enhanced && !event.reason.includes(event.enhanced) ? `${event.enhanced} ${event.reason}` : event.reason;
+      const entry = encodeSuppression({
+        source: source ?? 'soft-bounces',
+        at: now(),
+        provider: event.provider,
+        reason: action === 'soft' ? `${soft.count} soft bounces, last: ${reason || event.kind}` : reason || event.kind,
+      });
+      const [code, count] = (await redis.sluiceApplyEvent(
+        action === 'none' ? supKey : keys.feedbackEvent(event.provider, event.eventId),
+        supKey,
+        action === 'soft' ? keys.softBounces(tenantId, address) : supKey,
+        event.messageId ? keys.message(event.messageId) : supKey,
+        ttl,
+        action,
+        address,
+        entry,
+        event.at,
+        now(),
+        soft.windowMs,
+        soft.count,
+        event.eventId,
+        RECORD_KIND[event.kind],
+      )) as [number, number];
+      const outcome = code === 1 && action === 'soft' ? 'counted' : (CODES[code] ?? 'recorded');
+      return action === 'soft' && code !== 0 ? { outcome, tenantId, softBounces: count } : { outcome, tenantId };
+    },
+  };
+}

@@ -1,0 +1,157 @@
+import type { Redis } from 'ioredis';
+import type { Keys } from '@sluice/core';
+
+/** What a signal is counted for (DESIGN.md, Signals). */
+export type SignalKind = 'provider' | 'receiver' | 'pool' | 'stream' | 'campaign' | 'tenant';
+
+/** One key signals are counted under, e.g. `{ kind: 'receiver', name: 'google' }`. */
+export interface SignalKey {
+  kind: SignalKind;
+  name: string;
+}
+
+/**
+ * What is counted: attempts and their outcomes at the provider or receiver, and what the
+ * ESPs report later (bounces, complaints). `deferred:<family>` counts temporary failures
+ * by reply family. Sluice's own waits (a busy quota) are never signals: a rule must not
+ * react to Sluice holding itself back.
+ */
+export type SignalField =
+  | 'attempted'
+  | 'accepted'
+  | 'rejected'
+  | 'throttled'
+  | 'bounced_hard'
+  | 'bounced_soft'
+  | 'complained'
+  | `deferred:${string}`;
+
+/** Counts of one key over a window. */
+export interface SignalWindow {
+  /** The window actually covered, ms (whole buckets). */
+  windowMs: number;
+  counts: Readonly<Record<string, number>>;
+  /** `counts[field]`, 0 when absent. */
+  count(field: SignalField): number;
+  /** Every `deferred:*` count together. */
+  deferred(): number;
+  /**
+   * `numerator / denominator`, or `undefined` below `minSample` in the denominator: a
+   * ratio over a handful of sends is noise, and acting on it would be a mistake.
+   */
+  ratio(numerator: number, denominator: number, minSample: number): number | undefined;
+}
+
+/** Options of {@link createSignals}. */
+export interface SignalsOptions {
+  /** A connection of the caller's; not closed here. */
+  redis: Redis;
+  keys: Keys;
+  /** Width of one bucket. @defaultValue `10_000` */
+  bucketMs?: number;
+  /** The longest window anyone reads; buckets expire after it. @defaultValue `3_600_000` */
+  retainMs?: number;
+  /** Counts are summed in memory and written this often. @defaultValue `1000` */
+  flushMs?: number;
+}
+
+/** Sliding windows of outcome counts per key, shared by every process through Redis. */
+export interface Signals {
+  /** Counts `n` of `field` for each key (in memory until the next flush). */
+  record(keys: readonly SignalKey[], field: SignalField, n?: number): void;
+  /** Writes what was recorded since the last flush. */
+  flush(): Promise<void>;
+  /** The counts of `key` over the last `windowMs` (whole buckets, the current one included). */
+  read(key: SignalKey, windowMs: number): Promise<SignalWindow>;
+  /** Flushes and stops the timer. */
+  close(): Promise<void>;
+}
+
+function windowOf(windowMs: number, counts: Record<string, number>): SignalWindow {
+  const count = (field: string): number => counts[field] ?? 0;
+  return {
+    windowMs,
+    counts,
+    count,
+    deferred: () => Object.entries(counts).reduce((n, [f, v]) => (f.startsWith('deferred:') ? n + v : n), 0),
+    ratio: (numerator, denominator, minSample) => (denominator < minSample || denominator === 0 ? undefined : numerator / denominator),
+  };
+}
+
+/**
+ * Creates the signal counters. Each key's counts live in one small hash per time bucket
+ * (`keys.signals(kind, name, bucketStart)`), expiring after `retainMs`; a window is the
+ * sum of its buckets. Writers (workers, the webhook API) add up in memory and write once
+ * a second in one pipeline, so a send costs no extra round trip.
+ */
+export function createSignals(options: SignalsOptions): Signals {
+  const { redis, keys } = options;
+  const bucketMs = options.bucketMs ?? 10_000;
+  const retainMs = options.retainMs ?? 3_600_000;
+  const pending = new Map<string, Map<string, number>>();
+  let flushing: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    void self.flush().catch(() => undefined); // kept for the next flush; Redis errors surface on reads
+  }, options.flushMs ?? 1000);
+  timer.unref();
+
+  const bucketKey = (key: SignalKey, start: number): string => keys.signals(key.kind, key.name, start);
+
+  const self: Signals = {
+    record(list, field, n = 1) {
+      const start = Math.floor(Date.now() / bucketMs) * bucketMs;
+      for (const key of list) {
+        const k = bucketKey(key, start);
+        let fields = pending.get(k);
+        if (!fields) {
+          fields = new Map();
+          pending.set(k, fields);
+        }
+        fields.set(field, (fields.get(field) ?? 0) + n);
+      }
+    },
+    flush() {
+      flushing = flushing.then(async () => {
+        if (pending.size === 0) return;
+        const batch = [...pending];
+        pending.clear();
+        const pipeline = redis.pipeline();
+        for (const [k, fields] of batch) {
+          for (const [field, n] of fields) pipeline.hincrby(k, field, n);
+          pipeline.pexpire(k, retainMs + bucketMs);
+        }
+        const results = await pipeline.exec();
+        const failed = results?.find(([err]) => err)?.[0];
+        if (failed) {
+          // Put the counts back: a signal lost to a blip would hide a problem.
+          for (const [k, fields] of batch) {
+            const now = pending.get(k) ?? new Map<string, number>();
+            for (const [field, n] of fields) now.set(field, (now.get(field) ?? 0) + n);
+            pending.set(k, now);
+          }
+          throw failed;
+        }
+      });
+      return flushing;
+    },
+    async read(key, windowMs) {
+      const now = Date.now();
+      const buckets = Math.max(1, Math.ceil(windowMs / bucketMs));
+      const newest = Math.floor(now / bucketMs) * bucketMs;
+      const pipeline = redis.pipeline();
+      for (let i = 0; i < buckets; i++) pipeline.hgetall(bucketKey(key, newest - i * bucketMs));
+      const results = (await pipeline.exec()) ?? [];
+      const counts: Record<string, number> = {};
+      for (const [err, value] of results) {
+        if (err) throw err;
+        for (const [field, n] of Object.entries(value as Record<string, string>)) counts[field] = (counts[field] ?? 0) + Number(n);
+      }
+      return windowOf(buckets * bucketMs, counts);
+    },
+    async close() {
+      clearInterval(timer);
+      await self.flush();
+    },
+  };
+  return self;
+}
