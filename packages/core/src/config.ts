@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RETRY_FAMILIES, type RetryFamily } from './families.js';
+import { governorSchema } from './governor-config.js';
 import { BUILT_IN_ORGANISATIONS } from './organisations.js';
 import { parseInput } from './parse.js';
 
@@ -253,6 +254,8 @@ export const configSchema = z
     routes: z
       .record(name, z.array(z.strictObject({ provider: name, weight: z.number().min(0).default(1) })).min(1))
       .default({}),
+    /** Rules over the signals that lower, restore and pause keys (DESIGN.md, The feedback loop). */
+    governor: governorSchema.prefault({}),
     failover: z
       .strictObject({
         /** Consecutive failures without an answer (or 5xx) after which a provider counts as down. */

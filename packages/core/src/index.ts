@@ -50,3 +50,10 @@ export { INTAKE_JOB_OPTIONS, DISPATCH_JOB_OPTIONS, QUEUE_OPTIONS, jobIdOf, type 
 export { runService, type RunServiceOptions, type ServiceLogger } from './service.js';
 export { defineScripts, type ScriptHost, type ScriptTable, type WithScripts } from './lua.js';
 export { parseInput } from './parse.js';
+export {
+  governorSchema,
+  GOVERNED_SCOPES,
+  DEFAULT_GOVERNOR_RULES,
+  type GovernedScope,
+  type GovernorRule,
+} from './governor-config.js';

@@ -48,6 +48,12 @@ export interface Keys {
   webhookToken(provider: string, token: string): string;
   /** Outcome counts of one key in one time bucket (hash field → count), for the signals. */
   signals(kind: string, name: string, bucketStart: number): string;
+  /** Names that had signals of one kind lately (set), for the governor to visit. */
+  signalIndex(kind: string): string;
+  /** Which scheduler's governor acts (a lease). */
+  governorLeader(): string;
+  /** Every governor decision with its inputs, rule and version (a capped stream). */
+  governorLog(): string;
 }
 
 /** The quota layers, in check order. */
@@ -89,5 +95,8 @@ export function createKeys(prefix = 'sluice'): Keys {
     feedbackEvent: (provider, eventId) => `${prefix}:evt:${provider}:${eventId}`,
     webhookToken: (provider, token) => `${prefix}:whtok:${provider}:${token}`,
     signals: (kind, name, start) => `${prefix}:sig:${kind}:${name}:${start}`,
+    signalIndex: (kind) => `${prefix}:sigidx:${kind}`,
+    governorLeader: () => `${prefix}:gov:leader`,
+    governorLog: () => `${prefix}:gov:log`,
   };
 }

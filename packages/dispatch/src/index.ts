@@ -4,3 +4,4 @@ export { backoffMs, planRetry, type RetryPlan } from './retry.js';
 export { route, type RouteChoice } from './routing.js';
 export { watchQuotas, type QuotaWatchOptions } from './quota.js';
 export { createOrganisations, type Organisations, type OrganisationsOptions } from './organisations.js';
+export { createGovernor, type Governor, type GovernorDecision, type GovernorOptions } from './governor.js';

@@ -1,3 +1,5 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import { DelayedError, Queue, RateLimitError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -16,7 +18,8 @@ import {
 } from '@sluice/core';
 import { createProviders, type Provider } from '@sluice/providers';
 import { createStore } from '@sluice/store';
-import { createAdjustments, createLimiter, quotaLayers } from '@sluice/throttle';
+import { createAdjustments, createLimiter, createSignals, quotaLayers } from '@sluice/throttle';
+import { createGovernor } from './governor.js';
 import { createOrganisations } from './organisations.js';
 import { watchQuotas } from './quota.js';
 import { route } from './routing.js';
@@ -64,6 +67,37 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const limiter = createLimiter({ redis, reserves: config.reserves, jitterSlackMs: config.jitterSlackMs });
   const adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
   const organisations = createOrganisations({ config, logger });
+  const signals = createSignals({ redis, keys });
+  const campaignQueue = (id: string): Queue => {
+    const name = keys.campaignQueue(id);
+    let queue = campaignQueues.get(name);
+    if (!queue) {
+      queue = new Queue(name, { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix });
+      campaignQueues.set(name, queue);
+    }
+    return queue;
+  };
+  const governor = createGovernor({
+    config,
+    redis,
+    keys,
+    adjustments,
+    signals,
+    logger,
+    holder: `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    // As an admin's pause: the flag stops admitted mail at the workers, the queue pause stops admission.
+    async pauseCampaign(id) {
+      await store.setCampaignPaused(id, true);
+      await campaignQueue(id).pause();
+    },
+    async resumeCampaign(id) {
+      await campaignQueue(id).resume();
+      await store.setCampaignPaused(id, false);
+    },
+    async campaignClass(id) {
+      return (await redis.hget(keys.campaign(id), 'priority')) ?? undefined;
+    },
+  });
   const quotaProviders =
     options.providers ?? createProviders({ ...config, providers: Object.fromEntries(Object.entries(config.providers).filter(([, p]) => p.kind === 'ses')) });
   let stopQuotas: (() => Promise<void>) | undefined;
@@ -235,6 +269,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     },
     async start() {
       await adjustments.start();
+      governor.start();
       stopQuotas = watchQuotas({ config, providers: quotaProviders, adjustments, logger });
       for (const q of intakeQueues) watch(q, false);
       const loop = (): void => {
@@ -254,6 +289,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       if (poller) clearTimeout(poller);
       await Promise.all([...workers.values()].map((w) => w.close()));
       await stopQuotas?.();
+      await governor.close();
+      await signals.close();
       adjustments.close();
       organisations.close();
       for (const p of quotaProviders.values()) await p.close();

@@ -177,7 +177,12 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     ];
     if (m.campaignId !== undefined) on.push({ kind: 'campaign', name: m.campaignId });
     signals.record(on, 'attempted');
-    if (outcome.kind === 'accepted' || outcome.kind === 'rejected' || outcome.kind === 'throttled') signals.record(on, outcome.kind);
+    if (outcome.kind === 'throttled') {
+      // A throttle counts against whoever refused: a receiver's 421 says nothing about the
+      // provider (or pool) that carried it, and a provider's 429 nothing about the receiver.
+      const refusedBy = outcome.scope === 'provider' ? ['receiver'] : ['provider', 'pool'];
+      signals.record(on.filter((k) => !refusedBy.includes(k.kind)), 'throttled');
+    } else if (outcome.kind === 'accepted' || outcome.kind === 'rejected') signals.record(on, outcome.kind);
     else signals.record(on, `deferred:${outcome.kind === 'ambiguous' ? 'ambiguous' : outcome.family}`);
   }
 

@@ -39,8 +39,14 @@ export interface Adjustments {
   start(): Promise<void>;
   /** Reads the hash now. */
   refresh(): Promise<void>;
-  /** The share (0..1] of its configured rate a layer key runs at now. */
+  /** The share (0..1] of its configured rate a layer key runs at now: the lower of backpressure's and the governor's. */
   factor(layerKey: string): number;
+  /** The governor's setting of a layer key, if any. */
+  governed(layerKey: string): { factor: number; decidedAt: number; rule: string } | undefined;
+  /** Every layer key the governor has lowered. */
+  governedKeys(): string[];
+  /** Sets (or, with `undefined`, lifts) the governor's factor of a layer key. */
+  setGoverned(layerKey: string, factor: number | undefined, rule: string): Promise<void>;
   /** When a layer key's rate was last lowered (epoch ms), if it ever was. */
   loweredAt(layerKey: string): number | undefined;
   /** A provider's rate cap from its own account limits (SES `MaxSendRate`), if any. */
@@ -101,10 +107,33 @@ export function createAdjustments(options: AdjustmentsOptions): Adjustments {
       fields = await redis.hgetall(key);
     },
     factor(layerKey) {
+      const governed = self.governed(layerKey)?.factor ?? 1;
       const raw = fields[`slow:${layerKey}`];
-      if (raw === undefined) return 1;
+      if (raw === undefined) return governed;
       const [factor, untilMs] = raw.split(',').map(Number) as [number, number];
-      return slowFactor({ factor, untilMs }, Date.now(), backpressure.holdMs);
+      return Math.min(governed, slowFactor({ factor, untilMs }, Date.now(), backpressure.holdMs));
+    },
+    governed(layerKey) {
+      const raw = fields[`gov:${layerKey}`];
+      if (raw === undefined) return undefined;
+      const [factor, decidedAt, rule] = raw.split(',');
+      return { factor: Number(factor), decidedAt: Number(decidedAt), rule: rule ?? '' };
+    },
+    governedKeys() {
+      return Object.keys(fields)
+        .filter((f) => f.startsWith('gov:'))
+        .map((f) => f.slice(4));
+    },
+    async setGoverned(layerKey, factor, rule) {
+      const field = `gov:${layerKey}`;
+      if (factor === undefined || factor >= 1) {
+        delete fields[field];
+        await redis.hdel(key, field);
+        return;
+      }
+      const value = `${factor.toFixed(4)},${Date.now()},${rule}`;
+      fields[field] = value;
+      await redis.hset(key, field, value);
     },
     loweredAt(layerKey) {
       const raw = fields[`slow:${layerKey}`];

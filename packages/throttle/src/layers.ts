@@ -69,13 +69,17 @@ export function quotaLayers(
       effective({ key: keys.bucket('receiver', receiver.name), rate: receiver.rate, burst: receiver.burst }, adjust, providerRate),
       effective({ key: keys.bucket('pool', provider.pool), rate: pool.rate, burst: pool.burst }, adjust),
       campaign
-        ? {
-            key: keys.bucket('campaign', campaign.id),
-            rate: campaign.rate ?? config.defaults.campaign.rate,
-            burst: campaign.burst ?? config.defaults.campaign.burst,
-          }
+        ? effective(
+            {
+              key: keys.bucket('campaign', campaign.id),
+              rate: campaign.rate ?? config.defaults.campaign.rate,
+              burst: campaign.burst ?? config.defaults.campaign.burst,
+            },
+            adjust,
+            providerRate,
+          )
         : { key: keys.bucket('campaign', '-') },
-      { key: keys.bucket('tenant', subject.tenantId), rate: tenant.rate, burst: tenant.burst },
+      effective({ key: keys.bucket('tenant', subject.tenantId), rate: tenant.rate, burst: tenant.burst }, adjust, providerRate),
     ],
   };
 }

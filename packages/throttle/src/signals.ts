@@ -63,6 +63,8 @@ export interface Signals {
   flush(): Promise<void>;
   /** The counts of `key` over the last `windowMs` (whole buckets, the current one included). */
   read(key: SignalKey, windowMs: number): Promise<SignalWindow>;
+  /** Names of `kind` that had signals within the retention. */
+  active(kind: SignalKind): Promise<string[]>;
   /** Flushes and stops the timer. */
   close(): Promise<void>;
 }
@@ -95,6 +97,8 @@ export function createSignals(options: SignalsOptions): Signals {
   }, options.flushMs ?? 1000);
   timer.unref();
 
+  /** Bucket key → the signal key it counts (for the index). */
+  const names = new Map<string, SignalKey>();
   const bucketKey = (key: SignalKey, start: number): string => keys.signals(key.kind, key.name, start);
 
   const self: Signals = {
@@ -106,6 +110,7 @@ export function createSignals(options: SignalsOptions): Signals {
         if (!fields) {
           fields = new Map();
           pending.set(k, fields);
+          names.set(k, key);
         }
         fields.set(field, (fields.get(field) ?? 0) + n);
       }
@@ -115,10 +120,22 @@ export function createSignals(options: SignalsOptions): Signals {
         if (pending.size === 0) return;
         const batch = [...pending];
         pending.clear();
+        const named = new Map(names);
+        names.clear();
         const pipeline = redis.pipeline();
+        const indexed = new Set<string>();
         for (const [k, fields] of batch) {
           for (const [field, n] of fields) pipeline.hincrby(k, field, n);
           pipeline.pexpire(k, retainMs + bucketMs);
+          const key = named.get(k);
+          if (key && !indexed.has(`${key.kind}\n${key.name}`)) {
+            indexed.add(`${key.kind}\n${key.name}`);
+            // Scored by when it was last seen, so the index forgets quiet keys.
+            pipeline.zadd(keys.signalIndex(key.kind), Date.now(), key.name);
+          }
+        }
+        for (const kind of new Set([...indexed].map((k) => k.split('\n')[0]!))) {
+          pipeline.zremrangebyscore(keys.signalIndex(kind), 0, Date.now() - retainMs);
         }
         const results = await pipeline.exec();
         const failed = results?.find(([err]) => err)?.[0];
@@ -128,6 +145,8 @@ export function createSignals(options: SignalsOptions): Signals {
             const now = pending.get(k) ?? new Map<string, number>();
             for (const [field, n] of fields) now.set(field, (now.get(field) ?? 0) + n);
             pending.set(k, now);
+            const key = named.get(k);
+            if (key) names.set(k, key);
           }
           throw failed;
         }
@@ -147,6 +166,9 @@ export function createSignals(options: SignalsOptions): Signals {
         for (const [field, n] of Object.entries(value as Record<string, string>)) counts[field] = (counts[field] ?? 0) + Number(n);
       }
       return windowOf(buckets * bucketMs, counts);
+    },
+    async active(kind) {
+      return redis.zrangebyscore(keys.signalIndex(kind), Date.now() - retainMs, '+inf');
     },
     async close() {
       clearInterval(timer);

@@ -14,7 +14,7 @@ beforeAll(() => {
 });
 afterAll(async () => {
   for (const s of open) await s.close();
-  const found = await redis.keys(`${keys.prefix}:sig:*`);
+  const found = await redis.keys(`${keys.prefix}:sig*`);
   if (found.length) await redis.del(...found);
   await redis.quit();
 });
@@ -75,4 +75,14 @@ describe('signals', () => {
     await s.close();
     expect((await s.read(key, 1_000)).count('accepted')).toBe(3);
   });
+});
+
+it('index the keys that had signals lately, per kind', async () => {
+  const s = createSignals({ redis, keys, bucketMs: 1_000, retainMs: 60_000, flushMs: 1_000 });
+  open.push(s);
+  const name = `r-${randomUUID()}`;
+  s.record([{ kind: 'receiver', name }, { kind: 'provider', name: 'ses' }], 'attempted');
+  await s.flush();
+  expect(await s.active('receiver')).toContain(name);
+  expect(await s.active('campaign')).not.toContain(name);
 });

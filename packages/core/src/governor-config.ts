@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { PRIORITY_CLASSES } from './priority.js';
+
+/** The keys a governor rule can act on (each is a quota layer, or a stream of layers). */
+export const GOVERNED_SCOPES = ['provider', 'receiver', 'pool', 'campaign', 'tenant'] as const;
+/** A key kind the governor adjusts. */
+export type GovernedScope = (typeof GOVERNED_SCOPES)[number];
+
+const signalField = z
+  .string()
+  .regex(/^(attempted|accepted|rejected|throttled|bounced_hard|bounced_soft|complained|deferred:[a-z_]+)$/, {
+    message: 'must be a signal: attempted, accepted, rejected, throttled, bounced_hard, bounced_soft, complained or deferred:<family>',
+  });
+
+const ruleSchema = z
+  .strictObject({
+    /** Named in every decision it takes. */
+    id: z.string().regex(/^[a-z0-9-]{1,64}$/, { message: 'must match [a-z0-9-]{1,64}' }),
+    /** What is counted (a signal field; `deferred:<family>` matches a reply family). */
+    signal: signalField,
+    /** Ratio trigger: `signal / over` above `above`, once `over` reaches `minVolume` in the window. */
+    over: signalField.optional(),
+    above: z.number().min(0).max(1).optional(),
+    minVolume: z.number().int().min(1).default(100),
+    /** Count trigger: at least this many of `signal` in the window (1 = immediate). */
+    atLeast: z.number().int().min(1).optional(),
+    /** The key kind acted on: the one whose signals tripped the rule. */
+    scope: z.enum(GOVERNED_SCOPES),
+    /** Multiplies the key's effective rate (never below the governor's floor). */
+    multiply: z.number().gt(0).max(1).optional(),
+    /** Also pause these classes of the key's campaign (scope campaign only) for `forMs`. */
+    pause: z.array(z.enum(PRIORITY_CLASSES)).optional(),
+    /** How long a pause lasts; a lowered rate recovers by the governor's recovery instead. */
+    forMs: z.number().int().positive().default(3_600_000),
+  })
+  .superRefine((r, ctx) => {
+    if ((r.above === undefined) === (r.atLeast === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['above'], message: 'a rule needs exactly one trigger: above (a ratio, with over) or atLeast (a count)' });
+    }
+    if (r.above !== undefined && r.over === undefined) ctx.addIssue({ code: 'custom', path: ['over'], message: 'a ratio needs the signal it is over' });
+    if (r.multiply === undefined && r.pause === undefined) ctx.addIssue({ code: 'custom', path: ['multiply'], message: 'a rule needs an action: multiply, pause or both' });
+    if (r.pause !== undefined && r.scope !== 'campaign') ctx.addIssue({ code: 'custom', path: ['pause'], message: 'only a campaign can be paused' });
+  });
+
+/** One governor rule, validated. */
+export type GovernorRule = z.output<typeof ruleSchema>;
+
+/**
+ * The default rules (DESIGN.md, The feedback loop): soft bounces over 3% cut a receiver to
+ * 0.7; complaints over 0.1% halve a campaign and pause its normal and low traffic;
+ * provider throttling over 5% cuts the provider to 0.8.
+ */
+export const DEFAULT_GOVERNOR_RULES = [
+  { id: 'soft-bounces', signal: 'bounced_soft', over: 'attempted', above: 0.03, minVolume: 200, scope: 'receiver', multiply: 0.7 },
+  { id: 'complaints', signal: 'complained', over: 'accepted', above: 0.001, minVolume: 1000, scope: 'campaign', multiply: 0.5, pause: ['normal', 'low'] },
+  { id: 'provider-throttling', signal: 'throttled', over: 'attempted', above: 0.05, minVolume: 100, scope: 'provider', multiply: 0.8 },
+] as const;
+
+/** The `governor` section of the config. */
+export const governorSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true),
+    /** Bumped when the rules change; written with every decision. */
+    version: z.string().min(1).default('2026.11.30-1'),
+    /** How often the leader evaluates the rules. */
+    intervalMs: z.number().int().positive().default(1_000),
+    /** The sliding window the rules read. */
+    windowMs: z.number().int().positive().default(60_000),
+    /** No rate goes below this share of its configured rate, unless a rule pauses. */
+    floor: z.number().gt(0).max(1).default(0.05),
+    /** After a cut, a key is not cut again for this long (its effect must show first). */
+    cooldownMs: z.number().int().min(0).default(10_000),
+    /** Recovery: a lowered key gains `step` of its configured rate every `everyMs` while its signals stay below half of every threshold (hysteresis). */
+    recovery: z
+      .strictObject({ step: z.number().gt(0).max(1).default(0.05), everyMs: z.number().int().positive().default(10_000) })
+      .prefault({}),
+    rules: z.array(ruleSchema).default(DEFAULT_GOVERNOR_RULES.map((r) => ruleSchema.parse(r))),
+  })
+  .superRefine((g, ctx) => {
+    const seen = new Set<string>();
+    g.rules.forEach((r, i) => {
+      if (seen.has(r.id)) ctx.addIssue({ code: 'custom', path: ['rules', i, 'id'], message: `repeats rule id ${r.id}` });
+      seen.add(r.id);
+    });
+  });

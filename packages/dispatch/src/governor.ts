@@ -1,0 +1,190 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { GovernorRule, Keys, LayerKind, SluiceConfig } from '@sluice/core';
+import type { Adjustments, SignalKind, Signals, SignalWindow } from '@sluice/throttle';
+
+/** One decision of the governor, as logged (stream `keys.governorLog()` and the process log). */
+export interface GovernorDecision {
+  at: number;
+  /** The rule's id, or `recovery`. */
+  rule: string;
+  version: string;
+  scope: LayerKind;
+  name: string;
+  action: 'lower' | 'restore' | 'pause' | 'resume';
+  /** The key's factor before and after (1 = its configured rate). */
+  from: number;
+  to: number;
+  /** What the rule saw: the counts, the window and the ratio. */
+  inputs: { signal?: string; count?: number; over?: string; volume?: number; ratio?: number; windowMs: number };
+}
+
+/** Options of {@link createGovernor}. */
+export interface GovernorOptions {
+  config: SluiceConfig;
+  /** A connection of the caller's; not closed here. */
+  redis: Redis;
+  keys: Keys;
+  adjustments: Adjustments;
+  signals: Signals;
+  logger: Logger;
+  /** This process's name for the leader lease. */
+  holder: string;
+  /** Pauses a campaign's queue (a rule's `pause`). */
+  pauseCampaign(campaignId: string, reason: string): Promise<void>;
+  /** Resumes a campaign the governor paused, once the pause is over. */
+  resumeCampaign(campaignId: string): Promise<void>;
+  /** Classes of a campaign (its queue's class), to match a rule's `pause` list. */
+  campaignClass(campaignId: string): Promise<string | undefined>;
+}
+
+/** The governor: rules over the signals, acting through the shared adjustments. */
+export interface Governor {
+  start(): void;
+  /** One evaluation (only the leader acts); the decisions it took. */
+  tick(): Promise<GovernorDecision[]>;
+  close(): Promise<void>;
+}
+
+/** Factors are kept to 4 decimals: they are compared, logged and stored as text. */
+const round = (x: number): number => Math.round(x * 10_000) / 10_000;
+
+const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1 or 0`;
+
+/** `signal / over` of a window, or the count, and whether it trips the rule. */
+function evaluate(rule: GovernorRule, w: SignalWindow): { fires: boolean; calm: boolean; inputs: GovernorDecision['inputs'] } {
+  const count = w.count(rule.signal as Parameters<SignalWindow['count']>[0]);
+  if (rule.atLeast !== undefined) {
+    return { fires: count >= rule.atLeast, calm: count < Math.ceil(rule.atLeast / 2), inputs: { signal: rule.signal, count, windowMs: w.windowMs } };
+  }
+  const volume = w.count(rule.over as Parameters<SignalWindow['count']>[0]);
+  const ratio = w.ratio(count, volume, rule.minVolume);
+  const inputs = { signal: rule.signal, count, over: rule.over, volume, ...(ratio !== undefined ? { ratio } : {}), windowMs: w.windowMs };
+  // Hysteresis: a key recovers only while the ratio is below half the threshold (or too few sends to tell).
+  return { fires: ratio !== undefined && ratio > rule.above!, calm: ratio === undefined || ratio < rule.above! / 2, inputs };
+}
+
+/**
+ * Creates the governor. It runs in every scheduler, and the one holding the lease
+ * (`keys.governorLeader()`) acts: no extra process to deploy, and another scheduler takes
+ * over within three ticks when the leader stops. Each tick, for every rule and every key of
+ * its scope that had signals lately, it reads the window since the key's last decision
+ * (never the signals the last cut already answered), and multiplies the key's governed
+ * factor (down to `floor`) or pauses its campaign. A key cut less than `cooldownMs` ago is
+ * left alone, so the effect of one cut shows before the next. A lowered key whose rules are
+ * all calm (below half their threshold) gains `recovery.step` every `recovery.everyMs`:
+ * multiplicative decrease, additive increase. Sluice's own waits are never signals, so its
+ * own holding back cannot trigger a rule.
+ */
+export function createGovernor(options: GovernorOptions): Governor {
+  const { config, redis, keys, adjustments, signals, logger } = options;
+  const g = config.governor;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> = Promise.resolve();
+  let closed = false;
+
+  async function lead(): Promise<boolean> {
+    const won = (await redis.eval(RENEW, 1, keys.governorLeader(), options.holder, g.intervalMs * 3)) as number;
+    return won === 1;
+  }
+
+  async function log(decision: GovernorDecision): Promise<void> {
+    logger.info({ governor: decision }, `governor: ${decision.action} ${decision.scope} ${decision.name} ${decision.from.toFixed(3)} → ${decision.to.toFixed(3)} (${decision.rule})`);
+    await redis.xadd(keys.governorLog(), 'MAXLEN', '~', 10_000, '*', 'decision', JSON.stringify(decision));
+  }
+
+  async function tick(): Promise<GovernorDecision[]> {
+    if (!g.enabled || !(await lead())) return [];
+    await adjustments.refresh();
+    const now = Date.now();
+    const decisions: GovernorDecision[] = [];
+    const calm = new Map<string, boolean>();
+    for (const rule of g.rules) {
+      const scope = rule.scope as LayerKind & SignalKind;
+      for (const name of await signals.active(scope)) {
+        const layerKey = keys.bucket(scope, name);
+        const current = adjustments.governed(layerKey);
+        // Only what happened once the last decision on this key had had its cool-down to
+        // show: the cut already answered what came before (mail admitted before a cut
+        // still goes out at the old rate for a moment).
+        const settled = current ? current.decidedAt + g.cooldownMs : 0;
+        const windowMs = current ? Math.max(1, Math.min(g.windowMs, now - settled)) : g.windowMs;
+        const result = evaluate(rule, await signals.read({ kind: scope, name }, windowMs));
+        calm.set(layerKey, (calm.get(layerKey) ?? true) && result.calm);
+        if (!result.fires) continue;
+        if (current && now - current.decidedAt < g.cooldownMs) continue;
+        if (rule.multiply !== undefined) {
+          const from = current?.factor ?? 1;
+          const to = round(Math.max(g.floor, from * rule.multiply));
+          if (to < from) {
+            await adjustments.setGoverned(layerKey, to, rule.id);
+            decisions.push({ at: now, rule: rule.id, version: g.version, scope, name, action: 'lower', from, to, inputs: result.inputs });
+          }
+        }
+        if (rule.pause !== undefined && scope === 'campaign') {
+          const cls = await options.campaignClass(name);
+          const paused = await redis.hget(keys.adjustments(), `govpause:${name}`);
+          if (cls !== undefined && rule.pause.includes(cls as never) && paused === null) {
+            await options.pauseCampaign(name, `governor rule ${rule.id} (${g.version})`);
+            await redis.hset(keys.adjustments(), `govpause:${name}`, `${now + rule.forMs},${rule.id}`);
+            decisions.push({ at: now, rule: rule.id, version: g.version, scope, name, action: 'pause', from: 1, to: 0, inputs: result.inputs });
+          }
+        }
+      }
+    }
+    // Additive recovery of keys whose every rule is calm.
+    for (const layerKey of adjustments.governedKeys()) {
+      const current = adjustments.governed(layerKey);
+      if (!current || now - current.decidedAt < g.recovery.everyMs || calm.get(layerKey) === false) continue;
+      if (decisions.some((d) => keys.bucket(d.scope, d.name) === layerKey)) continue;
+      const to = round(Math.min(1, current.factor + g.recovery.step));
+      await adjustments.setGoverned(layerKey, to, 'recovery');
+      const [scope, name] = describe(layerKey);
+      decisions.push({ at: now, rule: 'recovery', version: g.version, scope, name, action: 'restore', from: current.factor, to, inputs: { windowMs: now - current.decidedAt } });
+    }
+    // Pauses that are over.
+    const pauses = await redis.hgetall(keys.adjustments());
+    for (const [field, value] of Object.entries(pauses)) {
+      if (!field.startsWith('govpause:')) continue;
+      const [until, rule] = value.split(',');
+      if (Number(until) > now) continue;
+      const name = field.slice('govpause:'.length);
+      await options.resumeCampaign(name);
+      await redis.hdel(keys.adjustments(), field);
+      decisions.push({ at: now, rule: rule ?? '', version: g.version, scope: 'campaign', name, action: 'resume', from: 0, to: 1, inputs: { windowMs: 0 } });
+    }
+    for (const d of decisions) await log(d);
+    return decisions;
+  }
+
+  /** The scope and name of a governed layer key (they are written by `keys.bucket`). */
+  function describe(layerKey: string): [LayerKind, string] {
+    for (const scope of ['provider', 'receiver', 'pool', 'campaign', 'tenant'] as const) {
+      const prefix = keys.bucket(scope, '');
+      if (layerKey.startsWith(prefix)) return [scope, layerKey.slice(prefix.length)];
+    }
+    return ['receiver', layerKey];
+  }
+
+  return {
+    start() {
+      const loop = (): void => {
+        timer = setTimeout(() => {
+          running = tick()
+            .catch((err: unknown) => logger.error({ err }, 'governor tick failed'))
+            .finally(() => {
+              if (!closed) loop();
+            });
+        }, g.intervalMs);
+      };
+      if (g.enabled) loop();
+    },
+    tick,
+    async close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { createKeys, parseConfig, type Keys } from '@sluice/core';
+import { createGovernor, type Governor, type GovernorDecision } from '@sluice/dispatch';
+import { createAdjustments, createSignals, type Adjustments, type Signals } from '@sluice/throttle';
+
+let redis: Redis;
+let keys: Keys;
+const open: { close(): unknown }[] = [];
+
+beforeEach(() => {
+  redis = new Redis(inject('redisUrl'));
+  keys = createKeys(`t-${randomUUID().slice(0, 8)}`);
+});
+afterEach(async () => {
+  for (const o of open.splice(0).reverse()) await o.close();
+  const found = await redis.keys(`*${keys.prefix}*`);
+  if (found.length) await redis.del(...found);
+  await redis.quit();
+});
+
+const config = parseConfig({
+  governor: { cooldownMs: 300, recovery: { step: 0.1, everyMs: 300 } },
+});
+
+interface Setup {
+  governor: Governor;
+  signals: Signals;
+  adjustments: Adjustments;
+  paused: string[];
+  resumed: string[];
+}
+function setup(holder = 'a', cfg = config): Setup {
+  const signals = createSignals({ redis, keys, bucketMs: 100, flushMs: 10_000 });
+  const adjustments = createAdjustments({ redis, keys, backpressure: cfg.backpressure });
+  const paused: string[] = [];
+  const resumed: string[] = [];
+  const governor = createGovernor({
+    config: cfg,
+    redis,
+    keys,
+    adjustments,
+    signals,
+    logger: pino({ level: 'silent' }),
+    holder,
+    pauseCampaign: async (id) => void paused.push(id),
+    resumeCampaign: async (id) => void resumed.push(id),
+    campaignClass: async (id) => (await redis.hget(keys.campaign(id), 'priority')) ?? undefined,
+  });
+  open.push(governor, signals, { close: () => adjustments.close() });
+  return { governor, signals, adjustments, paused, resumed };
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const logged = async (): Promise<GovernorDecision[]> =>
+  (await redis.xrange(keys.governorLog(), '-', '+')).map(([, fields]) => JSON.parse(fields[1]!) as GovernorDecision);
+
+describe('the governor', () => {
+  it('cuts a receiver with soft bounces over 3%, logs why, then recovers it step by step', async () => {
+    const { governor, signals, adjustments } = setup();
+    const yahoo = { kind: 'receiver', name: 'yahoo' } as const;
+    signals.record([yahoo], 'attempted', 300);
+    signals.record([yahoo], 'bounced_soft', 15);
+    await signals.flush();
+    const [cut] = await governor.tick();
+    expect(cut).toMatchObject({ rule: 'soft-bounces', version: config.governor.version, scope: 'receiver', name: 'yahoo', action: 'lower', from: 1, to: 0.7 });
+    expect(cut!.inputs).toMatchObject({ signal: 'bounced_soft', count: 15, over: 'attempted', volume: 300, ratio: 0.05 });
+    expect(adjustments.factor(keys.bucket('receiver', 'yahoo'))).toBeCloseTo(0.7);
+    expect(await logged()).toEqual([cut]);
+
+    // Within the cool-down nothing more happens, whatever the signals.
+    signals.record([yahoo], 'attempted', 300);
+    signals.record([yahoo], 'bounced_soft', 30);
+    await signals.flush();
+    expect(await governor.tick()).toEqual([]);
+
+    // Calm once the cut has had its cool-down (what came before it does not count): additive
+    // recovery, 0.1 a step.
+    await sleep(350);
+    signals.record([yahoo], 'attempted', 300);
+    await signals.flush();
+    expect(await governor.tick()).toMatchObject([{ rule: 'recovery', action: 'restore', from: 0.7, to: 0.8 }]);
+    await sleep(350);
+    expect(await governor.tick()).toMatchObject([{ rule: 'recovery', from: 0.8 }]);
+  });
+
+  it('does not act on a ratio below its minimum volume', async () => {
+    const { governor, signals } = setup();
+    const small = { kind: 'receiver', name: 'tiny.test' } as const;
+    signals.record([small], 'attempted', 50);
+    signals.record([small], 'bounced_soft', 20);
+    await signals.flush();
+    expect(await governor.tick()).toEqual([]);
+  });
+
+  it('halves a campaign with complaints over 0.1% and pauses its low traffic, then resumes it', async () => {
+    const cfg = parseConfig({
+      governor: {
+        rules: [{ id: 'complaints', signal: 'complained', over: 'accepted', above: 0.001, minVolume: 1000, scope: 'campaign', multiply: 0.5, pause: ['normal', 'low'], forMs: 300 }],
+      },
+    });
+    const { governor, signals, adjustments, paused, resumed } = setup('a', cfg);
+    await redis.hset(keys.campaign('spring'), 'priority', 'low');
+    await redis.hset(keys.campaign('receipts'), 'priority', 'high');
+    const spring = { kind: 'campaign', name: 'spring' } as const;
+    const receipts = { kind: 'campaign', name: 'receipts' } as const;
+    signals.record([spring, receipts], 'accepted', 2000);
+    signals.record([spring, receipts], 'complained', 5);
+    await signals.flush();
+    const decisions = await governor.tick();
+    expect(decisions.map((d) => `${d.name} ${d.action}`).sort()).toEqual(['receipts lower', 'spring lower', 'spring pause']);
+    expect(paused).toEqual(['spring']); // a high-class campaign is slowed, not paused
+    expect(adjustments.factor(keys.bucket('campaign', 'spring'))).toBeCloseTo(0.5);
+    await sleep(350);
+    expect((await governor.tick()).filter((d) => d.action === 'resume')).toMatchObject([{ name: 'spring', rule: 'complaints' }]);
+    expect(resumed).toEqual(['spring']);
+  });
+
+  it('acts in one scheduler at a time', async () => {
+    const a = setup('a');
+    const b = setup('b');
+    const sg = { kind: 'provider', name: 'sg' } as const;
+    a.signals.record([sg], 'attempted', 200);
+    a.signals.record([sg], 'throttled', 40);
+    await a.signals.flush();
+    const [first, second] = await Promise.all([a.governor.tick(), b.governor.tick()]);
+    expect([first.length, second.length].sort()).toEqual([0, 1]);
+    expect((await logged()).filter((d) => d.rule === 'provider-throttling')).toHaveLength(1);
+  });
+
+  it('refuses a rule without a trigger or an action, naming the field', () => {
+    expect(() => parseConfig({ governor: { rules: [{ id: 'x', signal: 'complained', scope: 'campaign', multiply: 0.5 }] } })).toThrow(/governor\.rules\.0\.above: a rule needs exactly one trigger/);
+    expect(() => parseConfig({ governor: { rules: [{ id: 'x', signal: 'complained', atLeast: 1, scope: 'receiver' }] } })).toThrow(/governor\.rules\.0\.multiply: a rule needs an action/);
+    expect(() => parseConfig({ governor: { rules: [{ id: 'x', signal: 'nonsense', atLeast: 1, scope: 'receiver', multiply: 0.5 }] } })).toThrow(/governor\.rules\.0\.signal/);
+  });
+});
