@@ -1,7 +1,8 @@
 import { fastify, type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { createKeys, type ServiceLogger, type SluiceConfig } from '@sluice/core';
-import { createFeedback } from '@sluice/store';
+import { createFeedback, createStore } from '@sluice/store';
+import { createSignals, type Signals } from '@sluice/throttle';
 import { httpsGet } from './internal/https-get.js';
 import { registerMailgunWebhook } from './webhooks-mailgun.js';
 import { readSendgridKey, registerSendgridWebhook } from './webhooks-sendgrid.js';
@@ -23,6 +24,12 @@ export interface ApiOptions {
    * @defaultValue an https GET of the `SubscribeURL`, 5 s timeout
    */
   confirmSubscription?: ((subscribeUrl: string) => Promise<void>) | undefined;
+  /**
+   * Where bounces and complaints are counted as signals. Yours is not closed by the API (tests
+   * pass one to decide when it writes); else one is made on the API's Redis connection,
+   * writing once a second, and flushed on close.
+   */
+  signals?: Signals | undefined;
   /** How long applied events are remembered (and so the oldest SNS message taken). @defaultValue 2 days */
   dedupeTtlSeconds?: number | undefined;
 }
@@ -33,14 +40,18 @@ export interface Api {
   readonly server: FastifyInstance;
   /** Listens on `api.host:api.port`; resolves with the address. */
   listen(): Promise<string>;
-  /** Stops taking requests, lets those in flight finish, then closes its own Redis connection. */
+  /**
+   * Stops taking requests, lets those in flight finish, writes the signals counted so far,
+   * then closes its own Redis connection.
+   */
   close(): Promise<void>;
 }
 
 const FETCH = { timeoutMs: 5_000, maxBytes: 64 * 1024 };
 
 /**
- * Creates the API: the ESP webhooks that feed suppression and delivery history. Each route
+ * Creates the API: the ESP webhooks that feed suppression, delivery history and the bounce
+ * and complaint signals (per provider, pool, receiver domain, campaign, tenant). Each route
  * verifies before it writes anything; forged, stale, replayed or malformed requests get a
  * 4xx `{ error: { code, message } }` and change nothing. Logs never carry keys or signatures
  * (Fastify's own request logging is off: a request line could).
@@ -53,7 +64,18 @@ export function createApi(options: ApiOptions): Api {
   const keys = createKeys(config.redis.prefix);
   const dedupeTtlSeconds = options.dedupeTtlSeconds ?? 2 * 86_400;
   const feedback = createFeedback({ redis, keys, softBounces: config.suppression.softBounces, dedupeTtlSeconds });
-  const deps = { config: config.api.webhooks, logger, redis, keys, feedback };
+  const ownsSignals = options.signals === undefined;
+  const signals = options.signals ?? createSignals({ redis, keys });
+  const deps = {
+    config: config.api.webhooks,
+    logger,
+    redis,
+    keys,
+    feedback,
+    store: createStore({ redis, keys }),
+    signals,
+    poolOf: (provider: string) => config.providers[provider]?.pool ?? 'default',
+  };
 
   const server = fastify({ logger: false, trustProxy: false });
   server.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, _req, reply) => {
@@ -93,6 +115,14 @@ export function createApi(options: ApiOptions): Api {
       if (closed) return;
       closed = true;
       await server.close();
+      // Counted in memory until now: written before the connection goes.
+      if (ownsSignals) {
+        try {
+          await signals.close();
+        } catch (err) {
+          logger.error({ event: 'signals_flush_failed', err: (err as Error).message }, 'signals not written');
+        }
+      }
       if (ownsRedis) await redis.quit();
     },
   };

@@ -47,7 +47,7 @@ export async function registerMailgunWebhook(app: FastifyInstance, deps: Webhook
     }
     const event = normalizeMailgunEvent(req.body);
     try {
-      const result = await applyAll(deps.feedback, event ? [event] : []);
+      const result = await applyAll(deps, event ? [event] : []);
       deps.logger.info({ event: 'webhook_applied', provider: 'mailgun', ...result }, 'Mailgun event applied');
       return result;
     } catch (err) {

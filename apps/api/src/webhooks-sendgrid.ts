@@ -79,7 +79,7 @@ export async function registerSendgridWebhook(
       return refuse(reply, 400, 'malformed', 'the body is not JSON');
     }
     if (!Array.isArray(body)) return refuse(reply, 400, 'malformed', 'the body must be a JSON array of events');
-    const result = await applyAll(deps.feedback, normalizeSendgridEvents(body));
+    const result = await applyAll(deps, normalizeSendgridEvents(body));
     deps.logger.info({ event: 'webhook_applied', provider: 'sendgrid', ...result }, 'SendGrid events applied');
     return result;
   });

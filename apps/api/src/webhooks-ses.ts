@@ -68,7 +68,7 @@ export async function registerSesWebhook(app: FastifyInstance, deps: SesWebhookO
     }
     // A signed message that is not an SES event (a test publish) is taken and ignored:
     // refusing it would only make SNS retry it.
-    const result = await applyAll(deps.feedback, normalizeSesEvent(e.Message, e.MessageId));
+    const result = await applyAll(deps, normalizeSesEvent(e.Message, e.MessageId));
     deps.logger.info({ event: 'webhook_applied', provider: 'ses', ...result }, 'SES events applied');
     return result;
   });

@@ -19,7 +19,7 @@ const post = (body: string, headers: Record<string, string>) =>
 
 describe('POST /webhooks/sendgrid (signed Event Webhook)', () => {
   it('a signed batch suppresses a hard bounce and a spam report, not a block, matched to our message', async () => {
-    const m = await world.accepted('hard@example.com');
+    const m = await world.accepted('hard@example.com', 'acme', { campaignId: 'spring', provider: 'sg-main' });
     const body = batch([
       {
         email: 'hard@example.com',
@@ -57,10 +57,22 @@ describe('POST /webhooks/sendgrid (signed Event Webhook)', () => {
     expect(await world.store.suppressed('acme', 'blocked@example.com')).toBeNull();
     expect(await world.store.get(m.id)).toMatchObject({ lastEvent: 'bounced_hard' });
 
+    // The bounce of our message is a signal for every key it was sent under; the spam report
+    // names no message of ours, so it counts nowhere (its provider is unknown).
+    await world.signals.flush();
+    const counts = async (kind: 'provider' | 'receiver' | 'campaign' | 'tenant' | 'pool', name: string) =>
+      (await world.signals.read({ kind, name }, 60_000)).counts;
+    expect(await counts('provider', 'sg-main')).toEqual({ bounced_hard: 1 });
+    expect(await counts('pool', 'default')).toEqual({ bounced_hard: 1 });
+    expect(await counts('receiver', 'example.com')).toEqual({ bounced_hard: 1 });
+    expect(await counts('campaign', 'spring')).toEqual({ bounced_hard: 1 });
+    expect(await counts('tenant', 'acme')).toEqual({ bounced_hard: 1 });
+
     // The same signed request again inside the window (SendGrid's retry): taken, no effect.
     const before = await world.snapshot();
     const again = await post(body, signer.headers(body));
     expect(again.json()).toMatchObject({ duplicates: 2, suppressed: 0 });
+    await world.signals.flush();
     expect(await world.snapshot()).toEqual(before);
   });
 

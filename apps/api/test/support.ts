@@ -8,6 +8,7 @@ import { inject } from 'vitest';
 import { createKeys, parseConfig, parseMessage, type Keys, type QueuedMessage, type ServiceLogger } from '@sluice/core';
 import { snsStringToSign, type SnsEnvelope } from '@sluice/events';
 import { createStore, createSuppressions, messageId, type Store, type Suppressions } from '@sluice/store';
+import { createSignals, type Signals } from '@sluice/throttle';
 import { createApi, type Api, type ApiOptions } from '../src/api.js';
 
 export const TOPIC = 'arn:aws:sns:us-east-1:123456789012:ses-events';
@@ -107,8 +108,10 @@ export interface World {
   store: Store;
   suppressions: Suppressions;
   api: Api;
+  /** The API's signals; written only when a test flushes them, so snapshots stay still. */
+  signals: Signals;
   /** Accepts a message for `to`, so an event can be matched to its record. */
-  accepted(to: string, tenantId?: string): Promise<QueuedMessage>;
+  accepted(to: string, tenantId?: string, extra?: { campaignId?: string; provider?: string }): Promise<QueuedMessage>;
   /** Every key of the prefix with its content: equal snapshots mean nothing was written. */
   snapshot(): Promise<Record<string, unknown>>;
   close(): Promise<void>;
@@ -119,10 +122,12 @@ export async function createWorld(config: Record<string, unknown>, options: Part
   const prefix = `t${randomUUID().slice(0, 8)}`;
   const keys = createKeys(prefix);
   const store = createStore({ redis, keys, recordTtlSeconds: 60 });
+  const signals = createSignals({ redis, keys, flushMs: 3_600_000 });
   const api = createApi({
     config: parseConfig({ ...config, redis: { prefix } }),
     logger: quietLogger,
     redis,
+    signals,
     ...options,
   });
   await api.server.ready();
@@ -132,13 +137,16 @@ export async function createWorld(config: Record<string, unknown>, options: Part
     store,
     suppressions: createSuppressions({ redis, keys }),
     api,
-    async accepted(to, tenantId = 'acme') {
+    signals,
+    async accepted(to, tenantId = 'acme', extra = {}) {
       const m = {
-        ...parseMessage({ from: 'a@acme.test', to, subject: 's', text: 't', tenantId }),
+        ...parseMessage({ from: 'a@acme.test', to, subject: 's', text: 't', tenantId, campaignId: extra.campaignId }),
         id: messageId(tenantId),
         acceptedAt: Date.now(),
       };
       await store.accept(m);
+      // What the worker writes once the provider took it: the record names the provider.
+      if (extra.provider !== undefined) await redis.hset(keys.message(m.id), 'provider', extra.provider);
       return m;
     },
     async snapshot() {
@@ -158,6 +166,7 @@ export async function createWorld(config: Record<string, unknown>, options: Part
     },
     async close() {
       await api.close();
+      await signals.close();
       const found = await redis.keys(`${prefix}:*`);
       if (found.length) await redis.del(...found);
       await redis.quit();

@@ -6,6 +6,8 @@ export {
   type Scenario,
   type DomainBehaviour,
   type AccountQuota,
+  type WebhookTargets,
 } from './scenario.js';
 export { loadScenarioFile } from './scenario-file.js';
 export type { AcceptedMessage, Protocol, SandboxStats, DomainStats } from './recorder.js';
+export type { WebhookKeys } from './internal/context.js';

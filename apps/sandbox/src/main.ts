@@ -88,6 +88,8 @@ async function main(): Promise<void> {
   }
   // Parents read this line: `event` stays first and `url` keeps its form; `smtpPort` is extra.
   process.stdout.write(`${JSON.stringify({ event: 'listening', url: sandbox.url, smtpPort: sandbox.smtpPort })}\n`);
+  // What the api needs to verify the scenario's webhook reports; the keys change every start.
+  logger.info({ webhookKeys: `${sandbox.url}/_sandbox/webhook-keys` }, 'webhook verification keys');
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals): void => {

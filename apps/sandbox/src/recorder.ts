@@ -48,10 +48,16 @@ export interface DomainStats {
 export interface SandboxStats extends DomainStats {
   /** Accepted messages whose Message-ID (or, without one, sluice id) was accepted before. */
   duplicates: number;
+  /** Webhook reports (bounces, complaints, deliveries) posted and answered 2xx. */
+  webhooksSent: number;
+  /** Webhook reports that could not be posted or were answered otherwise. */
+  webhooksFailed: number;
   byDomain: Record<string, DomainStats>;
 }
 
 type Outcome = Exclude<keyof DomainStats, 'accepted'>;
+
+const emptyTotals = () => ({ ...emptyCounts(), duplicates: 0, webhooksSent: 0, webhooksFailed: 0 });
 
 function emptyCounts(): DomainStats {
   return { accepted: 0, throttled: 0, rejected: 0, deferred: 0, dropped: 0 };
@@ -69,7 +75,7 @@ function duplicateKey(message: AcceptedMessage): string | undefined {
 export class Recorder {
   private messages: AcceptedMessage[] = [];
   private seen = new Set<string>();
-  private totals = { ...emptyCounts(), duplicates: 0 };
+  private totals = emptyTotals();
   private domains = new Map<string, DomainStats>();
 
   /** Records an accepted message; says whether it repeats an earlier one (on any protocol). */
@@ -90,6 +96,12 @@ export class Recorder {
   count(domain: string, outcome: Outcome): void {
     this.totals[outcome] += 1;
     this.domain(domain)[outcome] += 1;
+  }
+
+  /** Counts a webhook report as answered 2xx (`sent`) or not (`failed`). */
+  countWebhook(result: 'sent' | 'failed'): void {
+    if (result === 'sent') this.totals.webhooksSent += 1;
+    else this.totals.webhooksFailed += 1;
   }
 
   /** Accepted messages in arrival order (a copy). */
@@ -119,7 +131,7 @@ export class Recorder {
   reset(): void {
     this.messages = [];
     this.seen = new Set();
-    this.totals = { ...emptyCounts(), duplicates: 0 };
+    this.totals = emptyTotals();
     this.domains = new Map();
   }
 

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { pino, type Logger } from 'pino';
-import type { Arrival, SandboxContext } from './internal/context.js';
+import type { Arrival, SandboxContext, WebhookKeys } from './internal/context.js';
 import { readBody, sendSesError } from './internal/http.js';
 import { inspect } from './internal/inspect.js';
 import { mailgunRoute, mailgunSend } from './internal/mailgun.js';
@@ -10,6 +10,15 @@ import { Policy } from './internal/policy.js';
 import { sendgridSend } from './internal/sendgrid.js';
 import { checkCredential, getAccount, sendEmail } from './internal/ses-v2.js';
 import { startSmtp, type SmtpSink } from './internal/smtp.js';
+import {
+  SNS_CERT_PATH,
+  createMailgunSigningKey,
+  createSendgridKeys,
+  loadSnsIdentity,
+  serveSnsCertificate,
+  type SnsIdentity,
+} from './internal/webhook-keys.js';
+import { createReporter } from './internal/webhooks.js';
 import { Recorder, type AcceptedMessage, type SandboxStats } from './recorder.js';
 import { parseScenario } from './scenario.js';
 
@@ -68,9 +77,17 @@ export interface Sandbox {
    * forgets the pairs it saw. @throws `ScenarioError`
    */
   setScenario(scenario: unknown): void;
+  /**
+   * The keys to verify the sandbox's webhooks with, as each ESP shows them (also at
+   * `GET /_sandbox/webhook-keys`). Made at start; they live as long as the sandbox.
+   */
+  webhookKeys(): WebhookKeys;
   /** Forgets records, counts, bucket and greylisting state; keeps the scenario. */
   reset(): void;
-  /** Stops listening (HTTP and SMTP), ends delayed answers and destroys open sockets. Idempotent. */
+  /**
+   * Stops listening (HTTP and SMTP), ends delayed answers, cancels webhook reports not yet
+   * posted and destroys open sockets. Idempotent.
+   */
   close(): Promise<void>;
 }
 
@@ -86,7 +103,9 @@ function urlHost(host: string): string {
  * GetAccount), SendGrid v3 (`POST /v3/mail/send`) and Mailgun v3 (`POST /v3/{domain}/messages`
  * and `…/messages.mime`) on one HTTP port, and SMTP on another. Every protocol behaves per
  * recipient domain as the scenario says (latency, rate limits, bounces, blocks, deferrals,
- * failures, greylisting, dropped connections), sharing one rate bucket per domain.
+ * failures, greylisting, dropped connections), sharing one rate bucket per domain. What
+ * receivers do later (bounce and complaint rates) is posted to the scenario's webhook URLs,
+ * signed as SNS, SendGrid and Mailgun sign, with keys the sandbox makes at start.
  *
  * @throws `ScenarioError` when `options.scenario` is invalid, or the listen error.
  */
@@ -98,6 +117,31 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
   // Pending latency waits, so close() can end them instead of leaving timers behind.
   const waits = new Map<NodeJS.Timeout, () => void>();
   let closing: Promise<void> | undefined;
+  const sendgridKeys = createSendgridKeys();
+  const mailgunSigningKey = createMailgunSigningKey();
+  let sns: SnsIdentity | undefined;
+  try {
+    sns = await loadSnsIdentity();
+  } catch (error) {
+    // Only SES reports need it; everything else works without.
+    logger.warn({ err: error }, 'no SNS signing certificate: SES webhook reports will fail');
+  }
+  let snsCertUrl: string | undefined;
+  const webhookKeys = (): WebhookKeys => ({
+    sendgridPublicKey: sendgridKeys.publicKey,
+    mailgunSigningKey,
+    snsCertificate: sns?.certificate,
+    snsCertUrl,
+  });
+  // The URLs are known once the servers listen; reports come only after an accepted message.
+  const reporter = createReporter({
+    logger,
+    recorder,
+    scenario: () => policy.scenario,
+    signers: { sns, sendgrid: sendgridKeys, mailgunSigningKey },
+    snsCertUrl: () => snsCertUrl,
+    baseUrl: () => url,
+  });
 
   const ctx: SandboxContext = {
     logger,
@@ -107,6 +151,8 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     mailgunApiKey: options.mailgunApiKey,
     policy: () => policy,
     scenario: () => policy.scenario,
+    report: (message) => reporter.accepted(message),
+    webhookKeys,
     setScenario(input) {
       policy = new Policy(parseScenario(input));
       logger.info('scenario replaced');
@@ -166,6 +212,7 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
   const url = `http://${urlHost(host)}:${port}`;
 
   let smtp: SmtpSink;
+  let certServer: Awaited<ReturnType<typeof serveSnsCertificate>> | undefined;
   try {
     smtp = await startSmtp(ctx, {
       port: options.smtpPort ?? 0,
@@ -177,6 +224,13 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     await new Promise((resolve) => server.close(resolve));
     throw error;
   }
+  try {
+    if (sns !== undefined) certServer = await serveSnsCertificate(sns, host);
+  } catch (error) {
+    await Promise.all([new Promise((resolve) => server.close(resolve)), smtp.close()]);
+    throw error;
+  }
+  if (certServer !== undefined) snsCertUrl = `https://${urlHost(host)}:${certServer.port}${SNS_CERT_PATH}`;
   logger.info({ url, smtpPort: smtp.port }, 'sandbox listening');
 
   return {
@@ -186,6 +240,7 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     accepted: () => recorder.accepted(),
     stats: () => recorder.stats(),
     setScenario: (scenario) => ctx.setScenario(scenario),
+    webhookKeys,
     reset: () => ctx.reset(),
     close() {
       closing ??= (async () => {
@@ -197,7 +252,9 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
         const http = new Promise<void>((resolve) => server.close(() => resolve()));
         // Keep-alive sockets (and answers still being written) would hold close() open.
         server.closeAllConnections();
-        await Promise.all([http, smtp.close()]);
+        const tls = new Promise<void>((resolve) => (certServer ? certServer.server.close(() => resolve()) : resolve()));
+        certServer?.server.closeAllConnections();
+        await Promise.all([http, tls, smtp.close(), reporter.close()]);
         logger.info({ url }, 'sandbox closed');
       })();
       return closing;

@@ -57,6 +57,34 @@ export interface DomainBehaviour {
    * code. A 421 closes the connection. @defaultValue {@link GMAIL_THROTTLE_REPLY}
    */
   throttleReply: string;
+  /**
+   * Share (0..1) of the messages accepted for this domain that later hard-bounce, reported by
+   * the webhook of the ESP that took them (SMTP has none). Decided per message from a hash of
+   * its id, so a run repeats exactly. @defaultValue `0`
+   */
+  bounceRate: number;
+  /**
+   * Share (0..1) of the accepted messages not bounced that the recipient reports as spam,
+   * by webhook like {@link DomainBehaviour.bounceRate}. @defaultValue `0`
+   */
+  complaintRate: number;
+}
+
+/**
+ * Where the sandbox posts the events of the messages it accepted, per ESP, signed as that ESP
+ * signs them. An ESP without a URL reports nothing.
+ */
+export interface WebhookTargets {
+  /** SNS notifications of SES event publishing, from topic `topicArn`. */
+  ses?: { url: string; topicArn: string };
+  /** SendGrid's signed Event Webhook. */
+  sendgrid?: { url: string };
+  /** Mailgun's signed webhooks. */
+  mailgun?: { url: string };
+  /** Milliseconds from acceptance to the report. @defaultValue `200` */
+  reportDelayMs: number;
+  /** Report a `delivered` event for every accepted message not bounced. @defaultValue `false` */
+  reportDeliveries: boolean;
 }
 
 /** What GetAccount reports. */
@@ -76,6 +104,8 @@ export interface Scenario {
   default: DomainBehaviour;
   /** Behaviour per domain; keys are lower-case. A listed domain does not inherit `default`. */
   domains: Record<string, DomainBehaviour>;
+  /** Where events are reported. @defaultValue `{ reportDelayMs: 200, reportDeliveries: false }` */
+  webhooks: WebhookTargets;
 }
 
 /** Thrown when a scenario does not validate. `path` names the first bad field. */
@@ -116,6 +146,8 @@ const domainBehaviourSchema = z
       .regex(SMTP_REPLY, { message: 'must be an SMTP reply "<4xx|5xx> <text>"' })
       .refine((reply) => !/[\r\n]/.test(reply), { message: 'must be one line' })
       .default(GMAIL_THROTTLE_REPLY),
+    bounceRate: z.number().min(0).max(1).default(0),
+    complaintRate: z.number().min(0).max(1).default(0),
   })
   .transform((b): DomainBehaviour => {
     const { rate, burst, ...rest } = b;
@@ -130,6 +162,21 @@ const domainBehaviourSchema = z
     return out;
   });
 
+const webhookUrl = z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' });
+
+const webhooksSchema = z.strictObject({
+  ses: z
+    .strictObject({
+      url: webhookUrl,
+      topicArn: z.string().regex(/^arn:aws[a-z-]*:sns:/, { message: 'must be an SNS topic ARN' }),
+    })
+    .optional(),
+  sendgrid: z.strictObject({ url: webhookUrl }).optional(),
+  mailgun: z.strictObject({ url: webhookUrl }).optional(),
+  reportDelayMs: z.number().int().min(0).max(600_000).default(200),
+  reportDeliveries: z.boolean().default(false),
+});
+
 const DOMAIN = /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$/;
 
 const scenarioSchema = z.strictObject({
@@ -142,6 +189,7 @@ const scenarioSchema = z.strictObject({
     .prefault({}),
   default: domainBehaviourSchema.prefault({}),
   domains: z.record(z.string().regex(DOMAIN, { message: 'must be a domain name' }), domainBehaviourSchema).default({}),
+  webhooks: webhooksSchema.prefault({}),
 });
 
 function formatPath(path: readonly PropertyKey[]): string {
@@ -169,7 +217,7 @@ export function parseScenario(input: unknown): Scenario {
     const where = formatPath(path);
     throw new ScenarioError(`invalid scenario at ${where}: ${message}${more}`, where, { cause: result.error });
   }
-  const { account, default: fallback, domains } = result.data;
+  const { account, default: fallback, domains, webhooks } = result.data;
   const lowered: Record<string, DomainBehaviour> = {};
   for (const [domain, behaviour] of Object.entries(domains)) {
     const key = domain.toLowerCase();
@@ -180,5 +228,12 @@ export function parseScenario(input: unknown): Scenario {
     }
     lowered[key] = behaviour;
   }
-  return { account, default: fallback, domains: lowered };
+  const targets: WebhookTargets = {
+    reportDelayMs: webhooks.reportDelayMs,
+    reportDeliveries: webhooks.reportDeliveries,
+  };
+  if (webhooks.ses) targets.ses = webhooks.ses;
+  if (webhooks.sendgrid) targets.sendgrid = webhooks.sendgrid;
+  if (webhooks.mailgun) targets.mailgun = webhooks.mailgun;
+  return { account, default: fallback, domains: lowered, webhooks: targets };
 }

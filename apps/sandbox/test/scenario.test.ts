@@ -16,6 +16,8 @@ const DEFAULTS = {
   dropAfterData: [],
   dropBeforeData: [],
   throttleReply: GMAIL_THROTTLE_REPLY,
+  bounceRate: 0,
+  complaintRate: 0,
 };
 
 function pathOf(input: unknown): string {
@@ -34,6 +36,7 @@ describe('parseScenario', () => {
       account: { maxSendRate: 1000, max24HourSend: 1_000_000, sendingEnabled: true },
       default: DEFAULTS,
       domains: {},
+      webhooks: { reportDelayMs: 200, reportDeliveries: false },
     });
     const scenario = parseScenario({ default: { rate: 0.5 }, domains: { 'Example.COM': { rate: 20, latencyMs: 5 } } });
     expect(scenario.default).toEqual({ ...DEFAULTS, rate: 0.5, burst: 1 });
@@ -87,6 +90,16 @@ describe('parseScenario', () => {
       dropBeforeData: ['y@example.com'],
       throttleReply: '450 4.2.1 Slow down',
     });
+  });
+
+  it('validates the rates and webhook targets', () => {
+    expect(pathOf({ domains: { 'example.com': { bounceRate: 1.5 } } })).toBe('domains.example.com.bounceRate');
+    expect(pathOf({ default: { complaintRate: -0.1 } })).toBe('default.complaintRate');
+    expect(pathOf({ webhooks: { sendgrid: { url: 'not a url' } } })).toBe('webhooks.sendgrid.url');
+    expect(pathOf({ webhooks: { ses: { url: 'http://127.0.0.1:1/ses' } } })).toBe('webhooks.ses.topicArn');
+    expect(pathOf({ webhooks: { postmark: {} } })).toBe('webhooks.postmark');
+    const targets = { sendgrid: { url: 'http://127.0.0.1:1/sg' }, reportDelayMs: 5, reportDeliveries: true };
+    expect(parseScenario({ webhooks: targets }).webhooks).toEqual(targets);
   });
 
   it('rejects unknown keys, naming them', () => {
@@ -149,6 +162,8 @@ describe('setScenario', () => {
       deferred: 0,
       dropped: 0,
       duplicates: 0,
+      webhooksSent: 0,
+      webhooksFailed: 0,
       byDomain: {},
     });
     const { ok } = await settle([ses.send(simpleEmail('a@example.com'))]);

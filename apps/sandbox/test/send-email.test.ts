@@ -38,6 +38,8 @@ describe('SendEmail', () => {
       deferred: 0,
       dropped: 0,
       duplicates: 0,
+      webhooksSent: 0,
+      webhooksFailed: 0,
       byDomain: { 'example.com': { accepted: 1, throttled: 0, rejected: 0, deferred: 0, dropped: 0 } },
     });
   });

@@ -28,6 +28,14 @@ const ruleSchema = z
     scope: z.enum(GOVERNED_SCOPES),
     /** Multiplies the key's effective rate (never below the governor's floor). */
     multiply: z.number().gt(0).max(1).optional(),
+    /**
+     * Cut in proportion instead: to the share that got through, `(1 - ratio) × 0.95`, so
+     * one decision lands just under what the receiver takes (a ratio rule only). With
+     * `multiply` too, the cut is at least that deep.
+     */
+    proportional: z.boolean().default(false),
+    /** This rule's own cool-down, when its effect shows sooner than the governor's default. */
+    cooldownMs: z.number().int().min(0).optional(),
     /** Also pause these classes of the key's campaign (scope campaign only) for `forMs`. */
     pause: z.array(z.enum(PRIORITY_CLASSES)).optional(),
     /** How long a pause lasts; a lowered rate recovers by the governor's recovery instead. */
@@ -38,7 +46,10 @@ const ruleSchema = z
       ctx.addIssue({ code: 'custom', path: ['above'], message: 'a rule needs exactly one trigger: above (a ratio, with over) or atLeast (a count)' });
     }
     if (r.above !== undefined && r.over === undefined) ctx.addIssue({ code: 'custom', path: ['over'], message: 'a ratio needs the signal it is over' });
-    if (r.multiply === undefined && r.pause === undefined) ctx.addIssue({ code: 'custom', path: ['multiply'], message: 'a rule needs an action: multiply, pause or both' });
+    if (r.multiply === undefined && r.pause === undefined && !r.proportional) {
+      ctx.addIssue({ code: 'custom', path: ['multiply'], message: 'a rule needs an action: multiply, proportional, pause' });
+    }
+    if (r.proportional && r.above === undefined) ctx.addIssue({ code: 'custom', path: ['proportional'], message: 'a proportional cut needs a ratio trigger (above, over)' });
     if (r.pause !== undefined && r.scope !== 'campaign') ctx.addIssue({ code: 'custom', path: ['pause'], message: 'only a campaign can be paused' });
   });
 
@@ -48,7 +59,8 @@ export type GovernorRule = z.output<typeof ruleSchema>;
 /**
  * The default rules (DESIGN.md, The feedback loop): soft bounces over 3% cut a receiver to
  * 0.7; complaints over 0.1% halve a campaign and pause its normal and low traffic;
- * provider throttling over 5% cuts the provider to 0.8.
+ * provider throttling over 5% cuts the provider to 0.8. (A proportional rule on receiver
+ * throttling, to converge under a hidden capacity, is not a default yet: see DESIGN.md.)
  */
 export const DEFAULT_GOVERNOR_RULES = [
   { id: 'soft-bounces', signal: 'bounced_soft', over: 'attempted', above: 0.03, minVolume: 200, scope: 'receiver', multiply: 0.7 },
@@ -63,16 +75,18 @@ export const governorSchema = z
     /** Bumped when the rules change; written with every decision. */
     version: z.string().min(1).default('2026.11.30-1'),
     /** How often the leader evaluates the rules. */
-    intervalMs: z.number().int().positive().default(1_000),
+    intervalMs: z.number().int().positive().default(500),
     /** The sliding window the rules read. */
     windowMs: z.number().int().positive().default(60_000),
     /** No rate goes below this share of its configured rate, unless a rule pauses. */
     floor: z.number().gt(0).max(1).default(0.05),
+    /** A decision's effect is judged on at least this much of what followed it (and its cool-down). */
+    evidenceMs: z.number().int().positive().default(1_000),
     /** After a cut, a key is not cut again for this long (its effect must show first). */
     cooldownMs: z.number().int().min(0).default(10_000),
     /** Recovery: a lowered key gains `step` of its configured rate every `everyMs` while its signals stay below half of every threshold (hysteresis). */
     recovery: z
-      .strictObject({ step: z.number().gt(0).max(1).default(0.05), everyMs: z.number().int().positive().default(10_000) })
+      .strictObject({ step: z.number().gt(0).max(1).default(0.01), everyMs: z.number().int().positive().default(1_000) })
       .prefault({}),
     rules: z.array(ruleSchema).default(DEFAULT_GOVERNOR_RULES.map((r) => ruleSchema.parse(r))),
   })

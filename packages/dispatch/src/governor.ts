@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { GovernorRule, Keys, LayerKind, SluiceConfig } from '@sluice/core';
-import type { Adjustments, SignalKind, Signals, SignalWindow } from '@sluice/throttle';
+import { receiverNamed, type GovernorRule, type Keys, type LayerKind, type SluiceConfig } from '@sluice/core';
+import type { Adjustments, Signals, SignalWindow } from '@sluice/throttle';
 
 /** One decision of the governor, as logged (stream `keys.governorLog()` and the process log). */
 export interface GovernorDecision {
@@ -46,6 +46,9 @@ export interface Governor {
   close(): Promise<void>;
 }
 
+/** The span over which a proportional rule measures what a key accepts. */
+const RATE_WINDOW_MS = 5_000;
+
 /** Factors are kept to 4 decimals: they are compared, logged and stored as text. */
 const round = (x: number): number => Math.round(x * 10_000) / 10_000;
 
@@ -53,7 +56,10 @@ const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('
 return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1 or 0`;
 
 /** `signal / over` of a window, or the count, and whether it trips the rule. */
-function evaluate(rule: GovernorRule, w: SignalWindow): { fires: boolean; calm: boolean; inputs: GovernorDecision['inputs'] } {
+function evaluate(
+  rule: GovernorRule,
+  w: SignalWindow,
+): { fires: boolean; calm: boolean; inputs: GovernorDecision['inputs'] } {
   const count = w.count(rule.signal as Parameters<SignalWindow['count']>[0]);
   if (rule.atLeast !== undefined) {
     return { fires: count >= rule.atLeast, calm: count < Math.ceil(rule.atLeast / 2), inputs: { signal: rule.signal, count, windowMs: w.windowMs } };
@@ -61,8 +67,10 @@ function evaluate(rule: GovernorRule, w: SignalWindow): { fires: boolean; calm: 
   const volume = w.count(rule.over as Parameters<SignalWindow['count']>[0]);
   const ratio = w.ratio(count, volume, rule.minVolume);
   const inputs = { signal: rule.signal, count, over: rule.over, volume, ...(ratio !== undefined ? { ratio } : {}), windowMs: w.windowMs };
-  // Hysteresis: a key recovers only while the ratio is below half the threshold (or too few sends to tell).
-  return { fires: ratio !== undefined && ratio > rule.above!, calm: ratio === undefined || ratio < rule.above! / 2, inputs };
+  // Hysteresis: a key recovers only while the ratio is below half the threshold, or, with too
+  // few sends to tell, while nothing bad came at all.
+  const calm = ratio === undefined ? count === 0 : ratio < rule.above! / 2;
+  return { fires: ratio !== undefined && ratio > rule.above!, calm, inputs };
 }
 
 /**
@@ -94,6 +102,41 @@ export function createGovernor(options: GovernorOptions): Governor {
     await redis.xadd(keys.governorLog(), 'MAXLEN', '~', 10_000, '*', 'decision', JSON.stringify(decision));
   }
 
+  /**
+   * A proportional cut's target: just under what got through. That is the rate accepted
+   * over the window when the key's configured rate is known (the limit that binds may be
+   * elsewhere, so the configured rate times the refused share could still be above what
+   * was actually sent), else the current factor times the share that got through.
+   */
+  function proportionalTarget(scope: LayerKind, name: string, from: number, ratio: number, acceptedRate: number | undefined): number {
+    const byShare = from * (1 - ratio) * 0.95;
+    const configured = configuredRate(scope, name);
+    if (configured === undefined || acceptedRate === undefined) return byShare;
+    return Math.min(byShare, (acceptedRate * 0.95) / configured);
+  }
+
+  function configuredRate(scope: LayerKind, name: string): number | undefined {
+    switch (scope) {
+      case 'provider':
+        return config.providers[name]?.rate;
+      case 'receiver':
+        return receiverNamed(config, name).rate;
+      case 'pool':
+        return config.pools[name]?.rate;
+      case 'tenant':
+        return config.defaults.tenant.rate;
+      case 'campaign':
+        return undefined; // its own rate lives on its record
+    }
+  }
+
+  /** How long after a decision by `ruleId` its effect takes to show (a recovery step: at once). */
+  function cooldownOf(ruleId: string): number {
+    if (ruleId === 'recovery') return 0;
+    const rule = g.rules.find((r) => r.id === ruleId);
+    return rule?.cooldownMs ?? g.cooldownMs;
+  }
+
   async function tick(): Promise<GovernorDecision[]> {
     if (!g.enabled || !(await lead())) return [];
     await adjustments.refresh();
@@ -101,24 +144,34 @@ export function createGovernor(options: GovernorOptions): Governor {
     const decisions: GovernorDecision[] = [];
     const calm = new Map<string, boolean>();
     for (const rule of g.rules) {
-      const scope = rule.scope as LayerKind & SignalKind;
+      const scope = rule.scope;
       for (const name of await signals.active(scope)) {
         const layerKey = keys.bucket(scope, name);
         const current = adjustments.governed(layerKey);
         // Only what happened once the last decision on this key had had its cool-down to
         // show: the cut already answered what came before (mail admitted before a cut
         // still goes out at the old rate for a moment).
-        const settled = current ? current.decidedAt + g.cooldownMs : 0;
-        const windowMs = current ? Math.max(1, Math.min(g.windowMs, now - settled)) : g.windowMs;
+        // What came before the last decision on this key (and, after a cut, during its
+        // cool-down) is what that decision already answered.
+        const settled = current ? current.decidedAt + cooldownOf(current.rule) : 0;
+        if (current && now - settled < g.evidenceMs) {
+          // Too soon to tell what the last decision did: neither cut nor restore.
+          calm.set(layerKey, false);
+          continue;
+        }
+        const windowMs = current ? Math.min(g.windowMs, now - settled) : g.windowMs;
         const result = evaluate(rule, await signals.read({ kind: scope, name }, windowMs));
         calm.set(layerKey, (calm.get(layerKey) ?? true) && result.calm);
         if (!result.fires) continue;
-        if (current && now - current.decidedAt < g.cooldownMs) continue;
-        if (rule.multiply !== undefined) {
+        if (rule.multiply !== undefined || rule.proportional) {
           const from = current?.factor ?? 1;
-          const to = round(Math.max(g.floor, from * rule.multiply));
+          // What the key accepts is measured over the last few seconds whatever the last
+          // decision: while we send above it, it is what the receiver takes.
+          const acceptedRate = rule.proportional ? (await signals.read({ kind: scope, name }, RATE_WINDOW_MS)).rate('accepted') : undefined;
+          const target = rule.proportional ? proportionalTarget(scope, name, from, result.inputs.ratio ?? 0, acceptedRate) : 1;
+          const to = round(Math.max(g.floor, Math.min(from * (rule.multiply ?? 1), target)));
           if (to < from) {
-            await adjustments.setGoverned(layerKey, to, rule.id);
+            await adjustments.setGoverned(layerKey, to, rule.id, from);
             decisions.push({ at: now, rule: rule.id, version: g.version, scope, name, action: 'lower', from, to, inputs: result.inputs });
           }
         }
@@ -139,7 +192,7 @@ export function createGovernor(options: GovernorOptions): Governor {
       if (!current || now - current.decidedAt < g.recovery.everyMs || calm.get(layerKey) === false) continue;
       if (decisions.some((d) => keys.bucket(d.scope, d.name) === layerKey)) continue;
       const to = round(Math.min(1, current.factor + g.recovery.step));
-      await adjustments.setGoverned(layerKey, to, 'recovery');
+      await adjustments.setGoverned(layerKey, to, 'recovery', current.factor);
       const [scope, name] = describe(layerKey);
       decisions.push({ at: now, rule: 'recovery', version: g.version, scope, name, action: 'restore', from: current.factor, to, inputs: { windowMs: now - current.decidedAt } });
     }

@@ -49,7 +49,8 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
   const limiter = createLimiter({ redis, reserves: config.reserves, jitterSlackMs: config.jitterSlackMs });
   const adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
-  const signals = createSignals({ redis, keys });
+  // Written four times a second: the governor's reaction time starts here.
+  const signals = createSignals({ redis, keys, flushMs: 250 });
   const providers = options.providers ?? createProviders(config);
   /** Failures without an answer (or 5xx) in a row, per provider, in this process. */
   const failingInARow = new Map<string, number>();
@@ -202,6 +203,8 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
         return;
       }
       const key = outcome.scope === 'provider' ? keys.bucket('provider', m.provider) : keys.bucket('receiver', m.receiver);
+      // A key the governor has set is the governor's to pace.
+      if (config.governor.enabled && adjustments.governed(key) !== undefined) return;
       const { cut, factor } = await adjustments.slowDown(key);
       if (cut) logger.info({ provider: m.provider, receiver: m.receiver, scope: outcome.scope, factor, reply: outcome.reply.slice(0, 200) }, 'throttled: rate lowered');
       return;

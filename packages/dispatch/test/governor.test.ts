@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 
 const config = parseConfig({
-  governor: { cooldownMs: 300, recovery: { step: 0.1, everyMs: 300 } },
+  governor: { cooldownMs: 300, evidenceMs: 100, recovery: { step: 0.1, everyMs: 300 } },
 });
 
 interface Setup {
@@ -32,8 +32,8 @@ interface Setup {
   paused: string[];
   resumed: string[];
 }
-function setup(holder = 'a', cfg = config): Setup {
-  const signals = createSignals({ redis, keys, bucketMs: 100, flushMs: 10_000 });
+function setup(holder = 'a', cfg = config, bucketMs = 100): Setup {
+  const signals = createSignals({ redis, keys, bucketMs, flushMs: 10_000 });
   const adjustments = createAdjustments({ redis, keys, backpressure: cfg.backpressure });
   const paused: string[] = [];
   const resumed: string[] = [];
@@ -77,7 +77,7 @@ describe('the governor', () => {
 
     // Calm once the cut has had its cool-down (what came before it does not count): additive
     // recovery, 0.1 a step.
-    await sleep(350);
+    await sleep(450);
     signals.record([yahoo], 'attempted', 300);
     await signals.flush();
     expect(await governor.tick()).toMatchObject([{ rule: 'recovery', action: 'restore', from: 0.7, to: 0.8 }]);
@@ -97,6 +97,7 @@ describe('the governor', () => {
   it('halves a campaign with complaints over 0.1% and pauses its low traffic, then resumes it', async () => {
     const cfg = parseConfig({
       governor: {
+        evidenceMs: 100,
         rules: [{ id: 'complaints', signal: 'complained', over: 'accepted', above: 0.001, minVolume: 1000, scope: 'campaign', multiply: 0.5, pause: ['normal', 'low'], forMs: 300 }],
       },
     });
@@ -133,5 +134,27 @@ describe('the governor', () => {
     expect(() => parseConfig({ governor: { rules: [{ id: 'x', signal: 'complained', scope: 'campaign', multiply: 0.5 }] } })).toThrow(/governor\.rules\.0\.above: a rule needs exactly one trigger/);
     expect(() => parseConfig({ governor: { rules: [{ id: 'x', signal: 'complained', atLeast: 1, scope: 'receiver' }] } })).toThrow(/governor\.rules\.0\.multiply: a rule needs an action/);
     expect(() => parseConfig({ governor: { rules: [{ id: 'x', signal: 'nonsense', atLeast: 1, scope: 'receiver', multiply: 0.5 }] } })).toThrow(/governor\.rules\.0\.signal/);
+  });
+});
+
+describe('a proportional rule', () => {
+  it('cuts a receiver to just under what it accepted, measured over the last seconds', async () => {
+    const cfg = parseConfig({
+      receivers: [{ name: 'slow', domains: ['slow.test'], rate: 160 }],
+      governor: { rules: [{ id: 'receiver-throttling', signal: 'throttled', over: 'attempted', above: 0.02, minVolume: 20, scope: 'receiver', proportional: true, cooldownMs: 100 }] },
+    });
+    const { governor, adjustments } = setup('a', cfg, 1000);
+    // Three whole seconds at 40 accepted and 35 refused a second (the one before is a partial first second).
+    const now = Date.now();
+    for (const ago of [4, 3, 2, 1]) {
+      const at = now - ago * 1000;
+      await redis.hset(keys.signals('receiver', 'slow', Math.floor(at / 1000) * 1000), 'attempted', 75, 'accepted', 40, 'throttled', 35);
+    }
+    await redis.zadd(keys.signalIndex('receiver'), now, 'slow');
+    const [cut] = await governor.tick();
+    expect(cut).toMatchObject({ rule: 'receiver-throttling', action: 'lower', from: 1 });
+    // 40 accepted a second × 0.95 against the 160 configured, not (1 − 47%) × 0.95.
+    expect(cut!.to).toBeCloseTo((40 * 0.95) / 160, 2);
+    expect(adjustments.factor(keys.bucket('receiver', 'slow'))).toBe(cut!.to);
   });
 });

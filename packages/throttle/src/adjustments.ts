@@ -39,15 +39,15 @@ export interface Adjustments {
   start(): Promise<void>;
   /** Reads the hash now. */
   refresh(): Promise<void>;
-  /** The share (0..1] of its configured rate a layer key runs at now: the lower of backpressure's and the governor's. */
+  /** The share (0..1] of its configured rate a layer key runs at now: the governor's, else backpressure's. */
   factor(layerKey: string): number;
   /** The governor's setting of a layer key, if any. */
-  governed(layerKey: string): { factor: number; decidedAt: number; rule: string } | undefined;
+  governed(layerKey: string): { factor: number; decidedAt: number; rule: string; from: number } | undefined;
   /** Every layer key the governor has lowered. */
   governedKeys(): string[];
   /** Sets (or, with `undefined`, lifts) the governor's factor of a layer key. */
-  setGoverned(layerKey: string, factor: number | undefined, rule: string): Promise<void>;
-  /** When a layer key's rate was last lowered (epoch ms), if it ever was. */
+  setGoverned(layerKey: string, factor: number | undefined, rule: string, from?: number): Promise<void>;
+  /** When a layer key's rate was last cut deeply (epoch ms), if it was. */
   loweredAt(layerKey: string): number | undefined;
   /** A provider's rate cap from its own account limits (SES `MaxSendRate`), if any. */
   cap(provider: string): number | undefined;
@@ -107,35 +107,42 @@ export function createAdjustments(options: AdjustmentsOptions): Adjustments {
       fields = await redis.hgetall(key);
     },
     factor(layerKey) {
-      const governed = self.governed(layerKey)?.factor ?? 1;
+      // Once the governor has set a key it owns it: backpressure is the brake for the
+      // moment before the governor's first decision, not a second controller fighting it.
+      const governed = self.governed(layerKey);
+      if (governed !== undefined) return governed.factor;
       const raw = fields[`slow:${layerKey}`];
-      if (raw === undefined) return governed;
+      if (raw === undefined) return 1;
       const [factor, untilMs] = raw.split(',').map(Number) as [number, number];
-      return Math.min(governed, slowFactor({ factor, untilMs }, Date.now(), backpressure.holdMs));
+      return slowFactor({ factor, untilMs }, Date.now(), backpressure.holdMs);
     },
     governed(layerKey) {
       const raw = fields[`gov:${layerKey}`];
       if (raw === undefined) return undefined;
-      const [factor, decidedAt, rule] = raw.split(',');
-      return { factor: Number(factor), decidedAt: Number(decidedAt), rule: rule ?? '' };
+      const [factor, decidedAt, rule, from] = raw.split(',');
+      return { factor: Number(factor), decidedAt: Number(decidedAt), rule: rule ?? '', from: from === undefined ? 1 : Number(from) };
     },
     governedKeys() {
       return Object.keys(fields)
         .filter((f) => f.startsWith('gov:'))
         .map((f) => f.slice(4));
     },
-    async setGoverned(layerKey, factor, rule) {
+    async setGoverned(layerKey, factor, rule, from = 1) {
       const field = `gov:${layerKey}`;
       if (factor === undefined || factor >= 1) {
         delete fields[field];
         await redis.hdel(key, field);
         return;
       }
-      const value = `${factor.toFixed(4)},${Date.now()},${rule}`;
+      const value = `${factor.toFixed(4)},${Date.now()},${rule},${from.toFixed(4)}`;
       fields[field] = value;
       await redis.hset(key, field, value);
     },
     loweredAt(layerKey) {
+      // Only a deep cut (to 60% or less) sends admitted mail back to the limiter: for a
+      // shallow one, the churn of asking again costs more than the few sends it spares.
+      const governed = self.governed(layerKey);
+      if (governed !== undefined) return governed.rule !== 'recovery' && governed.factor <= governed.from * 0.6 ? governed.decidedAt : undefined;
       const raw = fields[`slow:${layerKey}`];
       return raw === undefined ? undefined : Number(raw.split(',')[2]);
     },

@@ -30,6 +30,13 @@ export type SignalField =
 export interface SignalWindow {
   /** The window actually covered, ms (whole buckets). */
   windowMs: number;
+  /** How much of it had any signal at all, ms. */
+  activeMs: number;
+  /**
+   * Per second over the window's complete buckets that had signals (the current bucket is
+   * still filling, and idle buckets say nothing about a rate); `undefined` without any.
+   */
+  rate(field: SignalField): number | undefined;
   counts: Readonly<Record<string, number>>;
   /** `counts[field]`, 0 when absent. */
   count(field: SignalField): number;
@@ -47,9 +54,9 @@ export interface SignalsOptions {
   /** A connection of the caller's; not closed here. */
   redis: Redis;
   keys: Keys;
-  /** Width of one bucket. @defaultValue `10_000` */
+  /** Width of one bucket: how finely the governor can tell before from after its decisions. @defaultValue `1000` */
   bucketMs?: number;
-  /** The longest window anyone reads; buckets expire after it. @defaultValue `3_600_000` */
+  /** The longest window anyone reads; buckets expire after it. @defaultValue `300_000` */
   retainMs?: number;
   /** Counts are summed in memory and written this often. @defaultValue `1000` */
   flushMs?: number;
@@ -69,10 +76,12 @@ export interface Signals {
   close(): Promise<void>;
 }
 
-function windowOf(windowMs: number, counts: Record<string, number>): SignalWindow {
+function windowOf(windowMs: number, activeMs: number, counts: Record<string, number>, complete: { ms: number; counts: Record<string, number> }): SignalWindow {
   const count = (field: string): number => counts[field] ?? 0;
   return {
     windowMs,
+    activeMs,
+    rate: (field) => (complete.ms > 0 ? ((complete.counts[field] ?? 0) * 1000) / complete.ms : undefined),
     counts,
     count,
     deferred: () => Object.entries(counts).reduce((n, [f, v]) => (f.startsWith('deferred:') ? n + v : n), 0),
@@ -88,8 +97,8 @@ function windowOf(windowMs: number, counts: Record<string, number>): SignalWindo
  */
 export function createSignals(options: SignalsOptions): Signals {
   const { redis, keys } = options;
-  const bucketMs = options.bucketMs ?? 10_000;
-  const retainMs = options.retainMs ?? 3_600_000;
+  const bucketMs = options.bucketMs ?? 1_000;
+  const retainMs = options.retainMs ?? 300_000;
   const pending = new Map<string, Map<string, number>>();
   let flushing: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
@@ -161,11 +170,25 @@ export function createSignals(options: SignalsOptions): Signals {
       for (let i = 0; i < buckets; i++) pipeline.hgetall(bucketKey(key, newest - i * bucketMs));
       const results = (await pipeline.exec()) ?? [];
       const counts: Record<string, number> = {};
-      for (const [err, value] of results) {
+      const complete = { ms: 0, counts: {} as Record<string, number> };
+      let active = 0;
+      const perBucket = results.map(([err, value]) => {
         if (err) throw err;
-        for (const [field, n] of Object.entries(value as Record<string, string>)) counts[field] = (counts[field] ?? 0) + Number(n);
-      }
-      return windowOf(buckets * bucketMs, counts);
+        return Object.entries(value as Record<string, string>);
+      });
+      // The newest bucket is still filling and the oldest one with signals may have begun
+      // mid-bucket: a rate is taken over the whole buckets between them.
+      const oldest = perBucket.reduce((last, entries, i) => (entries.length > 0 ? i : last), -1);
+      perBucket.forEach((entries, i) => {
+        if (entries.length > 0) active += 1;
+        const whole = i > 0 && i < oldest && entries.length > 0;
+        if (whole) complete.ms += bucketMs;
+        for (const [field, n] of entries) {
+          counts[field] = (counts[field] ?? 0) + Number(n);
+          if (whole) complete.counts[field] = (complete.counts[field] ?? 0) + Number(n);
+        }
+      });
+      return windowOf(buckets * bucketMs, active * bucketMs, counts, complete);
     },
     async active(kind) {
       return redis.zrangebyscore(keys.signalIndex(kind), Date.now() - retainMs, '+inf');

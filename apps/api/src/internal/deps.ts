@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { Keys, ServiceLogger, SluiceConfig } from '@sluice/core';
-import type { DeliveryEvent } from '@sluice/events';
-import type { ApplyResult, Feedback } from '@sluice/store';
+import type { DeliveryEvent, DeliveryEventKind } from '@sluice/events';
+import type { ApplyResult, Feedback, Store } from '@sluice/store';
+import type { SignalField, SignalKey, Signals } from '@sluice/throttle';
 
 /** What the webhook routes share. */
 export interface WebhookDeps {
@@ -10,6 +11,11 @@ export interface WebhookDeps {
   redis: Redis;
   keys: Keys;
   feedback: Feedback;
+  /** Reads the record of the message an event names, for the keys its signals count under. */
+  store: Store;
+  signals: Signals;
+  /** The pool of each provider, as the workers count it. */
+  poolOf(provider: string): string;
 }
 
 /** What a webhook answers once its events are applied. */
@@ -19,12 +25,47 @@ export interface Applied {
   suppressed: number;
 }
 
-/** Applies events in order and counts what happened, for the answer and the log. */
-export async function applyAll(feedback: Feedback, events: readonly DeliveryEvent[]): Promise<Applied> {
+// What the ESPs report later that a governor rule reads next to the send outcomes.
+const SIGNALLED: Partial<Record<DeliveryEventKind, SignalField>> = {
+  bounced_hard: 'bounced_hard',
+  bounced_soft: 'bounced_soft',
+  complained: 'complained',
+};
+
+/**
+ * Counts a bounce or complaint for the keys its message was sent under, read from the
+ * message's record: the provider that took it, the pool, the recipient's domain as the
+ * receiver (organisations are the scheduler's to resolve), the campaign and the tenant.
+ * An event that names no message of ours, or one whose record has expired, counts nowhere:
+ * without the provider it would mislead more than it tells.
+ */
+async function countSignal(deps: WebhookDeps, event: DeliveryEvent): Promise<void> {
+  const field = SIGNALLED[event.kind];
+  if (field === undefined || event.messageId === undefined) return;
+  const record = await deps.store.get(event.messageId);
+  if (record?.provider === undefined) return;
+  const domain = (record.to || event.recipient).split('@').pop()!.toLowerCase();
+  const on: SignalKey[] = [
+    { kind: 'provider', name: record.provider },
+    { kind: 'pool', name: deps.poolOf(record.provider) },
+    { kind: 'receiver', name: domain },
+    { kind: 'tenant', name: record.tenantId },
+  ];
+  if (record.campaignId !== undefined) on.push({ kind: 'campaign', name: record.campaignId });
+  deps.signals.record(on, field);
+}
+
+/**
+ * Applies events in order and counts what happened, for the answer and the log. An event
+ * applied for the first time that bounces or complains is also a signal; a duplicate (the
+ * ESP's retry) is not counted again.
+ */
+export async function applyAll(deps: WebhookDeps, events: readonly DeliveryEvent[]): Promise<Applied> {
   const out: Applied = { events: events.length, duplicates: 0, suppressed: 0 };
   for (const e of events) {
-    const r: ApplyResult = await feedback.apply(e);
+    const r: ApplyResult = await deps.feedback.apply(e);
     if (r.outcome === 'duplicate') out.duplicates++;
+    else await countSignal(deps, e);
     if (r.outcome === 'suppressed') out.suppressed++;
   }
   return out;

@@ -1,7 +1,22 @@
 import type { Logger } from 'pino';
-import type { Recorder } from '../recorder.js';
+import type { AcceptedMessage, Recorder } from '../recorder.js';
 import type { Scenario } from '../scenario.js';
 import type { Policy } from './policy.js';
+
+/** The keys a webhook receiver needs to verify what the sandbox posts, as each ESP shows them. */
+export interface WebhookKeys {
+  /** SendGrid's verification key: base64 SPKI DER of a P-256 key (`MFkwEwYHKoZIzj0CAQYI…`). */
+  sendgridPublicKey: string;
+  /** Mailgun's HTTP webhook signing key. */
+  mailgunSigningKey: string;
+  /** SNS's signing certificate (PEM); unset when it could not be made (no openssl CLI). */
+  snsCertificate: string | undefined;
+  /**
+   * The https `SigningCertURL` of SNS notifications, served with the certificate itself as
+   * TLS certificate; unset like `snsCertificate`.
+   */
+  snsCertUrl: string | undefined;
+}
 
 /** What the protocol handlers share with the sandbox that owns them. */
 export interface SandboxContext {
@@ -19,6 +34,10 @@ export interface SandboxContext {
   setScenario(input: unknown): void;
   scenario(): Scenario;
   reset(): void;
+  /** Schedules the webhook reports of an accepted message (its bounce, complaint, delivery). */
+  report(message: AcceptedMessage): void;
+  /** What `GET /_sandbox/webhook-keys` shows. */
+  webhookKeys(): WebhookKeys;
   /** Resolves after `ms`, or at once when the sandbox closes, so no timer outlives it. */
   wait(ms: number): Promise<void>;
 }

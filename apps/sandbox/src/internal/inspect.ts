@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { ScenarioError } from '../scenario.js';
 import type { Arrival, SandboxContext } from './context.js';
-import { parseJson, sendJson, sendSesError } from './http.js';
+import { parseJson, sendJson, sendSesError, sendText } from './http.js';
 
 /**
  * The `/_sandbox/*` endpoints, for processes other than the one that created the sandbox.
@@ -18,6 +18,15 @@ export function inspect(ctx: SandboxContext, route: string, arrival: Arrival, re
     case 'GET /_sandbox/stats':
       sendJson(res, 200, ctx.recorder.stats());
       return true;
+    case 'GET /_sandbox/webhook-keys':
+      sendJson(res, 200, ctx.webhookKeys());
+      return true;
+    case 'GET /_sandbox/sns/cert.pem': {
+      const pem = ctx.webhookKeys().snsCertificate;
+      if (pem === undefined) sendSesError(res, 404, 'NotFoundException', 'No SNS certificate: is openssl installed?');
+      else sendText(res, 200, 'application/x-pem-file', pem);
+      return true;
+    }
     case 'GET /_sandbox/scenario':
       sendJson(res, 200, ctx.scenario());
       return true;

@@ -19,7 +19,8 @@ export interface HttpAnswers {
  * Carries out a decision for an HTTP send the same way on every ESP: count it, record an
  * accepted message, wait the latency, answer. A message to drop after its data is recorded
  * (it "was delivered") and its connection destroyed unanswered, so the client cannot tell.
- * Receiver-side refusals (block, defer) are accepted: an HTTP ESP reports them by webhook.
+ * Receiver-side refusals (block, defer) are accepted: an HTTP ESP reports them by webhook,
+ * as it reports the scenario's bounce and complaint rates.
  */
 export async function carryOut(
   ctx: SandboxContext,
@@ -52,6 +53,8 @@ export async function carryOut(
       const { duplicate } = ctx.recorder.accept(message);
       const { protocol, providerMessageId, messageId } = message;
       ctx.logger.debug({ domain, protocol, providerMessageId, messageId, duplicate }, 'accepted');
+      // Dropped after its data or not, it was delivered: what the receiver does next is reported.
+      ctx.report(message);
       if (decision.kind === 'accept' && decision.dropAfterData) {
         ctx.recorder.count(domain, 'dropped');
         ctx.logger.debug({ domain, protocol, providerMessageId }, 'dropped after data');

@@ -1,0 +1,1 @@
+export { createApi, type Api, type ApiOptions } from './api.js';

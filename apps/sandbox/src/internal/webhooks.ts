@@ -1,0 +1,140 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { AcceptedMessage, Recorder } from '../recorder.js';
+import type { Scenario } from '../scenario.js';
+import { domainOf } from './address.js';
+import type { WebhookSigners } from './webhook-keys.js';
+import { mailgunEvent, sendgridEvents, sesNotification, type Report, type SignedRequest } from './webhook-payloads.js';
+
+/** How long one report may take to post: the receiver's problem must not become ours. */
+const POST_TIMEOUT_MS = 5_000;
+
+/** Options of {@link createReporter}. */
+export interface ReporterOptions {
+  logger: Logger;
+  recorder: Recorder;
+  scenario: () => Scenario;
+  signers: WebhookSigners;
+  /** The https `SigningCertURL` of SNS notifications; unset when there is no SNS identity. */
+  snsCertUrl: () => string | undefined;
+  /** The sandbox's base URL, for SNS's `UnsubscribeURL`. */
+  baseUrl: () => string;
+}
+
+/** Reports what receivers did with accepted messages, by the webhook of the ESP that took them. */
+export interface Reporter {
+  /** Decides this message's fate per recipient and schedules its reports. */
+  accepted(message: AcceptedMessage): void;
+  /** Cancels scheduled reports and aborts those being posted. */
+  close(): Promise<void>;
+}
+
+/**
+ * A number in [0, 1) fixed by the message and recipient: the same message always meets the
+ * same fate, so a test run repeats. The salt keeps the bounce and complaint draws independent.
+ */
+function draw(salt: string, message: AcceptedMessage, recipient: string): number {
+  const id = message.sluiceId ?? message.messageId ?? message.providerMessageId;
+  return createHash('sha256').update(`${salt}\0${id}\0${recipient.toLowerCase()}`).digest().readUInt32BE(0) / 2 ** 32;
+}
+
+/** Creates the reporter; nothing is posted for an ESP the scenario gives no URL. */
+export function createReporter(options: ReporterOptions): Reporter {
+  const { logger, recorder, signers } = options;
+  const timers = new Set<NodeJS.Timeout>();
+  const posting = new Set<Promise<void>>();
+  const abort = new AbortController();
+
+  function build(report: Report): { url: string; request: SignedRequest } | undefined {
+    const targets = options.scenario().webhooks;
+    switch (report.message.protocol) {
+      case 'ses': {
+        if (targets.ses === undefined) return undefined;
+        const sns = signers.sns;
+        const certUrl = options.snsCertUrl();
+        if (sns === undefined || certUrl === undefined) {
+          throw new Error('no SNS signing identity (is the openssl CLI installed?)');
+        }
+        const request = sesNotification(report, {
+          privateKey: sns.privateKey,
+          certUrl,
+          topicArn: targets.ses.topicArn,
+          unsubscribeBase: `${options.baseUrl()}/_sandbox/sns/unsubscribe`,
+        });
+        return { url: targets.ses.url, request };
+      }
+      case 'sendgrid':
+        return (
+          targets.sendgrid && {
+            url: targets.sendgrid.url,
+            request: sendgridEvents(report, signers.sendgrid.privateKey),
+          }
+        );
+      case 'mailgun':
+        return (
+          targets.mailgun && { url: targets.mailgun.url, request: mailgunEvent(report, signers.mailgunSigningKey) }
+        );
+      default:
+        // SMTP has no webhooks: what happens after `250` is not the sender's to hear.
+        return undefined;
+    }
+  }
+
+  async function post(report: Report): Promise<void> {
+    const { kind, recipient, message } = report;
+    const where = { kind, recipient, protocol: message.protocol, sluiceId: message.sluiceId };
+    try {
+      const target = build(report);
+      if (target === undefined) return;
+      const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(POST_TIMEOUT_MS)]);
+      const res = await fetch(target.url, {
+        method: 'POST',
+        headers: target.request.headers,
+        body: target.request.body,
+        signal,
+      });
+      const answer = await res.text();
+      if (res.ok) {
+        recorder.countWebhook('sent');
+        logger.debug({ ...where, status: res.status }, 'webhook reported');
+      } else {
+        recorder.countWebhook('failed');
+        logger.warn({ ...where, status: res.status, answer: answer.slice(0, 500) }, 'webhook refused');
+      }
+    } catch (error) {
+      if (abort.signal.aborted) return;
+      recorder.countWebhook('failed');
+      logger.warn({ ...where, err: error }, 'webhook not reported');
+    }
+  }
+
+  function schedule(report: Report, delayMs: number): void {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      const p = post({ ...report, at: Date.now() }).finally(() => posting.delete(p));
+      posting.add(p);
+    }, delayMs);
+    timers.add(timer);
+  }
+
+  return {
+    accepted(message) {
+      if (abort.signal.aborted || message.protocol === 'smtp') return;
+      const { webhooks, domains, default: fallback } = options.scenario();
+      for (const recipient of message.to) {
+        const behaviour = domains[domainOf(recipient)] ?? fallback;
+        let kind: Report['kind'] | undefined;
+        if (draw('bounce', message, recipient) < behaviour.bounceRate) kind = 'bounce';
+        else if (draw('complaint', message, recipient) < behaviour.complaintRate) kind = 'complaint';
+        else if (webhooks.reportDeliveries) kind = 'delivery';
+        if (kind !== undefined) schedule({ kind, message, recipient, at: message.arrivedAt }, webhooks.reportDelayMs);
+      }
+    },
+    async close() {
+      abort.abort();
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      await Promise.allSettled([...posting]);
+    },
+  };
+}
