@@ -1,15 +1,18 @@
 import { z } from 'zod';
 import { PRIORITY_CLASSES } from './priority.js';
 
-/** The keys a governor rule can act on (each is a quota layer, or a stream of layers). */
-export const GOVERNED_SCOPES = ['provider', 'receiver', 'pool', 'campaign', 'tenant'] as const;
+/**
+ * The keys a governor rule can act on: a quota layer, or a circuit, the
+ * `<receiver>|<pool>|<stream>` triple whose traffic a circuit breaker stops.
+ */
+export const GOVERNED_SCOPES = ['provider', 'receiver', 'pool', 'campaign', 'tenant', 'circuit'] as const;
 /** A key kind the governor adjusts. */
 export type GovernedScope = (typeof GOVERNED_SCOPES)[number];
 
 const signalField = z
   .string()
-  .regex(/^(attempted|accepted|rejected|throttled|bounced_hard|bounced_soft|complained|deferred:[a-z_]+)$/, {
-    message: 'must be a signal: attempted, accepted, rejected, throttled, bounced_hard, bounced_soft, complained or deferred:<family>',
+  .regex(/^(attempted|accepted|rejected|throttled|bounced_hard|bounced_soft|complained|deferred:[a-z_]+|rejected:[a-z_]+)$/, {
+    message: 'must be a signal: attempted, accepted, rejected, throttled, bounced_hard, bounced_soft, complained, deferred:<family> or rejected:<family>',
   });
 
 const ruleSchema = z
@@ -40,13 +43,25 @@ const ruleSchema = z
     pause: z.array(z.enum(PRIORITY_CLASSES)).optional(),
     /** How long a pause lasts; a lowered rate recovers by the governor's recovery instead. */
     forMs: z.number().int().positive().default(3_600_000),
+    /**
+     * Open the circuit (scope circuit only): nothing of that receiver, pool and stream is
+     * admitted for `openForMs`; then `probes` messages per `openForMs` go as probes; if the
+     * rule stays calm on them the circuit closes, gradually (the receiver restarts at a
+     * quarter of its rate and recovers from there); if not it opens again for twice as long.
+     */
+    open: z
+      .strictObject({ openForMs: z.number().int().positive().default(60_000), probes: z.number().int().min(1).default(3), maxOpenForMs: z.number().int().positive().default(3_600_000) })
+      .optional(),
   })
   .superRefine((r, ctx) => {
     if ((r.above === undefined) === (r.atLeast === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['above'], message: 'a rule needs exactly one trigger: above (a ratio, with over) or atLeast (a count)' });
     }
     if (r.above !== undefined && r.over === undefined) ctx.addIssue({ code: 'custom', path: ['over'], message: 'a ratio needs the signal it is over' });
-    if (r.multiply === undefined && r.pause === undefined && !r.proportional) {
+    if ((r.open !== undefined) !== (r.scope === 'circuit')) {
+      ctx.addIssue({ code: 'custom', path: ['open'], message: 'a circuit rule opens circuits, and only a circuit rule does' });
+    }
+    if (r.multiply === undefined && r.pause === undefined && !r.proportional && r.open === undefined) {
       ctx.addIssue({ code: 'custom', path: ['multiply'], message: 'a rule needs an action: multiply, proportional, pause' });
     }
     if (r.proportional && r.above === undefined) ctx.addIssue({ code: 'custom', path: ['proportional'], message: 'a proportional cut needs a ratio trigger (above, over)' });

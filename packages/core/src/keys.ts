@@ -50,6 +50,8 @@ export interface Keys {
   signals(kind: string, name: string, bucketStart: number): string;
   /** Names that had signals of one kind lately (set), for the governor to visit. */
   signalIndex(kind: string): string;
+  /** Probes let through a half-open circuit in one period (counter). */
+  circuitProbes(circuit: string, period: number): string;
   /** Which scheduler's governor acts (a lease). */
   governorLeader(): string;
   /** Every governor decision with its inputs, rule and version (a capped stream). */
@@ -97,6 +99,7 @@ export function createKeys(prefix = 'sluice'): Keys {
     signals: (kind, name, start) => `${prefix}:sig:${kind}:${name}:${start}`,
     signalIndex: (kind) => `${prefix}:sigidx:${kind}`,
     governorLeader: () => `${prefix}:gov:leader`,
+    circuitProbes: (circuit, period) => `${prefix}:probe:${circuit}:${period}`,
     governorLog: () => `${prefix}:gov:log`,
   };
 }

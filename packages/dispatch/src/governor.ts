@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { receiverNamed, type GovernorRule, type Keys, type LayerKind, type SluiceConfig } from '@sluice/core';
-import type { Adjustments, Signals, SignalWindow } from '@sluice/throttle';
+import type { Adjustments, SignalField, Signals, SignalWindow } from '@sluice/throttle';
 
 /** One decision of the governor, as logged (stream `keys.governorLog()` and the process log). */
 export interface GovernorDecision {
@@ -9,9 +9,9 @@ export interface GovernorDecision {
   /** The rule's id, or `recovery`. */
   rule: string;
   version: string;
-  scope: LayerKind;
+  scope: LayerKind | 'circuit';
   name: string;
-  action: 'lower' | 'restore' | 'pause' | 'resume';
+  action: 'lower' | 'restore' | 'pause' | 'resume' | 'open' | 'close';
   /** The key's factor before and after (1 = its configured rate). */
   from: number;
   to: number;
@@ -130,6 +130,58 @@ export function createGovernor(options: GovernorOptions): Governor {
     }
   }
 
+  /** Opens the circuits whose signals trip a circuit rule (judging only what followed their last closing). */
+  async function openCircuits(rule: GovernorRule, now: number, shared: Record<string, string>): Promise<GovernorDecision[]> {
+    const out: GovernorDecision[] = [];
+    for (const name of await signals.active('circuit')) {
+      if (adjustments.circuit(name) !== undefined) continue;
+      const closedAt = Number(shared[`circuitclosed:${name}`] ?? 0);
+      const windowMs = closedAt > 0 ? Math.min(g.windowMs, now - closedAt) : g.windowMs;
+      if (windowMs < g.evidenceMs) continue;
+      const result = evaluate(rule, await signals.read({ kind: 'circuit', name }, windowMs));
+      if (!result.fires || rule.open === undefined) continue;
+      await adjustments.setCircuit(name, { untilMs: now + rule.open.openForMs, openForMs: rule.open.openForMs, probes: rule.open.probes, rule: rule.id });
+      out.push({ at: now, rule: rule.id, version: g.version, scope: 'circuit', name, action: 'open', from: 1, to: 0, inputs: result.inputs });
+    }
+    return out;
+  }
+
+  /**
+   * Half-open circuits: once their probes have gone (or a whole probe period passed), they
+   * close if the rule that opened them is calm on what the probes met, gradually (the
+   * receiver restarts at a quarter of its rate and recovers additively), or open again for
+   * twice as long.
+   */
+  async function moveCircuits(now: number): Promise<GovernorDecision[]> {
+    const out: GovernorDecision[] = [];
+    for (const name of adjustments.circuits()) {
+      const c = adjustments.circuit(name);
+      const rule = g.rules.find((r) => r.id === c?.rule);
+      if (!c || now < c.untilMs) continue;
+      if (!rule?.open) {
+        await adjustments.setCircuit(name, undefined); // its rule is gone from the config
+        continue;
+      }
+      const w = await signals.read({ kind: 'circuit', name }, Math.max(1, now - c.untilMs));
+      if (w.count('attempted') < c.probes && now < c.untilMs + c.openForMs) continue;
+      const result = evaluate(rule, w);
+      if (result.fires || (rule.atLeast === undefined && w.count(rule.signal as SignalField) > 0 && !result.calm)) {
+        const openForMs = Math.min(rule.open.maxOpenForMs, c.openForMs * 2);
+        await adjustments.setCircuit(name, { ...c, untilMs: now + openForMs, openForMs });
+        out.push({ at: now, rule: rule.id, version: g.version, scope: 'circuit', name, action: 'open', from: 0, to: 0, inputs: result.inputs });
+        continue;
+      }
+      await adjustments.setCircuit(name, undefined);
+      await redis.hset(keys.adjustments(), `circuitclosed:${name}`, String(now));
+      const receiver = name.split('|')[0]!;
+      const layerKey = keys.bucket('receiver', receiver);
+      const from = adjustments.governed(layerKey)?.factor ?? 1;
+      if (from > 0.25) await adjustments.setGoverned(layerKey, 0.25, 'circuit-close', from);
+      out.push({ at: now, rule: rule.id, version: g.version, scope: 'circuit', name, action: 'close', from: 0, to: Math.min(from, 0.25), inputs: result.inputs });
+    }
+    return out;
+  }
+
   /** How long after a decision by `ruleId` its effect takes to show (a recovery step: at once). */
   function cooldownOf(ruleId: string): number {
     if (ruleId === 'recovery') return 0;
@@ -143,7 +195,12 @@ export function createGovernor(options: GovernorOptions): Governor {
     const now = Date.now();
     const decisions: GovernorDecision[] = [];
     const calm = new Map<string, boolean>();
+    const shared = await redis.hgetall(keys.adjustments());
     for (const rule of g.rules) {
+      if (rule.scope === 'circuit') {
+        decisions.push(...(await openCircuits(rule, now, shared)));
+        continue;
+      }
       const scope = rule.scope;
       for (const name of await signals.active(scope)) {
         const layerKey = keys.bucket(scope, name);
@@ -190,15 +247,16 @@ export function createGovernor(options: GovernorOptions): Governor {
     for (const layerKey of adjustments.governedKeys()) {
       const current = adjustments.governed(layerKey);
       if (!current || now - current.decidedAt < g.recovery.everyMs || calm.get(layerKey) === false) continue;
-      if (decisions.some((d) => keys.bucket(d.scope, d.name) === layerKey)) continue;
+      const touched = (d: GovernorDecision): string => (d.scope === 'circuit' ? keys.bucket('receiver', d.name.split('|')[0]!) : keys.bucket(d.scope, d.name));
+      if (decisions.some((d) => touched(d) === layerKey)) continue;
       const to = round(Math.min(1, current.factor + g.recovery.step));
       await adjustments.setGoverned(layerKey, to, 'recovery', current.factor);
       const [scope, name] = describe(layerKey);
       decisions.push({ at: now, rule: 'recovery', version: g.version, scope, name, action: 'restore', from: current.factor, to, inputs: { windowMs: now - current.decidedAt } });
     }
+    decisions.push(...(await moveCircuits(now)));
     // Pauses that are over.
-    const pauses = await redis.hgetall(keys.adjustments());
-    for (const [field, value] of Object.entries(pauses)) {
+    for (const [field, value] of Object.entries(shared)) {
       if (!field.startsWith('govpause:')) continue;
       const [until, rule] = value.split(',');
       if (Number(until) > now) continue;

@@ -165,6 +165,23 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     // await; a miss waits for DNS, at most organisations.timeoutMs.
     const domain = recipientDomain(m.to);
     const receiverLimit = organisations.knownReceiverOf(domain) ?? (await organisations.receiverOf(domain));
+    // 4. The circuit of (receiver, pool, stream): open, nothing goes; half-open, a few
+    // probes a period. Only this message waits: other receivers are not held.
+    const circuit = `${receiverLimit.name}|${config.providers[choice.provider]?.pool ?? 'default'}|${m.stream}`;
+    const state = adjustments.circuit(circuit);
+    if (state !== undefined) {
+      let until = state.untilMs;
+      if (now >= state.untilMs) {
+        const period = Math.floor((now - state.untilMs) / state.openForMs);
+        const probeKey = keys.circuitProbes(circuit, period);
+        const [[, n]] = (await redis.multi().incr(probeKey).pexpire(probeKey, state.openForMs * 2).exec()) as [[unknown, number]];
+        until = n <= state.probes ? 0 : state.untilMs + (period + 1) * state.openForMs;
+      }
+      if (until > now) {
+        await job.moveToDelayed(until + Math.floor(Math.random() * 1000), token);
+        throw new DelayedError();
+      }
+    }
     const { layers, provider, receiver } = quotaLayers(
       config,
       keys,

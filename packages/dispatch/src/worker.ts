@@ -167,17 +167,22 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
    * every process; a daily quota pauses the provider; failures without an answer in a row,
    * or an account that stopped sending, mark the provider down so routing fails over.
    */
+  const poolOf = (provider: string): string => config.providers[provider]?.pool ?? 'default';
+  const circuitOf = (receiver: string, provider: string, stream: string): string => `${receiver}|${poolOf(provider)}|${stream}`;
+
   /** Counts an attempt's outcome for every key it belongs to (what the governor reads). */
   function count(m: DispatchJobData, outcome: Outcome): void {
     const on: SignalKey[] = [
       { kind: 'provider', name: m.provider },
       { kind: 'receiver', name: m.receiver },
-      { kind: 'pool', name: config.providers[m.provider]?.pool ?? 'default' },
+      { kind: 'pool', name: poolOf(m.provider) },
       { kind: 'stream', name: m.stream },
       { kind: 'tenant', name: m.tenantId },
     ];
     if (m.campaignId !== undefined) on.push({ kind: 'campaign', name: m.campaignId });
+    on.push({ kind: 'circuit', name: circuitOf(m.receiver, m.provider, m.stream) });
     signals.record(on, 'attempted');
+    if (outcome.kind === 'rejected') signals.record(on, `rejected:${outcome.family}`);
     if (outcome.kind === 'throttled') {
       // A throttle counts against whoever refused: a receiver's 421 says nothing about the
       // provider (or pool) that carried it, and a provider's 429 nothing about the receiver.

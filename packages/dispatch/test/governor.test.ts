@@ -158,3 +158,43 @@ describe('a proportional rule', () => {
     expect(adjustments.factor(keys.bucket('receiver', 'slow'))).toBe(cut!.to);
   });
 });
+
+describe('a circuit rule', () => {
+  it('opens the circuit, reopens it for twice as long on failed probes, and closes it gradually', async () => {
+    const cfg = parseConfig({
+      governor: {
+        evidenceMs: 50,
+        rules: [{ id: 'blocks', signal: 'rejected:policy_block', over: 'attempted', above: 0.5, minVolume: 10, scope: 'circuit', open: { openForMs: 200, probes: 2 } }],
+      },
+    });
+    const { governor, signals, adjustments } = setup('a', cfg);
+    const circuit = { kind: 'circuit', name: 'blocked.test|default|transactional' } as const;
+    signals.record([circuit], 'attempted', 12);
+    signals.record([circuit], 'rejected:policy_block', 12);
+    await signals.flush();
+    expect(await governor.tick()).toMatchObject([{ rule: 'blocks', scope: 'circuit', name: circuit.name, action: 'open' }]);
+    expect(adjustments.circuit(circuit.name)).toMatchObject({ openForMs: 200, probes: 2 });
+
+    // Open: nothing to judge until the probes have gone.
+    await sleep(250);
+    signals.record([circuit], 'attempted', 2);
+    signals.record([circuit], 'rejected:policy_block', 2);
+    await signals.flush();
+    expect(await governor.tick()).toMatchObject([{ action: 'open' }]);
+    expect(adjustments.circuit(circuit.name)).toMatchObject({ openForMs: 400 });
+
+    // The probes get through: closed, the receiver restarting at a quarter of its rate.
+    await sleep(450);
+    signals.record([circuit], 'attempted', 2);
+    signals.record([circuit], 'accepted', 2);
+    await signals.flush();
+    expect(await governor.tick()).toMatchObject([{ action: 'close' }]);
+    expect(adjustments.circuit(circuit.name)).toBeUndefined();
+    expect(adjustments.factor(keys.bucket('receiver', 'blocked.test'))).toBe(0.25);
+  });
+
+  it('is only a circuit rule’s to open, named in the error', () => {
+    expect(() => parseConfig({ governor: { rules: [{ id: 'x', signal: 'rejected', atLeast: 1, scope: 'receiver', open: {} }] } })).toThrow(/governor\.rules\.0\.open/);
+    expect(() => parseConfig({ governor: { rules: [{ id: 'x', signal: 'rejected', atLeast: 1, scope: 'circuit', multiply: 0.5 }] } })).toThrow(/governor\.rules\.0\.open/);
+  });
+});

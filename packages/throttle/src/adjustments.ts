@@ -10,6 +10,14 @@ export type ProviderStanding =
   /** Out of quota (SES daily quota): nothing is admitted to it until `untilMs`. */
   | { state: 'paused'; untilMs: number; reason: string };
 
+/** A circuit that is not closed: open until `untilMs`, then letting `probes` through per `openForMs` (half-open). */
+export interface CircuitState {
+  untilMs: number;
+  openForMs: number;
+  probes: number;
+  rule: string;
+}
+
 /** What backpressure does on a throttle (config `backpressure`). */
 export interface BackpressureOptions {
   factor: number;
@@ -45,6 +53,11 @@ export interface Adjustments {
   governed(layerKey: string): { factor: number; decidedAt: number; rule: string; from: number } | undefined;
   /** Every layer key the governor has lowered. */
   governedKeys(): string[];
+  /** A circuit's state (`<receiver>|<pool>|<stream>`), absent when closed. */
+  circuit(name: string): CircuitState | undefined;
+  /** Every circuit that is not closed. */
+  circuits(): string[];
+  setCircuit(name: string, state: CircuitState | undefined): Promise<void>;
   /** Sets (or, with `undefined`, lifts) the governor's factor of a layer key. */
   setGoverned(layerKey: string, factor: number | undefined, rule: string, from?: number): Promise<void>;
   /** When a layer key's rate was last cut deeply (epoch ms), if it was. */
@@ -126,6 +139,28 @@ export function createAdjustments(options: AdjustmentsOptions): Adjustments {
       return Object.keys(fields)
         .filter((f) => f.startsWith('gov:'))
         .map((f) => f.slice(4));
+    },
+    circuit(name) {
+      const raw = fields[`circuit:${name}`];
+      if (raw === undefined) return undefined;
+      const [untilMs, openForMs, probes, rule] = raw.split(',');
+      return { untilMs: Number(untilMs), openForMs: Number(openForMs), probes: Number(probes), rule: rule ?? '' };
+    },
+    circuits() {
+      return Object.keys(fields)
+        .filter((f) => f.startsWith('circuit:'))
+        .map((f) => f.slice('circuit:'.length));
+    },
+    async setCircuit(name, state) {
+      const field = `circuit:${name}`;
+      if (state === undefined) {
+        delete fields[field];
+        await redis.hdel(key, field);
+        return;
+      }
+      const value = `${state.untilMs},${state.openForMs},${state.probes},${state.rule}`;
+      fields[field] = value;
+      await redis.hset(key, field, value);
     },
     async setGoverned(layerKey, factor, rule, from = 1) {
       const field = `gov:${layerKey}`;

@@ -16,6 +16,7 @@ export {
   type AdjustmentsOptions,
   type BackpressureOptions,
   type ProviderStanding,
+  type CircuitState,
 } from './adjustments.js';
 export {
   createSignals,

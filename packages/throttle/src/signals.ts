@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Keys } from '@sluice/core';
 
 /** What a signal is counted for (DESIGN.md, Signals). */
-export type SignalKind = 'provider' | 'receiver' | 'pool' | 'stream' | 'campaign' | 'tenant';
+export type SignalKind = 'provider' | 'receiver' | 'pool' | 'stream' | 'campaign' | 'tenant' | 'circuit';
 
 /** One key signals are counted under, e.g. `{ kind: 'receiver', name: 'google' }`. */
 export interface SignalKey {
@@ -20,6 +20,7 @@ export type SignalField =
   | 'attempted'
   | 'accepted'
   | 'rejected'
+  | `rejected:${string}`
   | 'throttled'
   | 'bounced_hard'
   | 'bounced_soft'
