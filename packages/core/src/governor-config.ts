@@ -74,10 +74,13 @@ export type GovernorRule = z.output<typeof ruleSchema>;
 /**
  * The default rules (DESIGN.md, The feedback loop): soft bounces over 3% cut a receiver to
  * 0.7; complaints over 0.1% halve a campaign and pause its normal and low traffic;
- * provider throttling over 5% cuts the provider to 0.8. (A proportional rule on receiver
- * throttling, to converge under a hidden capacity, is not a default yet: see DESIGN.md.)
+ * provider throttling over 5% cuts the provider to 0.8; a receiver blocking half of what a
+ * pool and stream send it (550 5.7.1 and the like) opens that circuit for 5 minutes. (A
+ * proportional rule on receiver throttling, to converge under a hidden capacity, is not a
+ * default yet: see DESIGN.md.)
  */
 export const DEFAULT_GOVERNOR_RULES = [
+  { id: 'blocks', signal: 'rejected:policy_block', over: 'attempted', above: 0.5, minVolume: 20, scope: 'circuit', open: { openForMs: 300_000, probes: 3 } },
   { id: 'soft-bounces', signal: 'bounced_soft', over: 'attempted', above: 0.03, minVolume: 200, scope: 'receiver', multiply: 0.7 },
   { id: 'complaints', signal: 'complained', over: 'accepted', above: 0.001, minVolume: 1000, scope: 'campaign', multiply: 0.5, pause: ['normal', 'low'] },
   { id: 'provider-throttling', signal: 'throttled', over: 'attempted', above: 0.05, minVolume: 100, scope: 'provider', multiply: 0.8 },
