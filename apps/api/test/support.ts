@@ -1,12 +1,7 @@
-import { execFileSync } from 'node:child_process';
-import { createHmac, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createHmac, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import { createKeys, parseConfig, parseMessage, type Keys, type QueuedMessage, type ServiceLogger } from '@sluice/core';
-import { snsStringToSign, type SnsEnvelope } from '@sluice/events';
 import { createStore, createSuppressions, messageId, type Store, type Suppressions } from '@sluice/store';
 import { createSignals, type Signals } from '@sluice/throttle';
 import { createApi, type Api, type ApiOptions } from '../src/api.js';
@@ -15,43 +10,8 @@ export const TOPIC = 'arn:aws:sns:us-east-1:123456789012:ses-events';
 export const CERT_URL = 'https://sns.us-east-1.amazonaws.com/SimpleNotificationService-0123456789abcdef.pem';
 export const MAILGUN_KEY = 'mailgun-webhook-signing-key-test';
 
-/** An RSA key standing in for SNS's, with a self-signed certificate made by the openssl CLI. */
-export function createSnsSigner(): { certificate: string; sign(e: Omit<SnsEnvelope, 'Signature'>): SnsEnvelope } {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-sns-'));
-  try {
-    writeFileSync(join(dir, 'key.pem'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-new',
-        '-key',
-        join(dir, 'key.pem'),
-        '-subj',
-        '/CN=sns.amazonaws.com',
-        '-days',
-        '1',
-        '-out',
-        join(dir, 'cert.pem'),
-      ],
-      {
-        stdio: 'ignore',
-      },
-    );
-    const certificate = readFileSync(join(dir, 'cert.pem'), 'utf8');
-    return { certificate, sign: (e) => signSns(privateKey, e) };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-function signSns(key: KeyObject, envelope: Omit<SnsEnvelope, 'Signature'>): SnsEnvelope {
-  const unsigned = { ...envelope, Signature: '' } as SnsEnvelope;
-  const algorithm = envelope.SignatureVersion === '1' ? 'RSA-SHA1' : 'RSA-SHA256';
-  return { ...unsigned, Signature: sign(algorithm, Buffer.from(snsStringToSign(unsigned)), key).toString('base64') };
-}
+// The same SNS stand-in as the events package's own tests: one signer, not two.
+export { createSnsSigner } from '../../../packages/events/test/support/sns-signer.js';
 
 /** SendGrid's side: a P-256 key pair; the public half as the SendGrid UI shows it. */
 export function createSendgridSigner(): {
