@@ -82,6 +82,8 @@ it('suppresses recipients who complain or bounce, and counts both as signals of 
   expect(complaint).toMatchObject({ source: 'complaint', provider: 'sendgrid' });
   expect(bounce).toMatchObject({ source: 'bounce', provider: 'sendgrid' });
   expect(await client.suppressions.get('default', 'fan@fine.test')).toBeNull();
+  // The sandbox counts a report once the api has answered it, just after the api applied it.
+  await waitFor(() => sandbox.stats().webhooksSent === 2, 5_000, 'both reports answered');
   expect(sandbox.stats()).toMatchObject({ webhooksSent: 2, webhooksFailed: 0 });
 
   // The next message to either never reaches the provider.
