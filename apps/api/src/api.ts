@@ -1,6 +1,6 @@
 import { fastify, type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import { createKeys, type ServiceLogger, type SluiceConfig } from '@sluice/core';
+import { createKeys, receiverFor, type ServiceLogger, type SluiceConfig } from '@sluice/core';
 import { createFeedback, createStore } from '@sluice/store';
 import { createSignals, type Signals } from '@sluice/throttle';
 import { httpsGet } from './internal/https-get.js';
@@ -75,6 +75,7 @@ export function createApi(options: ApiOptions): Api {
     store: createStore({ redis, keys }),
     signals,
     poolOf: (provider: string) => config.providers[provider]?.pool ?? 'default',
+    receiverOf: (domain: string) => receiverFor(config, domain).name,
   };
 
   const server = fastify({ logger: false, trustProxy: false });

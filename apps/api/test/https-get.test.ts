@@ -1,11 +1,7 @@
-import { execFileSync } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { selfSignedCertificate } from '../../../packages/events/test/support/sns-signer.js';
 import { httpsGet } from '../src/internal/https-get.js';
 
 let server: Server;
@@ -13,33 +9,9 @@ let base: string;
 let cert: string;
 
 beforeAll(async () => {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-https-'));
-  const key = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-  writeFileSync(join(dir, 'key.pem'), key);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-new',
-      '-key',
-      join(dir, 'key.pem'),
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-days',
-      '1',
-      '-out',
-      join(dir, 'cert.pem'),
-    ],
-    {
-      stdio: 'ignore',
-    },
-  );
-  cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
-  rmSync(dir, { recursive: true, force: true });
+  const made = selfSignedCertificate('127.0.0.1', ['127.0.0.1']);
+  const key = made.key;
+  cert = made.certificate;
   server = createServer({ key, cert }, (req, res) => {
     if (req.url === '/cert.pem') res.end('-----BEGIN CERTIFICATE-----');
     else if (req.url === '/big') res.end('x'.repeat(100_000));

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { receiverNamed, type GovernorRule, type Keys, type LayerKind, type SluiceConfig } from '@sluice/core';
-import type { Adjustments, SignalField, Signals, SignalWindow } from '@sluice/throttle';
+import { createLease, type Adjustments, type SignalField, type Signals, type SignalWindow } from '@sluice/throttle';
 
 /** One decision of the governor, as logged (stream `keys.governorLog()` and the process log). */
 export interface GovernorDecision {
@@ -52,8 +52,6 @@ const RATE_WINDOW_MS = 5_000;
 /** Factors are kept to 4 decimals: they are compared, logged and stored as text. */
 const round = (x: number): number => Math.round(x * 10_000) / 10_000;
 
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1 or 0`;
 
 /** `signal / over` of a window, or the count, and whether it trips the rule. */
 function evaluate(
@@ -92,10 +90,7 @@ export function createGovernor(options: GovernorOptions): Governor {
   let running: Promise<unknown> = Promise.resolve();
   let closed = false;
 
-  async function lead(): Promise<boolean> {
-    const won = (await redis.eval(RENEW, 1, keys.governorLeader(), options.holder, g.intervalMs * 3)) as number;
-    return won === 1;
-  }
+  const lease = createLease({ redis, key: keys.governorLeader(), holder: options.holder, ttlMs: g.intervalMs * 3 });
 
   async function log(decision: GovernorDecision): Promise<void> {
     logger.info({ governor: decision }, `governor: ${decision.action} ${decision.scope} ${decision.name} ${decision.from.toFixed(3)} → ${decision.to.toFixed(3)} (${decision.rule})`);
@@ -131,11 +126,11 @@ export function createGovernor(options: GovernorOptions): Governor {
   }
 
   /** Opens the circuits whose signals trip a circuit rule (judging only what followed their last closing). */
-  async function openCircuits(rule: GovernorRule, now: number, shared: Record<string, string>): Promise<GovernorDecision[]> {
+  async function openCircuits(rule: GovernorRule, now: number): Promise<GovernorDecision[]> {
     const out: GovernorDecision[] = [];
     for (const name of await signals.active('circuit')) {
       if (adjustments.circuit(name) !== undefined) continue;
-      const closedAt = Number(shared[`circuitclosed:${name}`] ?? 0);
+      const closedAt = adjustments.circuitClosedAt(name) ?? 0;
       const windowMs = closedAt > 0 ? Math.min(g.windowMs, now - closedAt) : g.windowMs;
       if (windowMs < g.evidenceMs) continue;
       const result = evaluate(rule, await signals.read({ kind: 'circuit', name }, windowMs));
@@ -172,7 +167,6 @@ export function createGovernor(options: GovernorOptions): Governor {
         continue;
       }
       await adjustments.setCircuit(name, undefined);
-      await redis.hset(keys.adjustments(), `circuitclosed:${name}`, String(now));
       const receiver = name.split('|')[0]!;
       const layerKey = keys.bucket('receiver', receiver);
       const from = adjustments.governed(layerKey)?.factor ?? 1;
@@ -190,15 +184,14 @@ export function createGovernor(options: GovernorOptions): Governor {
   }
 
   async function tick(): Promise<GovernorDecision[]> {
-    if (!g.enabled || !(await lead())) return [];
+    if (!g.enabled || !(await lease.hold())) return [];
     await adjustments.refresh();
     const now = Date.now();
     const decisions: GovernorDecision[] = [];
     const calm = new Map<string, boolean>();
-    const shared = await redis.hgetall(keys.adjustments());
     for (const rule of g.rules) {
       if (rule.scope === 'circuit') {
-        decisions.push(...(await openCircuits(rule, now, shared)));
+        decisions.push(...(await openCircuits(rule, now)));
         continue;
       }
       const scope = rule.scope;
@@ -234,10 +227,9 @@ export function createGovernor(options: GovernorOptions): Governor {
         }
         if (rule.pause !== undefined && scope === 'campaign') {
           const cls = await options.campaignClass(name);
-          const paused = await redis.hget(keys.adjustments(), `govpause:${name}`);
-          if (cls !== undefined && rule.pause.includes(cls as never) && paused === null) {
+          if (cls !== undefined && rule.pause.includes(cls as never) && adjustments.campaignPause(name) === undefined) {
             await options.pauseCampaign(name, `governor rule ${rule.id} (${g.version})`);
-            await redis.hset(keys.adjustments(), `govpause:${name}`, `${now + rule.forMs},${rule.id}`);
+            await adjustments.setCampaignPause(name, now + rule.forMs, rule.id);
             decisions.push({ at: now, rule: rule.id, version: g.version, scope, name, action: 'pause', from: 1, to: 0, inputs: result.inputs });
           }
         }
@@ -256,14 +248,12 @@ export function createGovernor(options: GovernorOptions): Governor {
     }
     decisions.push(...(await moveCircuits(now)));
     // Pauses that are over.
-    for (const [field, value] of Object.entries(shared)) {
-      if (!field.startsWith('govpause:')) continue;
-      const [until, rule] = value.split(',');
-      if (Number(until) > now) continue;
-      const name = field.slice('govpause:'.length);
+    for (const name of adjustments.campaignPauses()) {
+      const pause = adjustments.campaignPause(name);
+      if (!pause || pause.untilMs > now) continue;
       await options.resumeCampaign(name);
-      await redis.hdel(keys.adjustments(), field);
-      decisions.push({ at: now, rule: rule ?? '', version: g.version, scope: 'campaign', name, action: 'resume', from: 0, to: 1, inputs: { windowMs: 0 } });
+      await adjustments.setCampaignPause(name, undefined);
+      decisions.push({ at: now, rule: pause.rule, version: g.version, scope: 'campaign', name, action: 'resume', from: 0, to: 1, inputs: { windowMs: 0 } });
     }
     for (const d of decisions) await log(d);
     return decisions;

@@ -29,6 +29,8 @@ export interface MessageRecord {
   lastOutcome: string | undefined;
   provider: string | undefined;
   providerMessageId: string | undefined;
+  /** The receiver bucket it was sent under (a policy or organisation name, else its domain). */
+  receiver: string | undefined;
   createdAt: number;
   updatedAt: number;
   finalAt: number | undefined;
@@ -159,6 +161,7 @@ function toRecord(keys: Keys, id: string, h: Record<string, string>): MessageRec
     lastOutcome: h.lastOutcome,
     provider: h.provider,
     providerMessageId: h.providerMessageId,
+    receiver: h.receiver,
     createdAt: num(h.createdAt),
     updatedAt: num(h.updatedAt),
     finalAt: h.finalAt === undefined ? undefined : num(h.finalAt),
@@ -173,6 +176,8 @@ function detailFields(d: OutcomeDetails): string[] {
   if (d.outcome !== undefined) out.push('lastOutcome', d.outcome);
   if (d.provider !== undefined) out.push('provider', d.provider);
   if (d.providerMessageId !== undefined) out.push('providerMessageId', d.providerMessageId);
+  // Kept on the record so the ESP's later events count under the receiver the attempts did.
+  if (d.receiver !== undefined) out.push('receiver', d.receiver);
   return out;
 }
 

@@ -57,7 +57,16 @@ export interface Adjustments {
   circuit(name: string): CircuitState | undefined;
   /** Every circuit that is not closed. */
   circuits(): string[];
+  /** Sets a circuit's state; `undefined` closes it and records when (see `circuitClosedAt`). */
   setCircuit(name: string, state: CircuitState | undefined): Promise<void>;
+  /** When a circuit last closed (epoch ms), if it ever did. */
+  circuitClosedAt(name: string): number | undefined;
+  /** A campaign the governor paused: until when, by which rule. */
+  campaignPause(campaignId: string): { untilMs: number; rule: string } | undefined;
+  /** Every campaign the governor has paused. */
+  campaignPauses(): string[];
+  /** Records (or, with `undefined`, lifts) the governor's pause of a campaign. */
+  setCampaignPause(campaignId: string, untilMs: number | undefined, rule?: string): Promise<void>;
   /** Sets (or, with `undefined`, lifts) the governor's factor of a layer key. */
   setGoverned(layerKey: string, factor: number | undefined, rule: string, from?: number): Promise<void>;
   /** When a layer key's rate was last cut deeply (epoch ms), if it was. */
@@ -154,13 +163,38 @@ export function createAdjustments(options: AdjustmentsOptions): Adjustments {
     async setCircuit(name, state) {
       const field = `circuit:${name}`;
       if (state === undefined) {
+        const closedAt = String(Date.now());
         delete fields[field];
-        await redis.hdel(key, field);
+        fields[`circuitclosed:${name}`] = closedAt;
+        await redis.multi().hdel(key, field).hset(key, `circuitclosed:${name}`, closedAt).exec();
         return;
       }
       const value = `${state.untilMs},${state.openForMs},${state.probes},${state.rule}`;
       fields[field] = value;
       await redis.hset(key, field, value);
+    },
+    circuitClosedAt(name) {
+      const raw = fields[`circuitclosed:${name}`];
+      return raw === undefined ? undefined : Number(raw);
+    },
+    campaignPause(campaignId) {
+      const pause = pair(fields[`govpause:${campaignId}`]);
+      return pause === undefined ? undefined : { untilMs: pause[0], rule: pause[1] };
+    },
+    campaignPauses() {
+      return Object.keys(fields)
+        .filter((f) => f.startsWith('govpause:'))
+        .map((f) => f.slice('govpause:'.length));
+    },
+    async setCampaignPause(campaignId, untilMs, rule = '') {
+      const field = `govpause:${campaignId}`;
+      if (untilMs === undefined) {
+        delete fields[field];
+        await redis.hdel(key, field);
+        return;
+      }
+      fields[field] = `${untilMs},${rule}`;
+      await redis.hset(key, field, fields[field]);
     },
     async setGoverned(layerKey, factor, rule, from = 1) {
       const field = `gov:${layerKey}`;

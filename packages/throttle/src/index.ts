@@ -27,3 +27,4 @@ export {
   type SignalField,
   type SignalWindow,
 } from './signals.js';
+export { createLease, type Lease, type LeaseOptions } from './lease.js';

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Keys, ServiceLogger, SluiceConfig } from '@sluice/core';
+import { recipientDomain, type Keys, type ServiceLogger, type SluiceConfig } from '@sluice/core';
 import type { DeliveryEvent, DeliveryEventKind } from '@sluice/events';
 import type { ApplyResult, Feedback, Store } from '@sluice/store';
 import type { SignalField, SignalKey, Signals } from '@sluice/throttle';
@@ -16,6 +16,8 @@ export interface WebhookDeps {
   signals: Signals;
   /** The pool of each provider, as the workers count it. */
   poolOf(provider: string): string;
+  /** The receiver bucket of a recipient domain by config (policies that list domains). */
+  receiverOf(domain: string): string;
 }
 
 /** What a webhook answers once its events are applied. */
@@ -34,8 +36,8 @@ const SIGNALLED: Partial<Record<DeliveryEventKind, SignalField>> = {
 
 /**
  * Counts a bounce or complaint for the keys its message was sent under, read from the
- * message's record: the provider that took it, the pool, the recipient's domain as the
- * receiver (organisations are the scheduler's to resolve), the campaign and the tenant.
+ * message's record: the provider that took it, the pool, the receiver it was sent under,
+ * the campaign and the tenant.
  * An event that names no message of ours, or one whose record has expired, counts nowhere:
  * without the provider it would mislead more than it tells.
  */
@@ -44,11 +46,13 @@ async function countSignal(deps: WebhookDeps, event: DeliveryEvent): Promise<voi
   if (field === undefined || event.messageId === undefined) return;
   const record = await deps.store.get(event.messageId);
   if (record?.provider === undefined) return;
-  const domain = (record.to || event.recipient).split('@').pop()!.toLowerCase();
+  // The receiver the attempts counted under (the record keeps it once sent), so a rule's
+  // ratio of bounces to attempts compares the same key.
+  const receiver = record.receiver ?? deps.receiverOf(recipientDomain(record.to || event.recipient));
   const on: SignalKey[] = [
     { kind: 'provider', name: record.provider },
     { kind: 'pool', name: deps.poolOf(record.provider) },
-    { kind: 'receiver', name: domain },
+    { kind: 'receiver', name: receiver },
     { kind: 'tenant', name: record.tenantId },
   ];
   if (record.campaignId !== undefined) on.push({ kind: 'campaign', name: record.campaignId });

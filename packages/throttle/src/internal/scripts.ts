@@ -7,6 +7,7 @@ const SCRIPTS = {
   sluiceSlotAcquire: { file: 'slot-acquire-2.lua', keys: 2 },
   sluiceSlotRelease: { file: 'slot-release-2.lua', keys: 2 },
   sluiceSlowDown: { file: 'slow-down-1.lua', keys: 1 },
+  sluiceLease: { file: 'lease-1.lua', keys: 1 },
 };
 
 /** A Redis client with the throttle's scripts defined. */
