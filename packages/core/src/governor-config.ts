@@ -37,6 +37,8 @@ const ruleSchema = z
      * `multiply` too, the cut is at least that deep.
      */
     proportional: z.boolean().default(false),
+    /** This rule's own sliding window, when it must judge faster than the governor's default. */
+    windowMs: z.number().int().positive().optional(),
     /** This rule's own cool-down, when its effect shows sooner than the governor's default. */
     cooldownMs: z.number().int().min(0).optional(),
     /** Also pause these classes of the key's campaign (scope campaign only) for `forMs`. */
@@ -74,12 +76,14 @@ export type GovernorRule = z.output<typeof ruleSchema>;
 /**
  * The default rules (DESIGN.md, The feedback loop): soft bounces over 3% cut a receiver to
  * 0.7; complaints over 0.1% halve a campaign and pause its normal and low traffic;
- * provider throttling over 5% cuts the provider to 0.8; a receiver blocking half of what a
- * pool and stream send it (550 5.7.1 and the like) opens that circuit for 5 minutes. (A
- * proportional rule on receiver throttling, to converge under a hidden capacity, is not a
- * default yet: see DESIGN.md.)
+ * provider throttling over 5% cuts the provider to 0.8; a receiver deferring more than 2%
+ * of what it is sent for its rate (421 4.7.28 and the like, over 3 s and 20 sends) is cut
+ * to just under what it accepted, so Sluice settles under a capacity nobody told it; a
+ * receiver blocking half of what a pool and stream send it (550 5.7.1 and the like) opens
+ * that circuit for 5 minutes.
  */
 export const DEFAULT_GOVERNOR_RULES = [
+  { id: 'receiver-throttling', signal: 'throttled', over: 'attempted', above: 0.03, minVolume: 20, windowMs: 3_000, scope: 'receiver', proportional: true, cooldownMs: 1_000 },
   { id: 'blocks', signal: 'rejected:policy_block', over: 'attempted', above: 0.5, minVolume: 20, scope: 'circuit', open: { openForMs: 300_000, probes: 3 } },
   { id: 'soft-bounces', signal: 'bounced_soft', over: 'attempted', above: 0.03, minVolume: 200, scope: 'receiver', multiply: 0.7 },
   { id: 'complaints', signal: 'complained', over: 'accepted', above: 0.001, minVolume: 1000, scope: 'campaign', multiply: 0.5, pause: ['normal', 'low'] },
@@ -91,7 +95,7 @@ export const governorSchema = z
   .strictObject({
     enabled: z.boolean().default(true),
     /** Bumped when the rules change; written with every decision. */
-    version: z.string().min(1).default('2026.11.30-1'),
+    version: z.string().min(1).default('2026.11.30-2'),
     /** How often the leader evaluates the rules. */
     intervalMs: z.number().int().positive().default(500),
     /** The sliding window the rules read. */
@@ -102,9 +106,14 @@ export const governorSchema = z
     evidenceMs: z.number().int().positive().default(1_000),
     /** After a cut, a key is not cut again for this long (its effect must show first). */
     cooldownMs: z.number().int().min(0).default(10_000),
-    /** Recovery: a lowered key gains `step` of its configured rate every `everyMs` while its signals stay below half of every threshold (hysteresis). */
+    /**
+     * Recovery: a lowered key climbs back from its last cut every `everyMs` while its
+     * signals stay below half of every threshold (hysteresis). Each step adds `step` of the
+     * rate it was cut to; once past the rate where the trouble was, a tenth more with every
+     * step since the cut: careful where the trouble began, faster the longer it stays calm.
+     */
     recovery: z
-      .strictObject({ step: z.number().gt(0).max(1).default(0.01), everyMs: z.number().int().positive().default(1_000) })
+      .strictObject({ step: z.number().gt(0).max(1).default(0.02), everyMs: z.number().int().positive().default(1_000) })
       .prefault({}),
     rules: z.array(ruleSchema).default(DEFAULT_GOVERNOR_RULES.map((r) => ruleSchema.parse(r))),
   })

@@ -13,6 +13,11 @@ export interface IntakeJobData extends QueuedMessage {
   retry?: RetryCounts;
   /** How many times a worker gave it back to admission (a retry, a pause, a missed slot). */
   hop?: number;
+  /**
+   * Its place in a busy layer's line (the limiter's ticket), shown again at its next
+   * admission; a trip back to admission starts without one.
+   */
+  ticket?: { key: string; slice: number; number: number };
 }
 
 /**

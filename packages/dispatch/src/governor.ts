@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { receiverNamed, type GovernorRule, type Keys, type LayerKind, type SluiceConfig } from '@sluice/core';
+import { type GovernorRule, type Keys, type LayerKind, type SluiceConfig } from '@sluice/core';
 import { createLease, type Adjustments, type SignalField, type Signals, type SignalWindow } from '@sluice/throttle';
 
 /** One decision of the governor, as logged (stream `keys.governorLog()` and the process log). */
@@ -45,9 +45,6 @@ export interface Governor {
   tick(): Promise<GovernorDecision[]>;
   close(): Promise<void>;
 }
-
-/** The span over which a proportional rule measures what a key accepts. */
-const RATE_WINDOW_MS = 5_000;
 
 /** Factors are kept to 4 decimals: they are compared, logged and stored as text. */
 const round = (x: number): number => Math.round(x * 10_000) / 10_000;
@@ -95,34 +92,6 @@ export function createGovernor(options: GovernorOptions): Governor {
   async function log(decision: GovernorDecision): Promise<void> {
     logger.info({ governor: decision }, `governor: ${decision.action} ${decision.scope} ${decision.name} ${decision.from.toFixed(3)} → ${decision.to.toFixed(3)} (${decision.rule})`);
     await redis.xadd(keys.governorLog(), 'MAXLEN', '~', 10_000, '*', 'decision', JSON.stringify(decision));
-  }
-
-  /**
-   * A proportional cut's target: just under what got through. That is the rate accepted
-   * over the window when the key's configured rate is known (the limit that binds may be
-   * elsewhere, so the configured rate times the refused share could still be above what
-   * was actually sent), else the current factor times the share that got through.
-   */
-  function proportionalTarget(scope: LayerKind, name: string, from: number, ratio: number, acceptedRate: number | undefined): number {
-    const byShare = from * (1 - ratio) * 0.95;
-    const configured = configuredRate(scope, name);
-    if (configured === undefined || acceptedRate === undefined) return byShare;
-    return Math.min(byShare, (acceptedRate * 0.95) / configured);
-  }
-
-  function configuredRate(scope: LayerKind, name: string): number | undefined {
-    switch (scope) {
-      case 'provider':
-        return config.providers[name]?.rate;
-      case 'receiver':
-        return receiverNamed(config, name).rate;
-      case 'pool':
-        return config.pools[name]?.rate;
-      case 'tenant':
-        return config.defaults.tenant.rate;
-      case 'campaign':
-        return undefined; // its own rate lives on its record
-    }
   }
 
   /** Opens the circuits whose signals trip a circuit rule (judging only what followed their last closing). */
@@ -198,27 +167,28 @@ export function createGovernor(options: GovernorOptions): Governor {
       for (const name of await signals.active(scope)) {
         const layerKey = keys.bucket(scope, name);
         const current = adjustments.governed(layerKey);
-        // Only what happened once the last decision on this key had had its cool-down to
-        // show: the cut already answered what came before (mail admitted before a cut
-        // still goes out at the old rate for a moment).
-        // What came before the last decision on this key (and, after a cut, during its
-        // cool-down) is what that decision already answered.
-        const settled = current ? current.decidedAt + cooldownOf(current.rule) : 0;
+        // Only what happened once the last cut of this key had had its cool-down to show:
+        // the cut already answered what came before (mail admitted before a cut still goes
+        // out at the old rate for a moment). Recovery steps do not restart the window, or
+        // a key climbing back a step a second would never gather enough to be judged.
+        const settled = current ? current.cutAt + cooldownOf(current.cutRule) : 0;
         if (current && now - settled < g.evidenceMs) {
-          // Too soon to tell what the last decision did: neither cut nor restore.
+          // Too soon to tell what the last cut did: neither cut again nor restore.
           calm.set(layerKey, false);
           continue;
         }
-        const windowMs = current ? Math.min(g.windowMs, now - settled) : g.windowMs;
+        const ruleWindowMs = rule.windowMs ?? g.windowMs;
+        const windowMs = current ? Math.min(ruleWindowMs, now - settled) : ruleWindowMs;
         const result = evaluate(rule, await signals.read({ kind: scope, name }, windowMs));
         calm.set(layerKey, (calm.get(layerKey) ?? true) && result.calm);
         if (!result.fires) continue;
         if (rule.multiply !== undefined || rule.proportional) {
           const from = current?.factor ?? 1;
-          // What the key accepts is measured over the last few seconds whatever the last
-          // decision: while we send above it, it is what the receiver takes.
-          const acceptedRate = rule.proportional ? (await signals.read({ kind: scope, name }, RATE_WINDOW_MS)).rate('accepted') : undefined;
-          const target = rule.proportional ? proportionalTarget(scope, name, from, result.inputs.ratio ?? 0, acceptedRate) : 1;
+          // A proportional cut: to just under the share that got through. It scales what was
+          // really sent (not the configured rate: a class's share of the bucket, or another
+          // layer, may have held the sends lower), so one cut lands just under what the
+          // receiver takes, however much of the key's rate the traffic used.
+          const target = rule.proportional ? from * (1 - (result.inputs.ratio ?? 0)) * 0.97 : 1;
           const to = round(Math.max(g.floor, Math.min(from * (rule.multiply ?? 1), target)));
           if (to < from) {
             await adjustments.setGoverned(layerKey, to, rule.id, from);
@@ -235,13 +205,18 @@ export function createGovernor(options: GovernorOptions): Governor {
         }
       }
     }
-    // Additive recovery of keys whose every rule is calm.
+    // Additive recovery of keys whose every rule is calm: steps of a share of the rate the
+    // key was cut to. Below the rate where the trouble was, steady, so the key settles
+    // just under it without charging at it; past it, growing a tenth with each step since
+    // the cut settled, to find a capacity that has risen.
     for (const layerKey of adjustments.governedKeys()) {
       const current = adjustments.governed(layerKey);
       if (!current || now - current.decidedAt < g.recovery.everyMs || calm.get(layerKey) === false) continue;
       const touched = (d: GovernorDecision): string => (d.scope === 'circuit' ? keys.bucket('receiver', d.name.split('|')[0]!) : keys.bucket(d.scope, d.name));
       if (decisions.some((d) => touched(d) === layerKey)) continue;
-      const to = round(Math.min(1, current.factor + g.recovery.step));
+      const steps = Math.max(0, (now - current.cutAt - cooldownOf(current.cutRule)) / g.recovery.everyMs);
+      const growth = current.factor < current.cutFrom ? 1 : 1 + steps / 10;
+      const to = round(Math.min(1, current.factor + Math.max(0.0001, g.recovery.step * current.cutFactor * growth)));
       await adjustments.setGoverned(layerKey, to, 'recovery', current.factor);
       const [scope, name] = describe(layerKey);
       decisions.push({ at: now, rule: 'recovery', version: g.version, scope, name, action: 'restore', from: current.factor, to, inputs: { windowMs: now - current.decidedAt } });

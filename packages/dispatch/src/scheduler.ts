@@ -10,6 +10,7 @@ import {
   recipientDomain,
   QUEUE_OPTIONS,
   PRIORITY_CLASSES,
+  LAYER_KINDS,
   createKeys,
   type DispatchJobData,
   type IntakeJobData,
@@ -195,7 +196,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       // target's own traffic: the target is not flooded by another provider's backlog.
       horizonMs: choice.failover ? 0 : config.horizonsMs[m.priority],
       // A campaign-wide layer holds the whole campaign queue instead (below).
-      waitlist: isCampaign ? (['receiver'] as const) : undefined,
+      waitlist: isCampaign ? (['receiver'] as const) : LAYER_KINDS,
+      ticket: m.ticket,
     };
     // A campaign's decisions are taken one at a time in this process, so once one finds the
     // campaign held, the jobs fetched with it go back without asking the limiter again.
@@ -212,7 +214,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     // never queues behind the intake backlog and never asks the limiter twice.
     if (decision.outcome !== 'denied') {
       const delay = decision.outcome === 'booked' ? decision.waitMs : 0;
-      const data: DispatchJobData = { ...m, provider, receiver, admittedAt: now + delay, decidedAt: now, ...(choice.failover ? { failover: true } : {}) };
+      const { ticket: _used, ...message } = m;
+      const data: DispatchJobData = { ...message, provider, receiver, admittedAt: now + delay, decidedAt: now, ...(choice.failover ? { failover: true } : {}) };
       // Job first, then record: a crash in between leaves the intake job to run again,
       // whose dispatch add is then ignored (same job id). Only from `queued`: a fast worker
       // may already have moved it on.
@@ -233,7 +236,12 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await queue.rateLimit(holdMs);
       throw new RateLimitError();
     }
-    // The wait is this message's waitlist turn, already spread at the layer's rate.
+    // The wait is this message's turn in the receiver's line (or half of it, to see a rate
+    // rise early); the ticket goes with the job so it keeps its place. Data first: a crash
+    // in between runs the job again with its place.
+    if (decision.ticket && (decision.ticket.number !== m.ticket?.number || decision.ticket.key !== m.ticket.key)) {
+      await job.updateData({ ...m, ticket: decision.ticket });
+    }
     await job.moveToDelayed(now + decision.waitMs, token);
     throw new DelayedError();
   }

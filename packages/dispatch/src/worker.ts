@@ -108,7 +108,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
       queue = new Queue(name, { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix, defaultJobOptions: { ...INTAKE_JOB_OPTIONS } });
       intakeQueues.set(name, queue);
     }
-    const { provider: _p, receiver: _r, admittedAt: _a, decidedAt: _d, failover: _f, ...message } = m;
+    const { provider: _p, receiver: _r, admittedAt: _a, decidedAt: _d, failover: _f, ticket: _t, ...message } = m;
     const hop = (m.hop ?? 0) + 1;
     const data: IntakeJobData = retry ? { ...message, hop, retry: retry.counts } : { ...message, hop };
     if (retry) {

@@ -76,13 +76,14 @@ describe('the governor', () => {
     expect(await governor.tick()).toEqual([]);
 
     // Calm once the cut has had its cool-down (what came before it does not count): additive
-    // recovery, 0.1 a step.
+    // recovery, a tenth of the rate it was cut to a step, steady while below where the
+    // trouble was.
     await sleep(450);
     signals.record([yahoo], 'attempted', 300);
     await signals.flush();
-    expect(await governor.tick()).toMatchObject([{ rule: 'recovery', action: 'restore', from: 0.7, to: 0.8 }]);
+    expect(await governor.tick()).toMatchObject([{ rule: 'recovery', action: 'restore', from: 0.7, to: 0.77 }]);
     await sleep(350);
-    expect(await governor.tick()).toMatchObject([{ rule: 'recovery', from: 0.8 }]);
+    expect(await governor.tick()).toMatchObject([{ rule: 'recovery', from: 0.77, to: 0.84 }]);
   });
 
   it('does not act on a ratio below its minimum volume', async () => {
@@ -138,24 +139,51 @@ describe('the governor', () => {
 });
 
 describe('a proportional rule', () => {
-  it('cuts a receiver to just under what it accepted, measured over the last seconds', async () => {
+  it('cuts a receiver to just under the share that got through, judging only what followed its last cut', async () => {
     const cfg = parseConfig({
       receivers: [{ name: 'slow', domains: ['slow.test'], rate: 160 }],
-      governor: { rules: [{ id: 'receiver-throttling', signal: 'throttled', over: 'attempted', above: 0.02, minVolume: 20, scope: 'receiver', proportional: true, cooldownMs: 100 }] },
+      governor: {
+        evidenceMs: 100,
+        recovery: { step: 0.1, everyMs: 100 },
+        rules: [{ id: 'receiver-throttling', signal: 'throttled', over: 'attempted', above: 0.02, minVolume: 20, windowMs: 3_000, scope: 'receiver', proportional: true, cooldownMs: 100 }],
+      },
     });
-    const { governor, adjustments } = setup('a', cfg, 1000);
-    // Three whole seconds at 40 accepted and 35 refused a second (the one before is a partial first second).
-    const now = Date.now();
-    for (const ago of [4, 3, 2, 1]) {
-      const at = now - ago * 1000;
-      await redis.hset(keys.signals('receiver', 'slow', Math.floor(at / 1000) * 1000), 'attempted', 75, 'accepted', 40, 'throttled', 35);
-    }
-    await redis.zadd(keys.signalIndex('receiver'), now, 'slow');
+    const { governor, signals, adjustments } = setup('a', cfg);
+    const slow = { kind: 'receiver', name: 'slow' } as const;
+    const key = keys.bucket('receiver', 'slow');
+    signals.record([slow], 'attempted', 80);
+    signals.record([slow], 'throttled', 40);
+    await signals.flush();
     const [cut] = await governor.tick();
-    expect(cut).toMatchObject({ rule: 'receiver-throttling', action: 'lower', from: 1 });
-    // 40 accepted a second × 0.95 against the 160 configured, not (1 − 47%) × 0.95.
-    expect(cut!.to).toBeCloseTo((40 * 0.95) / 160, 2);
-    expect(adjustments.factor(keys.bucket('receiver', 'slow'))).toBe(cut!.to);
+    // Half refused: to half of what was sent, less 3%.
+    expect(cut).toMatchObject({ rule: 'receiver-throttling', action: 'lower', from: 1, to: 0.485 });
+    expect(adjustments.factor(key)).toBe(0.485);
+
+    // What came before the cut is not judged again; what followed it is, in proportion to
+    // the factor in effect (a tenth refused: 0.485 × 0.9 × 0.97).
+    await sleep(250);
+    expect(await governor.tick()).toMatchObject([{ rule: 'recovery', from: 0.485 }]);
+    signals.record([slow], 'attempted', 100);
+    signals.record([slow], 'throttled', 10);
+    await signals.flush();
+    const [again] = await governor.tick();
+    expect(again).toMatchObject({ action: 'lower', to: Number((adjustments.governed(key)!.from * 0.9 * 0.97).toFixed(4)) });
+  });
+
+  it('climbs back steadily below where the trouble was, and faster beyond it', async () => {
+    const cfg = parseConfig({ governor: { evidenceMs: 50, cooldownMs: 50, recovery: { step: 0.1, everyMs: 100 } } });
+    const { governor, adjustments } = setup('a', cfg);
+    const key = keys.bucket('receiver', 'r');
+    await adjustments.setGoverned(key, 0.5, 'soft-bounces', 0.6);
+    const steps: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      await sleep(110);
+      const [d] = await governor.tick();
+      steps.push(Number((d!.to - d!.from).toFixed(4)));
+    }
+    // 0.05 a step (a tenth of 0.5) up to 0.6, then growing with every step since the cut.
+    expect(steps.slice(0, 2)).toEqual([0.05, 0.05]);
+    for (let i = 3; i < steps.length; i++) expect(steps[i]!).toBeGreaterThan(steps[i - 1]!);
   });
 });
 

@@ -47,6 +47,39 @@ function queuedAs(response: string | undefined): string | undefined {
   return response === undefined ? undefined : /\bqueued as\s+<?([^\s>]+)>?/i.exec(response)?.[1];
 }
 
+/** Message-ID without its angle brackets (nodemailer logs it either way). */
+const bare = (id: string): string => id.replace(/^<|>$/g, '');
+
+/**
+ * A nodemailer logger that keeps one thing: why the pool gave a message up before any of
+ * it was sent (a reused connection answered 421 or was closed). The error the send then
+ * gets only says "Reached maximum number of retries", and the server's words are the
+ * signal. Everything else nodemailer logs is dropped (it would carry addresses).
+ */
+function poolLogger(lastWords: Map<string, string>): Record<'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal', (...args: unknown[]) => void> {
+  const ignore = (): void => undefined;
+  return {
+    trace: ignore,
+    debug: ignore,
+    info(entry, format, ...args) {
+      const e = entry as { tnx?: string; messageId?: unknown };
+      if (e.tnx === 'pool' && typeof e.messageId === 'string' && typeof format === 'string' && format.includes('before message')) {
+        const reason = args.at(-1);
+        if (typeof reason === 'string') lastWords.set(bare(e.messageId), reason);
+      }
+    },
+    warn: ignore,
+    error: ignore,
+    fatal: ignore,
+  };
+}
+
+/** The first SMTP reply in an error text (`… rejected: 421-4.7.28 …`): its code and what follows. */
+function replyIn(text: string): { status: number; text: string } | undefined {
+  const match = /\b([45]\d\d)[ -](?=\d\.\d{1,3}\.\d{1,3}\b|\D)/.exec(text);
+  return match ? { status: Number(match[1]), text: text.slice(match.index) } : undefined;
+}
+
 /**
  * SMTP through a nodemailer pool (`concurrency` connections, `maxMessages` each). A message
  * whose data went out is never sent again by the pool: a lost answer after DATA is
@@ -59,6 +92,7 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
   const host = config.host ?? options.sandbox.smtpHost;
   const port = config.host === undefined ? options.sandbox.smtpPort : config.port;
   const hide = secretFilter([config.password]);
+  const lastWords = new Map<string, string>();
   const transporter = nodemailer.createTransport({
     pool: true,
     host,
@@ -67,17 +101,19 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
     ...(config.user !== undefined ? { auth: { user: config.user, pass: config.password ?? '' } } : {}),
     maxConnections: config.concurrency,
     maxMessages: config.maxMessages,
-    // The pool retries a message on a fresh connection when a reused one turns out closed
-    // (or answers 421) before any of its data was read: the safe case, and the retry gets
-    // the server's real answer. Once the data went out it cannot resend (see the plugin below).
-    maxRequeues: 1,
+    // The pool would retry a message at once on a fresh connection when a reused one
+    // answers 421 or turns out closed before any of its data was read. Not here: a 421 is
+    // usually a receiver saying "slower", and an instant second try is exactly what it
+    // asked us not to do, unseen by our signals and retries. The message comes back as
+    // deferred instead (with the server's words, below), and goes through admission again.
+    maxRequeues: 0,
     connectionTimeout: config.timeoutMs,
     greetingTimeout: config.timeoutMs,
     socketTimeout: config.timeoutMs,
     // Message fields never name files or URLs for nodemailer to read.
     disableFileAccess: true,
     disableUrlAccess: true,
-    logger: false,
+    logger: poolLogger(lastWords),
   });
 
   // By Message-ID: the send whose data is being streamed. The stream nodemailer hands the
@@ -100,11 +136,15 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
     done();
   });
 
-  function failed(error: unknown, submission: Submission): Outcome {
+  function failed(error: unknown, submission: Submission, messageId: string): Outcome {
     const err = (error ?? {}) as SmtpError;
     if (typeof err.responseCode === 'number') {
       return classified({ channel: 'smtp', status: err.responseCode, text: hide(err.response ?? err.message ?? '') });
     }
+    // Given up on a reused connection before its data went out: the server's own answer.
+    const words = lastWords.get(bare(messageId));
+    const reply = words === undefined ? undefined : replyIn(words);
+    if (reply !== undefined && !submission.submitted) return classified({ channel: 'smtp', status: reply.status, text: hide(reply.text) });
     // No reply at all: refused, dropped, timed out. After the data went out, nobody knows.
     return unanswered('smtp', hide(errorText(error)), submission.submitted);
   }
@@ -123,7 +163,7 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
         const info = await transporter.sendMail(toMailOptions(message, context));
         // One recipient per message: a refused recipient is the whole message refused.
         const refused = (info.rejectedErrors as SmtpError[] | undefined)?.[0];
-        if (refused !== undefined) return failed(refused, submission);
+        if (refused !== undefined) return failed(refused, submission, context.messageIdHeader);
         const to = message.to.toLowerCase();
         if (!info.accepted.some((a) => String(a).toLowerCase() === to)) {
           return unanswered('smtp', hide(`no recipient accepted: ${info.response}`), submission.submitted);
@@ -131,9 +171,10 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
         const id = info.serverMessageId ?? queuedAs(info.response) ?? info.messageId;
         return { kind: 'accepted', providerMessageId: id, reply: info.response };
       } catch (error) {
-        return failed(error, submission);
+        return failed(error, submission, context.messageIdHeader);
       } finally {
         streaming.delete(context.messageIdHeader);
+        lastWords.delete(bare(context.messageIdHeader));
       }
     },
     async check() {

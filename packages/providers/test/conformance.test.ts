@@ -54,6 +54,9 @@ describe.each(KINDS)('%s adapter against the sandbox', (kind) => {
       expect(throttled.retryAfterMs).toBeGreaterThan(60_000);
     }
     expect(sandbox.accepted().map((r) => r.to[0])).toEqual(['a@slow.test']);
+    // The receiver saw one refusal for our one attempt: no hidden second try (for SMTP, on
+    // a fresh connection right after the 421 of the reused one).
+    expect(sandbox.stats().byDomain['slow.test']).toMatchObject({ accepted: 1, throttled: 1 });
   });
 
   it('deferred: a transient failure is deferred transient_system', async () => {

@@ -36,6 +36,23 @@ export interface AdjustmentsOptions {
   refreshMs?: number;
 }
 
+/** The governor's setting of a layer key (see {@link Adjustments.governed}). */
+export interface Governed {
+  factor: number;
+  /** The last decision on the key (epoch ms), its rule (`recovery` for a step back up) and the factor before it. */
+  decidedAt: number;
+  rule: string;
+  from: number;
+  /**
+   * The last cut (epoch ms), the factor it set, its rule and the factor it cut from (where
+   * the trouble was): recovery climbs from there.
+   */
+  cutAt: number;
+  cutFactor: number;
+  cutRule: string;
+  cutFrom: number;
+}
+
 /**
  * The effective-rate adjustments every process shares through one Redis hash
  * (`keys.adjustments()`): rates lowered after throttles, the SES quota cap, providers down
@@ -49,8 +66,12 @@ export interface Adjustments {
   refresh(): Promise<void>;
   /** The share (0..1] of its configured rate a layer key runs at now: the governor's, else backpressure's. */
   factor(layerKey: string): number;
-  /** The governor's setting of a layer key, if any. */
-  governed(layerKey: string): { factor: number; decidedAt: number; rule: string; from: number } | undefined;
+  /**
+   * The governor's setting of a layer key, if any: its factor, the last decision (a cut or
+   * a recovery step) and the last cut (when, and the factor it set), which recovery steps
+   * keep.
+   */
+  governed(layerKey: string): Governed | undefined;
   /** Every layer key the governor has lowered. */
   governedKeys(): string[];
   /** A circuit's state (`<receiver>|<pool>|<stream>`), absent when closed. */
@@ -141,8 +162,17 @@ export function createAdjustments(options: AdjustmentsOptions): Adjustments {
     governed(layerKey) {
       const raw = fields[`gov:${layerKey}`];
       if (raw === undefined) return undefined;
-      const [factor, decidedAt, rule, from] = raw.split(',');
-      return { factor: Number(factor), decidedAt: Number(decidedAt), rule: rule ?? '', from: from === undefined ? 1 : Number(from) };
+      const [factor, decidedAt, rule, from, cutAt, cutFactor, cutRule, cutFrom] = raw.split(',');
+      return {
+        factor: Number(factor),
+        decidedAt: Number(decidedAt),
+        rule: rule ?? '',
+        from: from === undefined ? 1 : Number(from),
+        cutAt: cutAt === undefined ? Number(decidedAt) : Number(cutAt),
+        cutFactor: cutFactor === undefined ? Number(factor) : Number(cutFactor),
+        cutRule: cutRule ?? rule ?? '',
+        cutFrom: cutFrom === undefined ? (from === undefined ? 1 : Number(from)) : Number(cutFrom),
+      };
     },
     governedKeys() {
       return Object.keys(fields)
@@ -203,7 +233,12 @@ export function createAdjustments(options: AdjustmentsOptions): Adjustments {
         await redis.hdel(key, field);
         return;
       }
-      const value = `${factor.toFixed(4)},${Date.now()},${rule},${from.toFixed(4)}`;
+      const now = Date.now();
+      const last = rule === 'recovery' ? self.governed(layerKey) : undefined;
+      const cut = last
+        ? `${last.cutAt},${last.cutFactor.toFixed(4)},${last.cutRule},${last.cutFrom.toFixed(4)}`
+        : `${now},${factor.toFixed(4)},${rule},${from.toFixed(4)}`;
+      const value = `${factor.toFixed(4)},${now},${rule},${from.toFixed(4)},${cut}`;
       fields[field] = value;
       await redis.hset(key, field, value);
     },

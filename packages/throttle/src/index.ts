@@ -6,6 +6,7 @@ export {
   type Layers,
   type AdmitRequest,
   type AdmitResult,
+  type Ticket,
 } from './limiter.js';
 export { createSlots, type Slots, type SlotsOptions } from './slots.js';
 export { quotaLayers, type CampaignLimit, type LayerSubject } from './layers.js';
@@ -17,6 +18,7 @@ export {
   type BackpressureOptions,
   type ProviderStanding,
   type CircuitState,
+  type Governed,
 } from './adjustments.js';
 export {
   createSignals,

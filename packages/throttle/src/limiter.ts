@@ -25,11 +25,23 @@ export interface AdmitRequest {
   /** How far ahead a slot may be booked. 0 never books. */
   horizonMs: number;
   /**
-   * Layers whose denial beyond the horizon hands out a waitlist ticket: the answer's
-   * `waitMs` is then this caller's own turn, paced at the layer's rate, so a backlog
-   * comes back one by one instead of all at once. @defaultValue every layer
+   * Layers with a line: denied beyond the horizon there, a caller gets a numbered place
+   * (a {@link Ticket}) and comes back at its turn, paced at the layer's rate in effect
+   * while it waits, so a backlog comes back one by one and follows every rate change; a
+   * caller without a ticket does not overtake the line. Only for callers that keep their
+   * ticket: one that asks again without it is a newcomer each time. @defaultValue none
    */
   waitlist?: readonly LayerKind[];
+  /** The place this caller was given last time (kept with the job), if any. */
+  ticket?: Ticket | undefined;
+}
+
+/** A place in a layer's line (see `admit-5.lua`): kept by the caller and shown again. */
+export interface Ticket {
+  /** The layer's bucket key: a ticket for another bucket is no place at all. */
+  key: string;
+  slice: number;
+  number: number;
 }
 
 /** The limiter's answer. */
@@ -46,6 +58,8 @@ export type AdmitResult =
       outcome: 'denied';
       waitMs: number;
       layer: LayerKind;
+      /** The caller's place in a line now: show it with the next request. */
+      ticket?: Ticket;
     };
 
 /** Options of {@link createLimiter}. */
@@ -103,7 +117,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
     async admit(request) {
       const args: (string | number)[] = request.layers.map((l) => l.key);
-      const waitlist = request.waitlist ?? LAYER_KINDS;
+      const waitlist = request.waitlist ?? [];
       const ticketMask = LAYER_KINDS.reduce((mask, kind, i) => (waitlist.includes(kind) ? mask | (1 << i) : mask), 0);
       args.push(allowedMask(request.priority), Math.max(0, Math.round(request.horizonMs * 1000)), ticketMask, ...fractions);
       for (const layer of request.layers) {
@@ -113,14 +127,18 @@ export function createLimiter(options: LimiterOptions): Limiter {
           args.push(1e6 / layer.rate, Math.max(1, burst - Math.ceil(layer.rate * slackSeconds)));
         }
       }
+      const held = request.ticket;
+      const heldLayer = held ? request.layers.findIndex((l) => l.key === held.key) + 1 : 0;
+      args.push(heldLayer, heldLayer > 0 ? held!.slice : 0, heldLayer > 0 ? held!.number : 0);
       calls++;
       const reply = (await redis.sluiceAdmit(...args)) as number[];
-      const [code, waitMs, layer] = reply as [number, number, number, number];
+      const [code, waitMs, layer, , ticketLayer, ticketSlice, ticketNumber] = reply as [number, number, number, number, number, number, number];
       const outcome = CODES[code];
       if (outcome === 'granted') return { outcome };
       const kind = LAYER_KINDS[layer - 1] ?? 'provider';
       if (outcome === 'booked') return { outcome, waitMs, layer: kind };
-      return { outcome: 'denied', waitMs: Math.max(1, waitMs), layer: kind };
+      const denied = { outcome: 'denied' as const, waitMs: Math.max(1, waitMs), layer: kind };
+      return ticketLayer > 0 ? { ...denied, ticket: { key: request.layers[ticketLayer - 1]!.key, slice: ticketSlice, number: ticketNumber } } : denied;
     },
   };
 }

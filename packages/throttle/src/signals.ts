@@ -33,11 +33,6 @@ export interface SignalWindow {
   windowMs: number;
   /** How much of it had any signal at all, ms. */
   activeMs: number;
-  /**
-   * Per second over the window's complete buckets that had signals (the current bucket is
-   * still filling, and idle buckets say nothing about a rate); `undefined` without any.
-   */
-  rate(field: SignalField): number | undefined;
   counts: Readonly<Record<string, number>>;
   /** `counts[field]`, 0 when absent. */
   count(field: SignalField): number;
@@ -77,12 +72,11 @@ export interface Signals {
   close(): Promise<void>;
 }
 
-function windowOf(windowMs: number, activeMs: number, counts: Record<string, number>, complete: { ms: number; counts: Record<string, number> }): SignalWindow {
+function windowOf(windowMs: number, activeMs: number, counts: Record<string, number>): SignalWindow {
   const count = (field: string): number => counts[field] ?? 0;
   return {
     windowMs,
     activeMs,
-    rate: (field) => (complete.ms > 0 ? ((complete.counts[field] ?? 0) * 1000) / complete.ms : undefined),
     counts,
     count,
     deferred: () => Object.entries(counts).reduce((n, [f, v]) => (f.startsWith('deferred:') ? n + v : n), 0),
@@ -171,25 +165,14 @@ export function createSignals(options: SignalsOptions): Signals {
       for (let i = 0; i < buckets; i++) pipeline.hgetall(bucketKey(key, newest - i * bucketMs));
       const results = (await pipeline.exec()) ?? [];
       const counts: Record<string, number> = {};
-      const complete = { ms: 0, counts: {} as Record<string, number> };
       let active = 0;
-      const perBucket = results.map(([err, value]) => {
+      for (const [err, value] of results) {
         if (err) throw err;
-        return Object.entries(value as Record<string, string>);
-      });
-      // The newest bucket is still filling and the oldest one with signals may have begun
-      // mid-bucket: a rate is taken over the whole buckets between them.
-      const oldest = perBucket.reduce((last, entries, i) => (entries.length > 0 ? i : last), -1);
-      perBucket.forEach((entries, i) => {
+        const entries = Object.entries(value as Record<string, string>);
         if (entries.length > 0) active += 1;
-        const whole = i > 0 && i < oldest && entries.length > 0;
-        if (whole) complete.ms += bucketMs;
-        for (const [field, n] of entries) {
-          counts[field] = (counts[field] ?? 0) + Number(n);
-          if (whole) complete.counts[field] = (complete.counts[field] ?? 0) + Number(n);
-        }
-      });
-      return windowOf(buckets * bucketMs, active * bucketMs, counts, complete);
+        for (const [field, n] of entries) counts[field] = (counts[field] ?? 0) + Number(n);
+      }
+      return windowOf(buckets * bucketMs, active * bucketMs, counts);
     },
     async active(kind) {
       return redis.zrangebyscore(keys.signalIndex(kind), Date.now() - retainMs, '+inf');

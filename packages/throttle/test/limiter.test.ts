@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createKeys, type Keys } from '@sluice/core';
-import { createLimiter, type Layers, type LayerLimit } from '@sluice/throttle';
+import { createLimiter, type AdmitResult, type Layers, type LayerLimit, type Limiter } from '@sluice/throttle';
 
 let redis: Redis;
 let keys: Keys;
@@ -134,24 +134,88 @@ describe('limiter', () => {
   });
 });
 
-describe('waitlist', () => {
-  it('spreads callers denied beyond the horizon at the layer’s rate instead of waking them together', async () => {
+describe('lines (waitlist)', () => {
+  type Denied = Extract<AdmitResult, { outcome: 'denied' }>;
+  const lined = { priority: 'low', horizonMs: 500, waitlist: ['receiver'] } as const;
+  /** A receiver at `rate`/s with `queued` callers turned away and holding places. */
+  async function queue(limiter: Limiter, key: string, rate: number, queued: number): Promise<Denied[]> {
+    const l = layers({ 1: { key, rate, burst: 1 } });
+    const out: Denied[] = [];
+    // Granted and booked up to the horizon first, then places in the line.
+    for (let i = 0; out.length < queued; i++) {
+      const r = await limiter.admit({ ...lined, layers: l });
+      if (r.outcome === 'denied') out.push(r);
+      expect(i).toBeLessThan(queued + rate);
+    }
+    return out;
+  }
+
+  it('spreads callers denied beyond the horizon at the layer’s rate, each with its own numbered place', async () => {
     const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 0 });
-    const l = layers({ 1: { key: keys.bucket('receiver', randomUUID()), rate: 10, burst: 1 } });
-    // One granted, five booked up to the 500 ms horizon.
-    for (let i = 0; i < 6; i++) await limiter.admit({ layers: l, priority: 'low', horizonMs: 500 });
-    const waits: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const r = await limiter.admit({ layers: l, priority: 'low', horizonMs: 500 });
-      expect(r.outcome).toBe('denied');
-      if (r.outcome === 'denied') waits.push(r.waitMs);
+    const denied = await queue(limiter, keys.bucket('receiver', randomUUID()), 10, 5);
+    expect(denied.map((d) => d.ticket?.number)).toEqual([1, 2, 3, 4, 5]);
+    for (let i = 1; i < denied.length; i++) {
+      expect(denied[i]!.waitMs - denied[i - 1]!.waitMs).toBeGreaterThanOrEqual(95);
+      expect(denied[i]!.waitMs - denied[i - 1]!.waitMs).toBeLessThanOrEqual(105);
     }
-    for (let i = 1; i < waits.length; i++) {
-      expect(waits[i]! - waits[i - 1]!).toBeGreaterThanOrEqual(95);
-      expect(waits[i]! - waits[i - 1]!).toBeLessThanOrEqual(105);
-    }
-    // Not taking a ticket leaves the waitlist alone: the answer is the plain wait.
-    const plain = await limiter.admit({ layers: l, priority: 'low', horizonMs: 500, waitlist: [] });
-    if (plain.outcome === 'denied') expect(plain.waitMs).toBeLessThan(waits[4]!);
+  });
+
+  it('keeps a holder’s place: asking again early neither loses it nor takes a new one', async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 0 });
+    const key = keys.bucket('receiver', randomUUID());
+    const denied = await queue(limiter, key, 10, 5);
+    const again = await limiter.admit({ ...lined, layers: layers({ 1: { key, rate: 10, burst: 1 } }), ticket: denied[2]!.ticket });
+    expect(again.outcome).toBe('denied');
+    expect((again as Denied).ticket).toEqual(denied[2]!.ticket);
+    expect(Math.abs((again as Denied).waitMs - denied[2]!.waitMs)).toBeLessThanOrEqual(20);
+    // A newcomer goes after the fifth, not before: the line holds even where the bucket
+    // itself would take it sooner.
+    const newcomer = await limiter.admit({ ...lined, layers: layers({ 1: { key, rate: 10, burst: 1 } }) });
+    expect((newcomer as Denied).ticket?.number).toBe(6);
+  });
+
+  it('moves every place when the rate changes: sooner after a rise, later after a cut', async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 0 });
+    const key = keys.bucket('receiver', randomUUID());
+    const denied = await queue(limiter, key, 10, 12);
+    const last = denied[11]!;
+    expect(last.waitMs).toBeGreaterThan(1_000);
+    const at = async (rate: number): Promise<Denied> => (await limiter.admit({ ...lined, layers: layers({ 1: { key, rate, burst: 1 } }), ticket: last.ticket })) as Denied;
+    const faster = await at(40);
+    expect(faster.ticket).toEqual(last.ticket);
+    expect(faster.waitMs).toBeLessThan(last.waitMs / 2);
+    const slower = await at(5);
+    expect(slower.waitMs).toBeGreaterThan(last.waitMs * 1.5);
+  });
+
+  it('tells a place far off to come back at half its wait (a rise shows within half of it)', async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 0 });
+    const denied = await queue(limiter, keys.bucket('receiver', randomUUID()), 10, 60);
+    // Place 60 at 10/s is about 6 s off: told 3 s.
+    expect(denied[59]!.waitMs).toBeGreaterThan(2_500);
+    expect(denied[59]!.waitMs).toBeLessThan(3_500);
+    expect(denied[15]!.waitMs).toBeLessThanOrEqual(2_000);
+  });
+
+  it('books a holder’s slot once its turn comes', async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 0 });
+    const key = keys.bucket('receiver', randomUUID());
+    const l = layers({ 1: { key, rate: 20, burst: 1 } });
+    const [first, second] = await queue(limiter, key, 20, 3);
+    await new Promise((r) => setTimeout(r, first!.waitMs));
+    expect((await limiter.admit({ ...lined, layers: l, ticket: first!.ticket })).outcome).toBe('booked');
+    // The next one is a slot later, and still waits for it.
+    const next = await limiter.admit({ ...lined, layers: l, ticket: second!.ticket });
+    expect(next).toMatchObject({ outcome: 'denied', ticket: second!.ticket });
+  });
+
+  it('leaves callers that ask for no line alone: the answer is the plain wait', async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 0 });
+    const key = keys.bucket('receiver', randomUUID());
+    const denied = await queue(limiter, key, 10, 5);
+    const plain = await limiter.admit({ layers: layers({ 1: { key, rate: 10, burst: 1 } }), priority: 'low', horizonMs: 500 });
+    expect(plain.outcome).toBe('denied');
+    expect((plain as Denied).ticket).toBeUndefined();
+    expect((plain as Denied).waitMs).toBeLessThan(denied[4]!.waitMs);
   });
 });

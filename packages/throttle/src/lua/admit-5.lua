@@ -5,34 +5,47 @@
   others are reserves that only their class and the classes above it may use. A slice
   keeps one number, its theoretical arrival time (TAT, integer microseconds), in field
   "<slice>" of the layer's hash. Field "x" is when the hash expires (us): it outlives every
-  TAT and ticket in it by at least a second, and is pushed 10 s further only when a new
-  one would come too close, so most decisions need no PEXPIRE.
+  TAT and line in it by at least a second, and is pushed 10 s further only when a new one
+  would come too close, so most decisions need no PEXPIRE.
 
   The message goes at t = the earliest time every layer can take it (in the first allowed
   slice that grants now, else the slice with the earliest t). If t is now, every layer is
   charged and the answer is "granted". If t is within the caller's horizon, every layer
   is charged at t and the answer is "booked": the slot is the caller's, come back at t,
-  no second call needed. Beyond the horizon nothing is charged; if the binding layer is
-  in ARGV[3], the caller gets a waitlist ticket instead (field "w<slice>"): its own turn
-  to come back, paced at that layer's rate, so a deep backlog returns one by one rather
-  than all at once.
+  no second call needed. Beyond the horizon nothing is charged.
+
+  The line. A layer in ARGV[3] that is busy beyond the horizon hands out tickets instead of
+  a bare wait: numbered places in a line per (layer, slice), kept as "n<s>" (the last
+  number handed out), "v<s>" (the head: place p's slot is (p - v) intervals from now) and
+  "u<s>" (when v was last moved, us). The head moves at the layer's rate in effect at each call, so when the
+  governor lowers or raises a rate, every place in the line is due later or sooner at
+  once: nobody keeps the pace of the moment they were turned away. The line only decides
+  how long a caller waits when the bucket is busy beyond the horizon: then a message
+  without a ticket goes to the end of the line, and a ticket holder keeps its number. A
+  holder is told to come back a horizon before its slot at the current rate, but never
+  more than half of its wait ahead when that is over 2 s, so a rate rise is noticed within
+  half the wait (a handful of calls per message even in a deep backlog). Whoever finds
+  room within the horizon books it, so no slot idles while a holder is late.
 
   KEYS[1..5]  layer buckets (hashes): provider, receiver, pool, campaign, tenant
   ARGV[1]     allowed slices, bitmask (bit s-1 = slice s), tried lowest first
   ARGV[2]     horizon, microseconds: how far ahead a slot may be booked
-  ARGV[3]     layers whose denial hands out a waitlist ticket, bitmask (bit l-1 = layer l)
+  ARGV[3]     layers with a line, bitmask (bit l-1 = layer l)
   ARGV[4..6]  share of each slice (slice 1, 2, 3), 0 for a slice that is off
   ARGV[7..16] per layer l: emission interval at the full rate (us; 0 = no limit) at 5+2l,
               and burst at 6+2l
+  ARGV[17..19] the caller's ticket: layer (0 = none), slice, number
 
-  Returns { code, waitMs, layer, slice }
+  Returns { code, waitMs, layer, slice, ticketLayer, ticketSlice, ticketNumber }
     code 0 granted now; 1 booked: go in waitMs; 2 denied: ask again in waitMs.
     layer: the binding layer (1..5) when not granted.
+    ticket: the place the caller holds after this call (layer 0: none); present it next time.
 ]]
 local allowed = tonumber(ARGV[1])
 local horizon = tonumber(ARGV[2])
-local ticketLayers = tonumber(ARGV[3])
+local lineLayers = tonumber(ARGV[3])
 local share = { tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]) }
+local tLayer, tSlice, tNumber = tonumber(ARGV[17]), tonumber(ARGV[18]), tonumber(ARGV[19])
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -41,7 +54,8 @@ local function bit(mask, i)
   return math.floor(mask / 2 ^ (i - 1)) % 2 == 1
 end
 
--- Read every limited layer once: its three slice TATs and its expiry.
+-- Read every limited layer once: its three slice TATs, its expiry and its three lines.
+local FIELDS = { '1', '2', '3', 'x', 'n1', 'v1', 'u1', 'n2', 'v2', 'u2', 'n3', 'v3', 'u3' }
 local limited, fields, interval, burst = {}, {}, {}, {}
 for l = 1, 5 do
   local T0 = tonumber(ARGV[5 + 2 * l])
@@ -49,9 +63,10 @@ for l = 1, 5 do
     limited[#limited + 1] = l
     interval[l] = T0
     burst[l] = tonumber(ARGV[6 + 2 * l])
-    fields[l] = redis.call('HMGET', KEYS[l], '1', '2', '3', 'x')
+    fields[l] = redis.call('HMGET', KEYS[l], unpack(FIELDS))
   end
 end
+if tLayer > 0 and not fields[tLayer] then tLayer = 0 end
 
 -- A slice s of a layer runs at share[s] of its rate: interval T0/share, burst*share at once.
 local function slot(l, s)
@@ -59,6 +74,27 @@ local function slot(l, s)
   local dvt = math.max(1, burst[l] * share[s]) * T
   local tat = math.max(tonumber(fields[l][s]) or 0, now)
   return tat, T, tat + T - dvt
+end
+
+-- The line of (l, s) now: last number, head (moved on at the current rate, never past the
+-- last number) and the emission interval.
+local lines = {}
+local function line(l, s)
+  local id = l * 10 + s
+  if lines[id] then return lines[id] end
+  local f = fields[l]
+  local T = interval[l] / share[s]
+  local n = tonumber(f[2 + 3 * s]) or 0
+  local v = tonumber(f[3 + 3 * s]) or n
+  local u = tonumber(f[4 + 3 * s]) or now
+  local moved = math.min(n, v + math.max(0, now - u) / T)
+  lines[id] = { n = n, v = moved, T = T, moved = moved ~= v }
+  return lines[id]
+end
+
+-- Is the caller's ticket for (l, s) still a place in that line?
+local function holds(l, s)
+  return tLayer == l and tSlice == s and tNumber <= line(l, s).n
 end
 
 local bestAt, bestSlice, bestLayer
@@ -71,6 +107,24 @@ for s = 1, 3 do
         at, layer = allowAt, l
       end
     end
+    -- Busy beyond the horizon: the line decides how long. Place p's slot is (p - head)
+    -- intervals from now (the head is the place whose slot is now); a holder has its own
+    -- place, a newcomer the one after the last, while anybody is still waiting. Within the
+    -- horizon the bucket alone decides, so no slot idles while a holder is late.
+    if at > now + horizon then
+      for _, l in ipairs(limited) do
+        if bit(lineLayers, l) then
+          local q = line(l, s)
+          local place = holds(l, s) and tNumber or (q.n > q.v and q.n + 1 or nil)
+          if place then
+            local slotAt = now + (place - q.v) * q.T
+            if slotAt > at then
+              at, layer = slotAt, l
+            end
+          end
+        end
+      end
+    end
     if bestAt == nil or at < bestAt then
       bestAt, bestSlice, bestLayer = at, s, layer
     end
@@ -79,41 +133,64 @@ for s = 1, 3 do
 end
 
 if bestAt == nil then
-  return { 2, 1000, 0, 0 }
+  return { 2, 1000, 0, 0, 0, 0, 0 }
 end
 
--- Writes a TAT or ticket. An expired hash is a full bucket, so expiry loses nothing and
--- idle receivers and campaigns cost no memory; the hash must only outlive what it holds.
-local function store(l, field, value)
+-- Pushes the hash's expiry past `untilUs` when it comes too close.
+local function keep(l, untilUs)
   local x = tonumber(fields[l][4]) or 0
-  if value + 1000000 > x then
-    x = value + 10000000
-    redis.call('HSET', KEYS[l], field, value, 'x', x)
+  if untilUs + 1000000 > x then
+    x = untilUs + 10000000
+    fields[l][4] = x
+    redis.call('HSET', KEYS[l], 'x', x)
     redis.call('PEXPIRE', KEYS[l], math.ceil((x - now) / 1000))
-  else
-    redis.call('HSET', KEYS[l], field, value)
+  end
+end
+
+-- Writes the lines whose head moved (or that got a new number) back.
+local function saveLines()
+  for id, q in pairs(lines) do
+    if q.moved or q.issued then
+      local l, s = math.floor(id / 10), id % 10
+      redis.call('HSET', KEYS[l], 'n' .. s, q.n, 'v' .. s, q.v, 'u' .. s, now)
+      keep(l, now + math.ceil((q.n - q.v) * q.T))
+    end
   end
 end
 
 local wait = bestAt - now
 if wait > horizon then
   local back = bestAt - horizon
-  if bestLayer > 0 and bit(ticketLayers, bestLayer) then
-    local _, T = slot(bestLayer, bestSlice)
-    local field = 'w' .. bestSlice
-    back = math.max(back, tonumber(redis.call('HGET', KEYS[bestLayer], field)) or 0)
-    store(bestLayer, field, math.floor(back + T))
+  local keptLayer, keptSlice, keptNumber = 0, 0, 0
+  if tLayer > 0 and holds(tLayer, tSlice) then
+    keptLayer, keptSlice, keptNumber = tLayer, tSlice, tNumber
   end
-  return { 2, math.max(1, math.ceil((back - now) / 1000)), bestLayer, bestSlice }
+  if bestLayer > 0 and bit(lineLayers, bestLayer) and not (keptLayer == bestLayer and keptSlice == bestSlice) then
+    -- A place at the end of the binding layer's line. A line that has run dry restarts
+    -- where the bucket is busy up to: its first place's slot is the bucket's first free one.
+    local q = line(bestLayer, bestSlice)
+    if q.v >= q.n then q.v = q.n + 1 - (bestAt - now) / q.T end
+    q.n = q.n + 1
+    q.issued = true
+    keptLayer, keptSlice, keptNumber = bestLayer, bestSlice, q.n
+    back = math.max(back, now + (q.n - q.v) * q.T - horizon)
+  end
+  saveLines()
+  local waitUs = back - now
+  if keptLayer > 0 and waitUs > 2000000 then waitUs = math.max(2000000, waitUs / 2) end
+  return { 2, math.max(1, math.ceil(waitUs / 1000)), bestLayer, bestSlice, keptLayer, keptSlice, keptNumber }
 end
 
 -- Charge every limited layer at the slot time.
 for _, l in ipairs(limited) do
   local tat, T = slot(l, bestSlice)
-  store(l, bestSlice, math.floor(math.max(tat, bestAt) + T))
+  local value = math.floor(math.max(tat, bestAt) + T)
+  redis.call('HSET', KEYS[l], bestSlice, value)
+  keep(l, value)
 end
+saveLines()
 
 if wait <= 0 then
-  return { 0, 0, 0, bestSlice }
+  return { 0, 0, 0, bestSlice, 0, 0, 0 }
 end
-return { 1, math.ceil(wait / 1000), bestLayer, bestSlice }
+return { 1, math.ceil(wait / 1000), bestLayer, bestSlice, 0, 0, 0 }

@@ -1,0 +1,72 @@
+import { expect, it } from 'vitest';
+import type { GovernorDecision } from '@sluice/dispatch';
+import { useFleet } from './support/use-fleet.js';
+
+// A receiver that takes 40/s (its hidden capacity) while Sluice was told 160/s, and defers
+// the rest with Gmail's 421 4.7.28. With the default governor rules Sluice must settle just
+// under the capacity (few deferrals, a steady rate), and when the receiver takes 60/s later,
+// climb to it gradually instead of jumping at it.
+const CAPACITY = 40;
+const RAISED = 60;
+const fleet = useFleet({
+  schedulers: 1,
+  workers: 2,
+  scenario: { domains: { 'slow.test': { rate: CAPACITY, burst: 4 } } },
+  config: {
+    defaultProvider: 'relay',
+    providers: { relay: { kind: 'smtp', rate: 400, burst: 40, concurrency: 16 } },
+    receivers: [{ name: 'slow', domains: ['slow.test'], rate: CAPACITY * 4, burst: 16 }],
+    delivery: { retry: { throttled: { baseMs: 500, maxMs: 2_000 } } },
+  },
+});
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
+const mean = (xs: number[]): number => sum(xs) / xs.length;
+
+it('converges under a hidden capacity, then follows a rise gradually', async () => {
+  const { client, sandbox } = fleet();
+  await client.sendBulk(Array.from({ length: 2_200 }, (_, i) => ({ from: 'news@acme.test', to: `r${i}@slow.test`, subject: 'news', text: 'hello', priority: 'low' as const })));
+
+  // What the receiver saw, second by second: attempts (accepted + deferred) and deferrals.
+  const seconds: { accepted: number; deferred: number }[] = [];
+  let last = { accepted: 0, throttled: 0 };
+  const started = Date.now();
+  for (let t = 0; t < 40; t++) {
+    if (t === 22) sandbox.setScenario({ domains: { 'slow.test': { rate: RAISED, burst: 6 } } });
+    await sleep(started + (t + 1) * 1000 - Date.now());
+    const now = sandbox.stats().byDomain['slow.test'] ?? { accepted: 0, throttled: 0 };
+    seconds.push({ accepted: now.accepted - last.accepted, deferred: now.throttled - last.throttled });
+    last = now;
+  }
+  const attempts = seconds.map((s) => s.accepted + s.deferred);
+  const log = (await fleet().redis.xrange(`${fleet().prefix}:gov:log`, '-', '+')).map(([, f]) => JSON.parse(f[1]!) as GovernorDecision);
+  const cuts = log.filter((d) => d.action === 'lower' && d.scope === 'receiver' && d.name === 'slow');
+  console.log(
+    `convergence (capacity ${CAPACITY}/s told 160/s, ${RAISED}/s from 22 s), accepted/deferred per second: ${seconds.map((s) => `${s.accepted}/${s.deferred}`).join(' ')}; ` +
+      `cuts at ${cuts.map((d) => `${((d.at - started) / 1000).toFixed(1)} s → ${d.to}`).join(', ')}`,
+  );
+
+  // Settled from 10 s to 22 s: deferrals at most 5% of attempts (Postfix's best feedback
+  // setting: 16.5%), the rate within ±10% of its mean in 2 s bins, and near the capacity.
+  const steady = seconds.slice(10, 22);
+  const deferredShare = sum(steady.map((s) => s.deferred)) / sum(attempts.slice(10, 22));
+  const bins = [0, 2, 4, 6, 8, 10].map((i) => (attempts[10 + i]! + attempts[11 + i]!) / 2);
+  const level = mean(bins);
+  console.log(`settled: ${(deferredShare * 100).toFixed(1)}% deferred, ${level.toFixed(1)}/s (bins ${bins.join(', ')}), ±${((Math.max(...bins.map((b) => Math.abs(b - level))) / level) * 100).toFixed(1)}%`);
+  expect(cuts[0]!.at - started).toBeLessThan(5_000);
+  expect(deferredShare).toBeLessThanOrEqual(0.05);
+  for (const b of bins) expect(Math.abs(b - level) / level).toBeLessThanOrEqual(0.1);
+  expect(level).toBeGreaterThanOrEqual(CAPACITY * 0.8);
+
+  // After the rise: no wave of deferrals, no jump at once, and most of the new capacity
+  // used by the end.
+  const rise = seconds.slice(22);
+  const riseDeferred = sum(rise.map((s) => s.deferred)) / sum(attempts.slice(22));
+  const end = mean(attempts.slice(-3));
+  console.log(`after the rise: ${(riseDeferred * 100).toFixed(1)}% deferred, first 2 s ${mean(attempts.slice(22, 24)).toFixed(1)}/s, last 3 s ${end.toFixed(1)}/s`);
+  expect(riseDeferred).toBeLessThanOrEqual(0.05);
+  expect(mean(attempts.slice(22, 24))).toBeLessThanOrEqual(level * 1.25);
+  for (const a of attempts.slice(22)) expect(a).toBeLessThanOrEqual(RAISED + 6);
+  expect(end).toBeGreaterThanOrEqual(RAISED * 0.8);
+}, 90_000);
