@@ -31,6 +31,52 @@ const providerBase = {
 
 const secret = z.string().min(1);
 
+/**
+ * What a pool is for. `active`: sends. `warming`: sends up to its warm-up schedule's daily
+ * caps; beyond them its mail goes to an active pool of the same route. `standby`: warm and
+ * idle, used only when failing over. `draining`: takes no new mail, finishes what it has.
+ * `retired`: takes nothing.
+ */
+export const POOL_STATES = ['active', 'warming', 'standby', 'draining', 'retired'] as const;
+/** A pool's state (see {@link POOL_STATES}). */
+export type PoolState = (typeof POOL_STATES)[number];
+
+/** One warm-up step: a daily cap per receiver (its bucket name, e.g. `google`); `*` for every other. */
+const warmupStep = z.record(z.string().min(1), z.number().int().min(0)).refine((step) => '*' in step, { message: 'needs a cap for "*" (every other receiver)' });
+
+const warmupSchema = z.strictObject({
+  /** Daily caps, step by step; a step lasts `dayMs` and the next one comes only after a healthy day. */
+  schedule: z.array(warmupStep).min(1),
+  /** How long a step lasts. */
+  dayMs: z.number().int().positive().default(86_400_000),
+  /** What a healthy day is, over the pool's own signals that day. */
+  healthy: z
+    .strictObject({
+      /** A day with fewer attempts tells nothing: the step is held. */
+      minVolume: z.number().int().min(1).default(100),
+      /** Hard and soft bounces over attempts. */
+      bounceRate: z.number().min(0).max(1).default(0.05),
+      /** Complaints over accepted. */
+      complaintRate: z.number().min(0).max(1).default(0.001),
+      /** Receivers' throttles and blocks over attempts. */
+      throttleRate: z.number().min(0).max(1).default(0.05),
+    })
+    .prefault({}),
+});
+
+const poolSchema = z
+  .strictObject({
+    rate: rate.optional(),
+    burst: burst.optional(),
+    state: z.enum(POOL_STATES).default('active'),
+    warmup: warmupSchema.optional(),
+  })
+  .superRefine((p, ctx) => {
+    if ((p.state === 'warming') !== (p.warmup !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['warmup'], message: 'a warming pool needs a warmup schedule, and only a warming pool has one' });
+    }
+  });
+
 function validRegExp(pattern: string): boolean {
   try {
     new RegExp(pattern);
@@ -146,7 +192,8 @@ export const configSchema = z
     providers: z
       .record(name, providerSchema)
       .default({ ses: providerSchema.parse({ kind: 'ses', rate: 50, burst: 10, concurrency: 16 }) }),
-    pools: z.record(name, limitSchema.partial()).default({ default: {} }),
+    /** IP pools (DESIGN.md, IP pools and warm-up): a rate of their own, a state, a warm-up schedule. */
+    pools: z.record(name, poolSchema).default({ default: { state: 'active' } }),
     receivers: z.array(receiverSchema).default([]),
     /**
      * Receiving organisations by MX host (DESIGN.md, check order 5): a domain whose MX
@@ -344,6 +391,8 @@ export const configSchema = z
   .superRefine((c, ctx) => {
     if (!(c.defaultProvider in c.providers)) {
       ctx.addIssue({ code: 'custom', path: ['defaultProvider'], message: `names no provider in providers` });
+    } else if (c.pools[c.providers[c.defaultProvider]!.pool]?.state === 'warming') {
+      ctx.addIssue({ code: 'custom', path: ['defaultProvider'], message: 'sends from a warming pool: route streams to it with an active pool beside it (routes)' });
     }
     for (const [id, p] of Object.entries(c.providers)) {
       if (!(p.pool in c.pools)) {
@@ -361,6 +410,10 @@ export const configSchema = z
       });
       if (route.every((r) => r.weight === 0)) {
         ctx.addIssue({ code: 'custom', path: ['routes', stream], message: 'needs a provider with a weight above 0' });
+      }
+      const states = route.map((r) => c.pools[c.providers[r.provider]?.pool ?? '']?.state);
+      if (states.includes('warming') && !states.includes('active')) {
+        ctx.addIssue({ code: 'custom', path: ['routes', stream], message: 'routes to a warming pool, so needs a provider on an active pool to take what the warm-up caps leave' });
       }
     }
     const organisations = new Set([...c.organisations.patterns, ...(c.organisations.builtIn ? BUILT_IN_ORGANISATIONS : [])].map((o) => o.name));

@@ -18,6 +18,8 @@ export {
   type ReceiverPolicy,
   RETRY_DEFAULTS,
   type RetrySchedule,
+  POOL_STATES,
+  type PoolState,
 } from './config.js';
 export {
   REPLY_FAMILIES,

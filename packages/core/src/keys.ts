@@ -56,6 +56,10 @@ export interface Keys {
   governorLeader(): string;
   /** Every governor decision with its inputs, rule and version (a capped stream). */
   governorLog(): string;
+  /** A warming pool's day so far (hash): the signals counted into it and up to when. */
+  warmup(pool: string): string;
+  /** What a warming pool sent per receiver on the day that began at `dayStart` (hash receiver → count). */
+  warmupSent(pool: string, dayStart: number): string;
 }
 
 /** The quota layers, in check order. */
@@ -101,5 +105,7 @@ export function createKeys(prefix = 'sluice'): Keys {
     governorLeader: () => `${prefix}:gov:leader`,
     circuitProbes: (circuit, period) => `${prefix}:probe:${circuit}:${period}`,
     governorLog: () => `${prefix}:gov:log`,
+    warmup: (pool) => `${prefix}:warmup:${pool}`,
+    warmupSent: (pool, dayStart) => `${prefix}:warmsent:${pool}:${dayStart}`,
   };
 }

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { type GovernorRule, type Keys, type LayerKind, type SluiceConfig } from '@sluice/core';
 import { createLease, type Adjustments, type SignalField, type Signals, type SignalWindow } from '@sluice/throttle';
+import type { Warmup, WarmupDecision } from './warmup.js';
 
 /** One decision of the governor, as logged (stream `keys.governorLog()` and the process log). */
 export interface GovernorDecision {
@@ -11,12 +12,13 @@ export interface GovernorDecision {
   version: string;
   scope: LayerKind | 'circuit';
   name: string;
-  action: 'lower' | 'restore' | 'pause' | 'resume' | 'open' | 'close';
-  /** The key's factor before and after (1 = its configured rate). */
+  /** `advance`, `hold` and `warm` are a warming pool's day judged (rule `warmup`). */
+  action: 'lower' | 'restore' | 'pause' | 'resume' | 'open' | 'close' | 'advance' | 'hold' | 'warm';
+  /** The key's factor before and after (1 = its configured rate); for a warm-up, its step. */
   from: number;
   to: number;
-  /** What the rule saw: the counts, the window and the ratio. */
-  inputs: { signal?: string; count?: number; over?: string; volume?: number; ratio?: number; windowMs: number };
+  /** What the rule saw: the counts, the window and the ratio (a warm-up: the day's counts, and why it was held). */
+  inputs: { signal?: string; count?: number; over?: string; volume?: number; ratio?: number; windowMs: number; day?: WarmupDecision['day'] };
 }
 
 /** Options of {@link createGovernor}. */
@@ -36,6 +38,8 @@ export interface GovernorOptions {
   resumeCampaign(campaignId: string): Promise<void>;
   /** Classes of a campaign (its queue's class), to match a rule's `pause` list. */
   campaignClass(campaignId: string): Promise<string | undefined>;
+  /** The warming pools, whose days the leader judges. */
+  warmup?: Warmup;
 }
 
 /** The governor: rules over the signals, acting through the shared adjustments. */
@@ -229,6 +233,10 @@ export function createGovernor(options: GovernorOptions): Governor {
       await options.resumeCampaign(name);
       await adjustments.setCampaignPause(name, undefined);
       decisions.push({ at: now, rule: pause.rule, version: g.version, scope: 'campaign', name, action: 'resume', from: 0, to: 1, inputs: { windowMs: 0 } });
+    }
+    for (const w of (await options.warmup?.tick(now)) ?? []) {
+      const windowMs = config.pools[w.pool]?.warmup?.dayMs ?? 0;
+      decisions.push({ at: now, rule: 'warmup', version: g.version, scope: 'pool', name: w.pool, action: w.action, from: w.from, to: w.to, inputs: { windowMs, day: w.day } });
     }
     for (const d of decisions) await log(d);
     return decisions;

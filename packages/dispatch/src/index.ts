@@ -1,7 +1,8 @@
 export { createScheduler, type Scheduler, type SchedulerOptions } from './scheduler.js';
 export { createWorker, type SluiceWorker, type WorkerOptions } from './worker.js';
 export { backoffMs, planRetry, type RetryPlan } from './retry.js';
-export { route, type RouteChoice } from './routing.js';
+export { route, type RouteChoice, type RouteOptions } from './routing.js';
+export { createWarmup, type Warmup, type WarmupDecision, type WarmupOptions } from './warmup.js';
 export { watchQuotas, type QuotaWatchOptions } from './quota.js';
 export { createOrganisations, type Organisations, type OrganisationsOptions } from './organisations.js';
 export { createGovernor, type Governor, type GovernorDecision, type GovernorOptions } from './governor.js';

@@ -1,5 +1,14 @@
-import type { SluiceConfig } from '@sluice/core';
+import type { PoolState, SluiceConfig } from '@sluice/core';
 import type { Adjustments } from '@sluice/throttle';
+
+/** What else decides a route besides the providers' standing. */
+export interface RouteOptions {
+  random?: () => number;
+  /** A pool's state now (a warming pool turns active once warm). @defaultValue its config state */
+  poolState?: (pool: string) => PoolState;
+  /** Providers not to choose this time (a warming pool whose cap for the receiver is spent). */
+  exclude?: (provider: string) => boolean;
+}
 
 /** Where a message goes: a provider now, or nowhere until `waitMs` (every provider of its route is paused). */
 export type RouteChoice = { provider: string; failover: boolean } | { waitMs: number; reason: string };
@@ -29,11 +38,20 @@ export function route(
   adjustments: Pick<Adjustments, 'standing' | 'factor'>,
   bucketKey: (provider: string) => string,
   stream: string,
-  random: () => number = Math.random,
+  options: RouteOptions = {},
 ): RouteChoice {
-  const candidates = config.routes[stream] ?? [{ provider: config.defaultProvider, weight: 1 }];
+  const random = options.random ?? Math.random;
+  const poolState = options.poolState ?? ((pool: string) => config.pools[pool]?.state ?? 'active');
+  // Pools decide first: draining and retired ones take nothing new, a standby one only
+  // what fails over (as a weight-0 entry).
+  const candidates = (config.routes[stream] ?? [{ provider: config.defaultProvider, weight: 1 }]).flatMap((c) => {
+    const state = poolState(config.providers[c.provider]?.pool ?? 'default');
+    if (state === 'draining' || state === 'retired' || options.exclude?.(c.provider)) return [];
+    return [state === 'standby' ? { ...c, weight: 0 } : c];
+  });
+  if (candidates.length === 0) return { waitMs: 60_000, reason: `no provider of stream ${stream} can take it now (pools draining, retired or at their warm-up caps)` };
   const weighted = candidates.filter((c) => c.weight > 0);
-  const first = pick(weighted, random)!;
+  const first = pick(weighted.length > 0 ? weighted : candidates, random)!;
   const available = (provider: string): boolean =>
     adjustments.standing(provider).state === 'ok' && adjustments.factor(bucketKey(provider)) > config.failover.throttledBelow;
   if (available(first.provider)) return { provider: first.provider, failover: false };

@@ -21,6 +21,7 @@ import { createProviders, type Provider } from '@sluice/providers';
 import { createStore } from '@sluice/store';
 import { createAdjustments, createLimiter, createSignals, quotaLayers } from '@sluice/throttle';
 import { createGovernor } from './governor.js';
+import { createWarmup } from './warmup.js';
 import { createOrganisations } from './organisations.js';
 import { watchQuotas } from './quota.js';
 import { route } from './routing.js';
@@ -69,6 +70,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
   const organisations = createOrganisations({ config, logger });
   const signals = createSignals({ redis, keys });
+  const warmup = createWarmup({ config, redis, keys, adjustments, signals });
   const campaignQueue = (id: string): Queue => {
     const name = keys.campaignQueue(id);
     let queue = campaignQueues.get(name);
@@ -98,6 +100,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     async campaignClass(id) {
       return (await redis.hget(keys.campaign(id), 'priority')) ?? undefined;
     },
+    warmup,
   });
   const quotaProviders =
     options.providers ?? createProviders({ ...config, providers: Object.fromEntries(Object.entries(config.providers).filter(([, p]) => p.kind === 'ses')) });
@@ -149,7 +152,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
 
     // Routing: the stream's provider by weight, another while it is down, paused or
     // throttled hard. Every provider of the route paused: the message waits.
-    const choice = route(config, adjustments, (p) => keys.bucket('provider', p), m.stream);
+    const routeOptions = { poolState: (pool: string) => warmup.stateOf(pool) };
+    let choice = route(config, adjustments, (p) => keys.bucket('provider', p), m.stream, routeOptions);
     if ('waitMs' in choice) {
       if (isCampaign) {
         await queue.rateLimit(choice.waitMs);
@@ -166,9 +170,32 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     // await; a miss waits for DNS, at most organisations.timeoutMs.
     const domain = recipientDomain(m.to);
     const receiverLimit = organisations.knownReceiverOf(domain) ?? (await organisations.receiverOf(domain));
+    // Warm-up: a warming pool takes up to its cap of the day for this receiver. Beyond it
+    // the message goes to an active pool of its route; with none it waits for the next day.
+    // A failover onto a warming pool gets no more: a backlog never moves onto cold IPs.
+    const poolOf = (provider: string): string => config.providers[provider]?.pool ?? 'default';
+    let taken: string | undefined;
+    if (warmup.stateOf(poolOf(choice.provider)) === 'warming') {
+      const pool = poolOf(choice.provider);
+      if (await warmup.take(pool, receiverLimit.name)) taken = pool;
+      else {
+        const other = route(config, adjustments, (p) => keys.bucket('provider', p), m.stream, {
+          ...routeOptions,
+          exclude: (p) => warmup.stateOf(poolOf(p)) === 'warming',
+        });
+        if ('waitMs' in other) {
+          await job.moveToDelayed(Math.min(warmup.dayEndsAt(pool), now + other.waitMs) + Math.floor(Math.random() * 1000), token);
+          throw new DelayedError();
+        }
+        choice = other;
+      }
+    }
+    const release = async (): Promise<void> => {
+      if (taken !== undefined) await warmup.giveBack(taken, receiverLimit.name);
+    };
     // 4. The circuit of (receiver, pool, stream): open, nothing goes; half-open, a few
     // probes a period. Only this message waits: other receivers are not held.
-    const circuit = `${receiverLimit.name}|${config.providers[choice.provider]?.pool ?? 'default'}|${m.stream}`;
+    const circuit = `${receiverLimit.name}|${poolOf(choice.provider)}|${m.stream}`;
     const state = adjustments.circuit(circuit);
     if (state !== undefined) {
       let until = state.untilMs;
@@ -179,6 +206,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         until = n <= state.probes ? 0 : state.untilMs + (period + 1) * state.openForMs;
       }
       if (until > now) {
+        await release();
         await job.moveToDelayed(until + Math.floor(Math.random() * 1000), token);
         throw new DelayedError();
       }
@@ -207,6 +235,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
           return limiter.admit(request);
         })
       : await limiter.admit(request);
+    if (decision === undefined || decision.outcome === 'denied') await release();
     if (decision === undefined) throw new RateLimitError();
 
     // Granted now, or a slot booked on every layer within the horizon: either way the
@@ -294,6 +323,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     },
     async start() {
       await adjustments.start();
+      await warmup.start();
       governor.start();
       stopQuotas = watchQuotas({ config, providers: quotaProviders, adjustments, logger });
       for (const q of intakeQueues) watch(q, false);

@@ -186,8 +186,11 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     if (outcome.kind === 'throttled') {
       // A throttle counts against whoever refused: a receiver's 421 says nothing about the
       // provider (or pool) that carried it, and a provider's 429 nothing about the receiver.
+      // For those keys it is a deferral by family (a receiver throttling a cold pool's IPs
+      // is still what the pool's warm-up judges).
       const refusedBy = outcome.scope === 'provider' ? ['receiver'] : ['provider', 'pool'];
       signals.record(on.filter((k) => !refusedBy.includes(k.kind)), 'throttled');
+      signals.record(on.filter((k) => refusedBy.includes(k.kind)), 'deferred:throttled');
     } else if (outcome.kind === 'accepted' || outcome.kind === 'rejected') signals.record(on, outcome.kind);
     else signals.record(on, `deferred:${outcome.kind === 'ambiguous' ? 'ambiguous' : outcome.family}`);
   }

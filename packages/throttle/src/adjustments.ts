@@ -36,6 +36,15 @@ export interface AdjustmentsOptions {
   refreshMs?: number;
 }
 
+/** A warming pool's progress (see {@link Adjustments.warmup}). */
+export interface WarmupState {
+  /** Index into the pool's `warmup.schedule`. */
+  step: number;
+  /** When the current day began (epoch ms); it ends `dayMs` later. */
+  dayStart: number;
+  state: 'warming' | 'active';
+}
+
 /** The governor's setting of a layer key (see {@link Adjustments.governed}). */
 export interface Governed {
   factor: number;
@@ -88,6 +97,13 @@ export interface Adjustments {
   campaignPauses(): string[];
   /** Records (or, with `undefined`, lifts) the governor's pause of a campaign. */
   setCampaignPause(campaignId: string, untilMs: number | undefined, rule?: string): Promise<void>;
+  /**
+   * A warming pool's progress: the step of its schedule, when its day began, and whether it
+   * is still warming (`active` once the schedule is done). Absent before its first day.
+   */
+  warmup(pool: string): WarmupState | undefined;
+  /** Records a warming pool's progress (the governor's, or the first scheduler to see the pool). */
+  setWarmup(pool: string, state: WarmupState, options?: { onlyIfAbsent?: boolean }): Promise<void>;
   /** Sets (or, with `undefined`, lifts) the governor's factor of a layer key. */
   setGoverned(layerKey: string, factor: number | undefined, rule: string, from?: number): Promise<void>;
   /** When a layer key's rate was last cut deeply (epoch ms), if it was. */
@@ -225,6 +241,23 @@ export function createAdjustments(options: AdjustmentsOptions): Adjustments {
       }
       fields[field] = `${untilMs},${rule}`;
       await redis.hset(key, field, fields[field]);
+    },
+    warmup(pool) {
+      const raw = fields[`warm:${pool}`];
+      if (raw === undefined) return undefined;
+      const [step, dayStart, state] = raw.split(',');
+      return { step: Number(step), dayStart: Number(dayStart), state: state === 'active' ? 'active' : 'warming' };
+    },
+    async setWarmup(pool, state, options) {
+      const field = `warm:${pool}`;
+      const value = `${state.step},${state.dayStart},${state.state}`;
+      if (options?.onlyIfAbsent) {
+        await redis.hsetnx(key, field, value);
+        fields[field] = (await redis.hget(key, field)) ?? value;
+        return;
+      }
+      fields[field] = value;
+      await redis.hset(key, field, value);
     },
     async setGoverned(layerKey, factor, rule, from = 1) {
       const field = `gov:${layerKey}`;

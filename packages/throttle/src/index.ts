@@ -19,6 +19,7 @@ export {
   type ProviderStanding,
   type CircuitState,
   type Governed,
+  type WarmupState,
 } from './adjustments.js';
 export {
   createSignals,

@@ -52,7 +52,7 @@ export function quotaLayers(
   const provider = config.providers[providerId];
   if (!provider) throw new Error(`unknown provider ${providerId}`);
   const receiver = subject.receiver ?? receiverFor(config, recipientDomain(subject.to));
-  const pool = config.pools[provider.pool] ?? {};
+  const pool = config.pools[provider.pool];
   const campaign = subject.campaign;
   const tenant = config.defaults.tenant;
   // The account's own limit (SES MaxSendRate) caps the rate, and the burst with it: a
@@ -67,7 +67,7 @@ export function quotaLayers(
     layers: [
       effective({ key: keys.bucket('provider', providerId), rate: providerRate, burst: providerBurst }, adjust),
       effective({ key: keys.bucket('receiver', receiver.name), rate: receiver.rate, burst: receiver.burst }, adjust, providerRate),
-      effective({ key: keys.bucket('pool', provider.pool), rate: pool.rate, burst: pool.burst }, adjust),
+      effective({ key: keys.bucket('pool', provider.pool), rate: pool?.rate, burst: pool?.burst }, adjust),
       campaign
         ? effective(
             {

@@ -66,6 +66,13 @@ export interface Signals {
   flush(): Promise<void>;
   /** The counts of `key` over the last `windowMs` (whole buckets, the current one included). */
   read(key: SignalKey, windowMs: number): Promise<SignalWindow>;
+  /**
+   * The counts of `key` in the buckets that began in [`fromMs`, `toMs`), for a reader that
+   * adds finished buckets up once each (at most the retention back).
+   */
+  sum(key: SignalKey, fromMs: number, toMs: number): Promise<Record<string, number>>;
+  /** Where the bucket holding `atMs` begins. */
+  bucketOf(atMs: number): number;
   /** Names of `kind` that had signals within the retention. */
   active(kind: SignalKind): Promise<string[]>;
   /** Flushes and stops the timer. */
@@ -173,6 +180,20 @@ export function createSignals(options: SignalsOptions): Signals {
         for (const [field, n] of entries) counts[field] = (counts[field] ?? 0) + Number(n);
       }
       return windowOf(buckets * bucketMs, active * bucketMs, counts);
+    },
+    async sum(key, fromMs, toMs) {
+      const counts: Record<string, number> = {};
+      const first = Math.max(self.bucketOf(fromMs - 1) + bucketMs, self.bucketOf(Date.now() - retainMs) + bucketMs);
+      const pipeline = redis.pipeline();
+      for (let start = first; start < toMs; start += bucketMs) pipeline.hgetall(bucketKey(key, start));
+      for (const [err, value] of (await pipeline.exec()) ?? []) {
+        if (err) throw err;
+        for (const [field, n] of Object.entries(value as Record<string, string>)) counts[field] = (counts[field] ?? 0) + Number(n);
+      }
+      return counts;
+    },
+    bucketOf(atMs) {
+      return Math.floor(atMs / bucketMs) * bucketMs;
     },
     async active(kind) {
       return redis.zrangebyscore(keys.signalIndex(kind), Date.now() - retainMs, '+inf');
