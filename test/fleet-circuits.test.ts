@@ -19,7 +19,11 @@ const fleet = useFleet({
     governor: {
       intervalMs: 250,
       evidenceMs: 200,
-      rules: [{ id: 'blocks', signal: 'rejected:policy_block', over: 'attempted', above: 0.5, minVolume: 10, scope: 'circuit', open: { openForMs: 60_000, probes: 2 } }],
+      rules: [
+        { id: 'blocks', signal: 'rejected:policy_block', over: 'attempted', above: 0.5, minVolume: 10, scope: 'circuit', open: { openForMs: 60_000, probes: 2 } },
+        // Matched on the reply itself: Microsoft's block-list answer (5.7.1 … S3140).
+        { id: 'block-list', signal: 'matched', match: { codes: ['5.7.1'], text: 'block list \\(S3140\\)' }, atLeast: 5, scope: 'receiver', multiply: 0.5 },
+      ],
     },
   },
 });
@@ -46,6 +50,8 @@ it('opens one receiver’s circuit without slowing another receiver', async () =
   const log = await fleet().redis.xrange(`${fleet().prefix}:gov:log`, '-', '+');
   const opened = log.map(([, f]) => JSON.parse(f[1]!) as GovernorDecision).filter((d) => d.action === 'open');
   expect(opened).toMatchObject([{ rule: 'blocks', scope: 'circuit', name: 'blocked|default|transactional' }]);
+  const matched = log.map(([, f]) => JSON.parse(f[1]!) as GovernorDecision).filter((d) => d.rule === 'block-list');
+  expect(matched).toMatchObject([{ action: 'lower', scope: 'receiver', name: 'blocked', inputs: { signal: 'matched' } }]);
   // Refused at the receiver only until the circuit opened; the rest wait behind it.
   const refused = sandbox.stats().byDomain['blocked.test']!.rejected;
   const records = await Promise.all(blocked.map((s) => client.messages.status(s.id)));

@@ -15,12 +15,45 @@ const signalField = z
     message: 'must be a signal: attempted, accepted, rejected, throttled, bounced_hard, bounced_soft, complained, deferred:<family> or rejected:<family>',
   });
 
+/** A regular expression in config, checked when the config is read. */
+const pattern = z.string().min(1).refine(
+  (p) => {
+    try {
+      new RegExp(p, 'i');
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'must be a valid regular expression' },
+);
+
+/**
+ * Which replies a rule counts, when a family is not precise enough: every condition given
+ * must hold. Workers test each reply that is not an acceptance and count a match as the
+ * signal `matched:<rule id>` under every key of the attempt.
+ */
+const matchSchema = z
+  .strictObject({
+    /** Reply families (classify.ts), e.g. `policy_block`. */
+    families: z.array(z.string().regex(/^[a-z_]+$/)).min(1).optional(),
+    /** RFC 3463 enhanced codes or their prefixes, e.g. `4.7.28` or `5.7`. */
+    codes: z.array(z.string().regex(/^[245](\.\d{1,3}){1,2}$/, { message: 'must be an enhanced code or its prefix, e.g. 5.7.1 or 5.7' })).min(1).optional(),
+    /** A regular expression over the whole reply text, case-insensitive. */
+    text: pattern.optional(),
+  })
+  .refine((m) => m.families !== undefined || m.codes !== undefined || m.text !== undefined, { message: 'needs families, codes or text' });
+
 const ruleSchema = z
   .strictObject({
     /** Named in every decision it takes. */
     id: z.string().regex(/^[a-z0-9-]{1,64}$/, { message: 'must match [a-z0-9-]{1,64}' }),
-    /** What is counted (a signal field; `deferred:<family>` matches a reply family). */
-    signal: signalField,
+    /**
+     * What is counted (a signal field; `deferred:<family>` matches a reply family), or
+     * `matched`: the replies `match` describes.
+     */
+    signal: z.union([signalField, z.literal('matched')]),
+    match: matchSchema.optional(),
     /** Ratio trigger: `signal / over` above `above`, once `over` reaches `minVolume` in the window. */
     over: signalField.optional(),
     above: z.number().min(0).max(1).optional(),
@@ -43,8 +76,11 @@ const ruleSchema = z
     cooldownMs: z.number().int().min(0).optional(),
     /** Also pause these classes of the key's campaign (scope campaign only) for `forMs`. */
     pause: z.array(z.enum(PRIORITY_CLASSES)).optional(),
-    /** How long a pause lasts; a lowered rate recovers by the governor's recovery instead. */
-    forMs: z.number().int().positive().default(3_600_000),
+    /**
+     * How long the action holds: a pause lasts this long (an hour when not given); a
+     * lowered rate starts recovering only after it (at once when not given).
+     */
+    forMs: z.number().int().positive().optional(),
     /**
      * Open the circuit (scope circuit only): nothing of that receiver, pool and stream is
      * admitted for `openForMs`; then `probes` messages per `openForMs` go as probes; if the
@@ -65,6 +101,9 @@ const ruleSchema = z
     }
     if (r.multiply === undefined && r.pause === undefined && !r.proportional && r.open === undefined) {
       ctx.addIssue({ code: 'custom', path: ['multiply'], message: 'a rule needs an action: multiply, proportional, pause' });
+    }
+    if ((r.signal === 'matched') !== (r.match !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['match'], message: 'signal "matched" counts the replies match describes: give both or neither' });
     }
     if (r.proportional && r.above === undefined) ctx.addIssue({ code: 'custom', path: ['proportional'], message: 'a proportional cut needs a ratio trigger (above, over)' });
     if (r.pause !== undefined && r.scope !== 'campaign') ctx.addIssue({ code: 'custom', path: ['pause'], message: 'only a campaign can be paused' });

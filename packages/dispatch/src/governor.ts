@@ -55,11 +55,14 @@ const round = (x: number): number => Math.round(x * 10_000) / 10_000;
 
 
 /** `signal / over` of a window, or the count, and whether it trips the rule. */
+/** The signal field a rule counts. */
+export const signalOf = (rule: GovernorRule): SignalField => (rule.signal === 'matched' ? `matched:${rule.id}` : (rule.signal as SignalField));
+
 function evaluate(
   rule: GovernorRule,
   w: SignalWindow,
 ): { fires: boolean; calm: boolean; inputs: GovernorDecision['inputs'] } {
-  const count = w.count(rule.signal as Parameters<SignalWindow['count']>[0]);
+  const count = w.count(signalOf(rule));
   if (rule.atLeast !== undefined) {
     return { fires: count >= rule.atLeast, calm: count < Math.ceil(rule.atLeast / 2), inputs: { signal: rule.signal, count, windowMs: w.windowMs } };
   }
@@ -133,7 +136,7 @@ export function createGovernor(options: GovernorOptions): Governor {
       const w = await signals.read({ kind: 'circuit', name }, Math.max(1, now - c.untilMs));
       if (w.count('attempted') < c.probes && now < c.untilMs + c.openForMs) continue;
       const result = evaluate(rule, w);
-      if (result.fires || (rule.atLeast === undefined && w.count(rule.signal as SignalField) > 0 && !result.calm)) {
+      if (result.fires || (rule.atLeast === undefined && w.count(signalOf(rule)) > 0 && !result.calm)) {
         const openForMs = Math.min(rule.open.maxOpenForMs, c.openForMs * 2);
         await adjustments.setCircuit(name, { ...c, untilMs: now + openForMs, openForMs });
         out.push({ at: now, rule: rule.id, version: g.version, scope: 'circuit', name, action: 'open', from: 0, to: 0, inputs: result.inputs });
@@ -203,7 +206,7 @@ export function createGovernor(options: GovernorOptions): Governor {
           const cls = await options.campaignClass(name);
           if (cls !== undefined && rule.pause.includes(cls as never) && adjustments.campaignPause(name) === undefined) {
             await options.pauseCampaign(name, `governor rule ${rule.id} (${g.version})`);
-            await adjustments.setCampaignPause(name, now + rule.forMs, rule.id);
+            await adjustments.setCampaignPause(name, now + (rule.forMs ?? 3_600_000), rule.id);
             decisions.push({ at: now, rule: rule.id, version: g.version, scope, name, action: 'pause', from: 1, to: 0, inputs: result.inputs });
           }
         }
@@ -216,6 +219,8 @@ export function createGovernor(options: GovernorOptions): Governor {
     for (const layerKey of adjustments.governedKeys()) {
       const current = adjustments.governed(layerKey);
       if (!current || now - current.decidedAt < g.recovery.everyMs || calm.get(layerKey) === false) continue;
+      const holdMs = g.rules.find((r) => r.id === current.cutRule)?.forMs;
+      if (holdMs !== undefined && now < current.cutAt + holdMs) continue;
       const touched = (d: GovernorDecision): string => (d.scope === 'circuit' ? keys.bucket('receiver', d.name.split('|')[0]!) : keys.bucket(d.scope, d.name));
       if (decisions.some((d) => touched(d) === layerKey)) continue;
       const steps = Math.max(0, (now - current.cutAt - cooldownOf(current.cutRule)) / g.recovery.everyMs);

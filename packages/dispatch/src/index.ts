@@ -6,3 +6,4 @@ export { createWarmup, type Warmup, type WarmupDecision, type WarmupOptions } fr
 export { watchQuotas, type QuotaWatchOptions } from './quota.js';
 export { createOrganisations, type Organisations, type OrganisationsOptions } from './organisations.js';
 export { createGovernor, type Governor, type GovernorDecision, type GovernorOptions } from './governor.js';
+export { replyMatcher, type MatchedReply } from './reply-match.js';

@@ -20,6 +20,7 @@ import { createProviders, messageIdHeader, type Outcome, type Provider } from '@
 import { createStore } from '@sluice/store';
 import { createAdjustments, createLimiter, createSignals, createSlots, quotaLayers, type SignalKey, type Slots } from '@sluice/throttle';
 import { SlotGate } from './gate.js';
+import { replyMatcher } from './reply-match.js';
 import { planRetry } from './retry.js';
 import { route } from './routing.js';
 
@@ -51,6 +52,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   const adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
   // Written four times a second: the governor's reaction time starts here.
   const signals = createSignals({ redis, keys, flushMs: 250 });
+  const matches = replyMatcher(config.governor.rules);
   const providers = options.providers ?? createProviders(config);
   /** Failures without an answer (or 5xx) in a row, per provider, in this process. */
   const failingInARow = new Map<string, number>();
@@ -182,6 +184,9 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     if (m.campaignId !== undefined) on.push({ kind: 'campaign', name: m.campaignId });
     on.push({ kind: 'circuit', name: circuitOf(m.receiver, m.provider, m.stream) });
     signals.record(on, 'attempted');
+    if (outcome.kind !== 'accepted') {
+      for (const rule of matches({ reply: outcome.reply, family: outcome.kind === 'ambiguous' ? undefined : outcome.family })) signals.record(on, `matched:${rule}`);
+    }
     if (outcome.kind === 'rejected') signals.record(on, `rejected:${outcome.family}`);
     if (outcome.kind === 'throttled') {
       // A throttle counts against whoever refused: a receiver's 421 says nothing about the

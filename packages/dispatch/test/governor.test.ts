@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { createKeys, parseConfig, type Keys } from '@sluice/core';
-import { createGovernor, type Governor, type GovernorDecision } from '@sluice/dispatch';
+import { createGovernor, replyMatcher, type Governor, type GovernorDecision } from '@sluice/dispatch';
 import { createAdjustments, createSignals, type Adjustments, type Signals } from '@sluice/throttle';
 
 let redis: Redis;
@@ -135,6 +135,50 @@ describe('the governor', () => {
     expect(() => parseConfig({ governor: { rules: [{ id: 'x', signal: 'complained', scope: 'campaign', multiply: 0.5 }] } })).toThrow(/governor\.rules\.0\.above: a rule needs exactly one trigger/);
     expect(() => parseConfig({ governor: { rules: [{ id: 'x', signal: 'complained', atLeast: 1, scope: 'receiver' }] } })).toThrow(/governor\.rules\.0\.multiply: a rule needs an action/);
     expect(() => parseConfig({ governor: { rules: [{ id: 'x', signal: 'nonsense', atLeast: 1, scope: 'receiver', multiply: 0.5 }] } })).toThrow(/governor\.rules\.0\.signal/);
+  });
+});
+
+describe('a rule that matches replies', () => {
+  const cfg = parseConfig({
+    governor: {
+      evidenceMs: 50,
+      recovery: { step: 0.5, everyMs: 50 },
+      rules: [
+        { id: 'spamhaus', signal: 'matched', match: { codes: ['5.7'], text: 'spamhaus' }, atLeast: 2, scope: 'receiver', multiply: 0.5, forMs: 400, cooldownMs: 50 },
+      ],
+    },
+  });
+
+  it('counts only the replies its match describes (enhanced code prefix and text), and holds its cut for forMs', async () => {
+    const matches = replyMatcher(cfg.governor.rules);
+    expect(matches({ reply: '554 5.7.1 Service unavailable; Client host [1.2.3.4] blocked using zen.spamhaus.org', family: 'policy_block' })).toEqual(['spamhaus']);
+    expect(matches({ reply: '550 5.7.1 Message rejected as spam', family: 'policy_block' })).toEqual([]); // no Spamhaus
+    expect(matches({ reply: '451 4.7.1 listed at Spamhaus, try later', family: 'throttled' })).toEqual([]); // 4.7, not 5.7
+    expect(matches({ reply: 'spamhaus said no' })).toEqual([]); // no enhanced code at all
+
+    const { governor, signals, adjustments } = setup('a', cfg);
+    const corp = { kind: 'receiver', name: 'corp' } as const;
+    signals.record([corp], 'attempted', 100);
+    signals.record([corp], 'rejected:policy_block', 50);
+    signals.record([corp], 'matched:spamhaus', 1);
+    await signals.flush();
+    expect(await governor.tick()).toEqual([]); // one is not two
+    signals.record([corp], 'matched:spamhaus', 1);
+    await signals.flush();
+    expect(await governor.tick()).toMatchObject([{ rule: 'spamhaus', action: 'lower', to: 0.5, inputs: { signal: 'matched', count: 2 } }]);
+    // Calm at once, but the cut holds for 400 ms before recovery starts.
+    await sleep(200);
+    expect(await governor.tick()).toEqual([]);
+    await sleep(300);
+    expect(await governor.tick()).toMatchObject([{ rule: 'recovery', from: 0.5 }]);
+    expect(adjustments.factor(keys.bucket('receiver', 'corp'))).toBeGreaterThan(0.5);
+  });
+
+  it('needs match with signal "matched" and a valid pattern, named in the error', () => {
+    const rule = { id: 'x', atLeast: 1, scope: 'receiver', multiply: 0.5 };
+    expect(() => parseConfig({ governor: { rules: [{ ...rule, signal: 'matched' }] } })).toThrow(/governor\.rules\.0\.match: signal "matched"/);
+    expect(() => parseConfig({ governor: { rules: [{ ...rule, signal: 'matched', match: { text: '(' } }] } })).toThrow(/governor\.rules\.0\.match\.text: must be a valid regular expression/);
+    expect(() => parseConfig({ governor: { rules: [{ ...rule, signal: 'matched', match: { codes: ['5.7.x'] } }] } })).toThrow(/governor\.rules\.0\.match\.codes\.0: must be an enhanced code/);
   });
 });
 

@@ -13,7 +13,8 @@ export interface SignalKey {
 /**
  * What is counted: attempts and their outcomes at the provider or receiver, and what the
  * ESPs report later (bounces, complaints). `deferred:<family>` counts temporary failures
- * by reply family. Sluice's own waits (a busy quota) are never signals: a rule must not
+ * by reply family; `matched:<rule>` the replies a governor rule's `match` describes.
+ * Sluice's own waits (a busy quota) are never signals: a rule must not
  * react to Sluice holding itself back.
  */
 export type SignalField =
@@ -25,7 +26,8 @@ export type SignalField =
   | 'bounced_hard'
   | 'bounced_soft'
   | 'complained'
-  | `deferred:${string}`;
+  | `deferred:${string}`
+  | `matched:${string}`;
 
 /** Counts of one key over a window. */
 export interface SignalWindow {
