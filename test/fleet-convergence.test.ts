@@ -44,7 +44,7 @@ it('converges under a hidden capacity, then follows a rise gradually', async () 
   const cuts = log.filter((d) => d.action === 'lower' && d.scope === 'receiver' && d.name === 'slow');
   console.log(
     `convergence (capacity ${CAPACITY}/s told 160/s, ${RAISED}/s from 22 s), accepted/deferred per second: ${seconds.map((s) => `${s.accepted}/${s.deferred}`).join(' ')}; ` +
-      `cuts at ${cuts.map((d) => `${((d.at - started) / 1000).toFixed(1)} s → ${d.to}`).join(', ')}`,
+      `cuts at ${cuts.map((d) => `${((d.at - started) / 1000).toFixed(1)} s → ${d.to} (${d.inputs.count}/${d.inputs.volume})`).join(', ')}`,
   );
 
   // Settled from 10 s to 22 s: deferrals at most 5% of attempts (Postfix's best feedback
@@ -59,14 +59,16 @@ it('converges under a hidden capacity, then follows a rise gradually', async () 
   for (const b of bins) expect(Math.abs(b - level) / level).toBeLessThanOrEqual(0.1);
   expect(level).toBeGreaterThanOrEqual(CAPACITY * 0.8);
 
-  // After the rise: no wave of deferrals, no jump at once, and most of the new capacity
-  // used by the end.
+  // After the rise: no wave of deferrals, no jump at once (a backlog let go at the 160/s
+  // configured would be one), and most of the new capacity used by the end. Finding the
+  // new capacity means probing a little past it, then being cut back: no second more than
+  // 20% over it.
   const rise = seconds.slice(22);
   const riseDeferred = sum(rise.map((s) => s.deferred)) / sum(attempts.slice(22));
   const end = mean(attempts.slice(-3));
   console.log(`after the rise: ${(riseDeferred * 100).toFixed(1)}% deferred, first 2 s ${mean(attempts.slice(22, 24)).toFixed(1)}/s, last 3 s ${end.toFixed(1)}/s`);
   expect(riseDeferred).toBeLessThanOrEqual(0.05);
   expect(mean(attempts.slice(22, 24))).toBeLessThanOrEqual(level * 1.25);
-  for (const a of attempts.slice(22)) expect(a).toBeLessThanOrEqual(RAISED + 6);
+  for (const a of attempts.slice(22)) expect(a).toBeLessThanOrEqual(RAISED * 1.2);
   expect(end).toBeGreaterThanOrEqual(RAISED * 0.8);
 }, 90_000);

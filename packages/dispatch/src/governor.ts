@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { type GovernorRule, type Keys, type LayerKind, type SluiceConfig } from '@sluice/core';
+import type { GovernorRule, Keys, LayerKind, SluiceConfig } from '@sluice/core';
 import { createLease, type Adjustments, type SignalField, type Signals, type SignalWindow } from '@sluice/throttle';
 import type { Warmup, WarmupDecision } from './warmup.js';
 
@@ -53,11 +53,10 @@ export interface Governor {
 /** Factors are kept to 4 decimals: they are compared, logged and stored as text. */
 const round = (x: number): number => Math.round(x * 10_000) / 10_000;
 
+/** The signal field a rule counts. */
+const signalOf = (rule: GovernorRule): SignalField => (rule.signal === 'matched' ? `matched:${rule.id}` : (rule.signal as SignalField));
 
 /** `signal / over` of a window, or the count, and whether it trips the rule. */
-/** The signal field a rule counts. */
-export const signalOf = (rule: GovernorRule): SignalField => (rule.signal === 'matched' ? `matched:${rule.id}` : (rule.signal as SignalField));
-
 function evaluate(
   rule: GovernorRule,
   w: SignalWindow,
@@ -178,7 +177,8 @@ export function createGovernor(options: GovernorOptions): Governor {
         // the cut already answered what came before (mail admitted before a cut still goes
         // out at the old rate for a moment). Recovery steps do not restart the window, or
         // a key climbing back a step a second would never gather enough to be judged.
-        const settled = current ? current.cutAt + cooldownOf(current.cutRule) : 0;
+        // Signals come in whole buckets: the first one that began after the cool-down.
+        const settled = current ? signals.bucketOf(current.cutAt + cooldownOf(current.cutRule) - 1) + signals.bucketMs : 0;
         if (current && now - settled < g.evidenceMs) {
           // Too soon to tell what the last cut did: neither cut again nor restore.
           calm.set(layerKey, false);

@@ -148,20 +148,22 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
    * After a temporary failure: another attempt through admission after the family's
    * backoff, or a final state when the attempts or the message's lifetime are used up.
    */
-  async function retryOrEnd(m: DispatchJobData, outcome: Exclude<Outcome, { kind: 'accepted' | 'rejected' }>): Promise<string> {
+  async function retryOrEnd(m: DispatchJobData, outcome: Exclude<Outcome, { kind: 'accepted' | 'rejected' }>, log: (action: string) => Promise<void>): Promise<void> {
     const base = { campaignId: m.campaignId, provider: m.provider, reply: outcome.reply };
     const family = outcome.kind === 'ambiguous' ? 'ambiguous' : outcome.family;
     const plan = planRetry(config, family, m.retry, outcome.kind === 'ambiguous' ? undefined : outcome.retryAfterMs);
     if (!plan.retry) {
+      await log(`final: rejected (${plan.why})`);
       await store.finalize(m.id, 'rejected', { ...base, outcome: plan.why });
-      return `final: rejected (${plan.why})`;
+      return;
     }
     if (Date.now() + plan.delayMs >= expiresAt(m, config.delivery.lifetimeMs)) {
+      await log('final: expired');
       await store.finalize(m.id, 'expired', { ...base, outcome: `${family}: lifetime over before the next attempt` });
-      return 'final: expired';
+      return;
     }
+    await log(`retry in ${plan.delayMs} ms`);
     await readmit(m, family, { ...plan, outcome });
-    return `retry in ${plan.delayMs} ms`;
   }
 
   /**
@@ -319,35 +321,36 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     }
 
     await learn(m, outcome);
-    let action: string;
+    // Each attempt's log entry is written before the state it leads to, so whoever sees
+    // the message final (or retrying) sees its whole log.
+    const log = (action: string): Promise<void> => logAttempt(m, outcome, action);
     switch (outcome.kind) {
       case 'accepted':
         // No reply text on success: the provider's id says it, and every value under 64
-        // bytes keeps the record a small listpack (DESIGN.md, BullMQ facts).
+        // bytes keeps the record a small listpack (DESIGN.md, BullMQ facts). A first
+        // attempt's success is in the record alone; after failures the log tells the story.
+        if (attempt > 1) await log('final: sent');
         await store.finalize(m.id, 'sent', { ...base, receiver: m.receiver, outcome: 'accepted', providerMessageId: outcome.providerMessageId });
-        // A first attempt's success is in the record alone; after failures the log tells the story.
-        if (attempt > 1) await logAttempt(m, outcome, 'final: sent');
         return;
       case 'rejected':
+        await log(outcome.suppress ? 'final: rejected, recipient suppressed' : 'final: rejected');
         await store.finalize(m.id, 'rejected', { ...base, outcome: outcome.family, reply: outcome.reply, suppress: outcome.suppress, to: m.to, tenantId: m.tenantId });
-        action = outcome.suppress ? 'final: rejected, recipient suppressed' : 'final: rejected';
-        break;
+        return;
       case 'ambiguous':
         await store.transition(m.id, 'submitted', { ambiguous: true });
         if (config.delivery.onAmbiguous[m.priority] === 'assume-sent') {
+          await log('final: counted as sent (delivery.onAmbiguous: assume-sent)');
           await store.finalize(m.id, 'sent', { ...base, receiver: m.receiver, outcome: 'ambiguous', reply: outcome.reply });
-          action = 'final: counted as sent (delivery.onAmbiguous: assume-sent)';
-          break;
+          return;
         }
         // Resent with the same Message-ID (delivery.onAmbiguous: resend).
-        action = await retryOrEnd(m, outcome);
-        break;
+        await retryOrEnd(m, outcome, log);
+        return;
       case 'throttled':
       case 'deferred':
-        action = await retryOrEnd(m, outcome);
-        break;
+        await retryOrEnd(m, outcome, log);
+        return;
     }
-    await logAttempt(m, outcome, action);
   }
 
   return {

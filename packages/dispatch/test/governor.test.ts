@@ -77,8 +77,9 @@ describe('the governor', () => {
 
     // Calm once the cut has had its cool-down (what came before it does not count): additive
     // recovery, a tenth of the rate it was cut to a step, steady while below where the
-    // trouble was.
-    await sleep(450);
+    // trouble was. (Judged on whole 100 ms buckets that began after the cool-down: 300 ms,
+    // then up to a bucket, then 100 ms of evidence.)
+    await sleep(550);
     signals.record([yahoo], 'attempted', 300);
     await signals.flush();
     expect(await governor.tick()).toMatchObject([{ rule: 'recovery', action: 'restore', from: 0.7, to: 0.77 }]);
@@ -205,7 +206,7 @@ describe('a proportional rule', () => {
 
     // What came before the cut is not judged again; what followed it is, in proportion to
     // the factor in effect (a tenth refused: 0.485 × 0.9 × 0.97).
-    await sleep(250);
+    await sleep(350);
     expect(await governor.tick()).toMatchObject([{ rule: 'recovery', from: 0.485 }]);
     signals.record([slow], 'attempted', 100);
     signals.record([slow], 'throttled', 10);

@@ -75,6 +75,8 @@ export interface Signals {
   sum(key: SignalKey, fromMs: number, toMs: number): Promise<Record<string, number>>;
   /** Where the bucket holding `atMs` begins. */
   bucketOf(atMs: number): number;
+  /** The width of a bucket. */
+  readonly bucketMs: number;
   /** Names of `kind` that had signals within the retention. */
   active(kind: SignalKind): Promise<string[]>;
   /** Flushes and stops the timer. */
@@ -197,6 +199,7 @@ export function createSignals(options: SignalsOptions): Signals {
     bucketOf(atMs) {
       return Math.floor(atMs / bucketMs) * bucketMs;
     },
+    bucketMs,
     async active(kind) {
       return redis.zrangebyscore(keys.signalIndex(kind), Date.now() - retainMs, '+inf');
     },
