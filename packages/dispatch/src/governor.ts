@@ -132,7 +132,8 @@ export function createGovernor(options: GovernorOptions): Governor {
         await adjustments.setCircuit(name, undefined); // its rule is gone from the config
         continue;
       }
-      const w = await signals.read({ kind: 'circuit', name }, Math.max(1, now - c.untilMs));
+      // What the probes met: every bucket from the one the half-open period began in.
+      const w = await signals.read({ kind: 'circuit', name }, Math.max(1, now - signals.bucketOf(c.untilMs)));
       if (w.count('attempted') < c.probes && now < c.untilMs + c.openForMs) continue;
       const result = evaluate(rule, w);
       if (result.fires || (rule.atLeast === undefined && w.count(signalOf(rule)) > 0 && !result.calm)) {
