@@ -358,6 +358,37 @@ export const configSchema = z
           .prefault({}),
       })
       .prefault({}),
+    /**
+     * The admin app (`apps/admin`): Bull Board, the ops dashboard and overrides. It refuses
+     * to start without credentials (`tokens`, or `SLUICE_ADMIN_TOKENS`: `actor:token,…`),
+     * unless `devNoAuth` is set and it listens on loopback.
+     */
+    admin: z
+      .strictObject({
+        host: z.string().min(1).default('127.0.0.1'),
+        port: z.number().int().min(0).max(65535).default(8090),
+        /** Bearer tokens (at least 32 characters), each naming the actor it stands for in the audit trail. */
+        tokens: z.array(z.strictObject({ actor: name, token: z.string().min(32, { message: 'must be at least 32 characters' }) })).default([]),
+        /** Development only: no authentication, allowed only on a loopback host. */
+        devNoAuth: z.boolean().default(false),
+      })
+      .prefault({}),
+    /**
+     * Prometheus `/metrics`. The api and admin apps serve it on their own port; a scheduler
+     * or worker serves it on `port` (or `SLUICE_METRICS_PORT`) when one is given.
+     */
+    metrics: z
+      .strictObject({
+        host: z.string().min(1).default('127.0.0.1'),
+        port: z.number().int().min(0).max(65535).optional(),
+      })
+      .prefault({}),
+    /** Logs: credentials are always redacted; recipient addresses are hashed unless `recipients: plain`. */
+    logging: z
+      .strictObject({
+        recipients: z.enum(['hashed', 'plain']).default('hashed'),
+      })
+      .prefault({}),
     /** The HTTP API (`apps/api`): ESP webhooks. */
     api: z
       .strictObject({

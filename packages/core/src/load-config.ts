@@ -54,6 +54,26 @@ export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
     config.sandbox.smtpHost = m[1]!;
     config.sandbox.smtpPort = Number(m[2]);
   }
+  if (env.SLUICE_METRICS_PORT) {
+    const port = Number(env.SLUICE_METRICS_PORT);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw new SluiceError('invalid_config', `SLUICE_METRICS_PORT must be a port number, got ${JSON.stringify(env.SLUICE_METRICS_PORT)}`, { path: 'metrics.port' });
+    }
+    config.metrics.port = port;
+  }
+  if (env.SLUICE_ADMIN_TOKENS) {
+    // actor:token,actor:token — the token is everything after the first colon.
+    const tokens = env.SLUICE_ADMIN_TOKENS.split(',').map((pair) => {
+      const at = pair.indexOf(':');
+      const actor = pair.slice(0, at).trim();
+      const token = pair.slice(at + 1).trim();
+      if (at < 1 || !/^[A-Za-z0-9_-]{1,64}$/.test(actor) || token.length < 32) {
+        throw new SluiceError('invalid_config', 'SLUICE_ADMIN_TOKENS must be actor:token pairs separated by commas, each token at least 32 characters', { path: 'admin.tokens' });
+      }
+      return { actor, token };
+    });
+    config.admin.tokens.push(...tokens);
+  }
   const hooks = config.api.webhooks;
   hooks.sendgrid.publicKey ??= env.SENDGRID_WEBHOOK_PUBLIC_KEY || undefined;
   hooks.mailgun.signingKey ??= env.MAILGUN_WEBHOOK_SIGNING_KEY || undefined;

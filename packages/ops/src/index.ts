@@ -1,0 +1,1 @@
+export type { AuditEntry, Explanation, KeyStatus, Override, OverrideKind, QueueStatus, StatusSnapshot } from './types.js';

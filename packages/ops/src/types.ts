@@ -1,0 +1,100 @@
+import type { LayerKind, PriorityClass } from '@sluice/core';
+
+/**
+ * What an override does to its key. `pause`: nothing new is admitted through the key (its
+ * messages wait, admitted ones still go). `suspend`: as pause, and admitted mail is not sent
+ * either (workers hand it back to admission). `rate`: the key's configured rate is replaced
+ * by `rate` (the governor's and backpressure's factors still apply on top).
+ */
+export type OverrideKind = 'pause' | 'suspend' | 'rate';
+
+/** An override in force. It always has an expiry: there is no way to set one without. */
+export interface Override {
+  scope: LayerKind;
+  name: string;
+  kind: OverrideKind;
+  /** Messages per second, for `kind: 'rate'`. */
+  rate?: number;
+  /** When it ends by itself (epoch ms). */
+  untilMs: number;
+  /** Who set it, and why. */
+  actor: string;
+  reason: string;
+  /** When it was set (epoch ms). */
+  setAt: number;
+}
+
+/** One entry of the audit trail (a Redis stream, `keys.audit()`). */
+export interface AuditEntry {
+  /** The stream entry id. */
+  id: string;
+  at: number;
+  action: 'set' | 'clear' | 'expire';
+  scope: LayerKind;
+  name: string;
+  kind: OverrideKind;
+  rate?: number;
+  untilMs?: number;
+  /** Who did it (`sluice` for an expiry). */
+  actor: string;
+  reason: string;
+}
+
+/** One quota key as the status shows it. */
+export interface KeyStatus {
+  scope: LayerKind;
+  name: string;
+  /** From config (messages per second); absent: no limit of its own. */
+  configuredRate?: number;
+  /** At the factor in force (governor, backpressure, account cap) and any rate override. */
+  effectiveRate?: number;
+  /** Share of the configured rate in force (1 = full). */
+  factor: number;
+  /** Attempts per second over the last few seconds (from the signals). */
+  sendRate: number;
+  /** Sends the bucket could take at once right now (its shared slice), when limited. */
+  tokens?: number;
+  override?: Override;
+}
+
+/** A queue as the status shows it. */
+export interface QueueStatus {
+  /** The BullMQ queue name, e.g. `intake-critical`, `dispatch-low`, `campaign-spring`. */
+  queue: string;
+  kind: 'intake' | 'dispatch' | 'campaign';
+  priority?: PriorityClass;
+  campaignId?: string;
+  waiting: number;
+  delayed: number;
+  active: number;
+  /** Age of the oldest job not yet done (ms), 0 when empty. */
+  oldestAgeMs: number;
+}
+
+/** The fleet at a glance: what the dashboard, the CLI's `status` and `/metrics` show. */
+export interface StatusSnapshot {
+  at: number;
+  keys: KeyStatus[];
+  queues: QueueStatus[];
+  /** Time from accepted by Sluice to accepted by the provider, per class, over recent sends (ms). */
+  latency: Partial<Record<PriorityClass, { p50: number; p95: number; samples: number }>>;
+  /** Since the counters began (the deployment's prefix). */
+  outcomes: { recipients: number; attempts: number; accepted: number; deferred: number; rejected: number; retries: number; attemptsPerRecipient: number };
+  circuits: { name: string; state: 'open' | 'half-open'; untilMs: number }[];
+  overrides: Override[];
+  campaigns: { id: string; name?: string; state: 'active' | 'paused' | 'cancelled' | 'done'; priority?: PriorityClass; counts: Record<string, number> }[];
+}
+
+/** What `explain` tells of one message. */
+export interface Explanation {
+  id: string;
+  /** The record's state; `unknown` when there is no record. */
+  state: string;
+  /** One sentence a person can read: sent when and how, or what holds it and until when. */
+  summary: string;
+  /** While it waits: the layer or setting that holds it, its key, and until when (epoch ms). */
+  heldBy?: { layer: LayerKind | 'campaign-pause' | 'override' | 'circuit' | 'warmup' | 'provider'; key: string; untilMs?: number; reason: string };
+  /** The record's fields as stored. */
+  record: Record<string, string>;
+  attempts: number;
+}
