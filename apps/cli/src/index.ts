@@ -1,1 +1,2 @@
-export {};
+export { run, commandHelp, COMMANDS, EXIT } from './cli.js';
+export type { Command, Context, Io } from './context.js';

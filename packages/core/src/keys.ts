@@ -58,8 +58,18 @@ export interface Keys {
   governorLog(): string;
   /** A warming pool's day so far (hash): the signals counted into it and up to when. */
   warmup(pool: string): string;
+  /** Recent send latencies of one class, ms (a capped list the workers write, the status reads). */
+  latency(priority: PriorityClass): string;
+  /** Outcome totals folded from the signals for the status (hash), and its lock (string). */
+  opsOutcomes(): string;
+  opsOutcomesLock(): string;
   /** What a warming pool sent per receiver on the day that began at `dayStart` (hash receiver → count). */
   warmupSent(pool: string, dayStart: number): string;
+  /**
+   * Every operator override set, cleared or expired (a capped stream). Under the limiter's
+   * hash tag: it is written in one MULTI (or script) with the adjustments hash.
+   */
+  audit(): string;
 }
 
 /** The quota layers, in check order. */
@@ -105,7 +115,11 @@ export function createKeys(prefix = 'sluice'): Keys {
     governorLeader: () => `${prefix}:gov:leader`,
     circuitProbes: (circuit, period) => `${prefix}:probe:${circuit}:${period}`,
     governorLog: () => `${prefix}:gov:log`,
+    latency: (priority) => `${prefix}:latency:${priority}`,
+    opsOutcomes: () => `${prefix}:ops:outcomes`,
+    opsOutcomesLock: () => `${prefix}:ops:outcomes:lock`,
     warmup: (pool) => `${prefix}:warmup:${pool}`,
     warmupSent: (pool, dayStart) => `${prefix}:warmsent:${pool}:${dayStart}`,
+    audit: () => `${limiter}:audit`,
   };
 }

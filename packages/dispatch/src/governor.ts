@@ -40,6 +40,12 @@ export interface GovernorOptions {
   campaignClass(campaignId: string): Promise<string | undefined>;
   /** The warming pools, whose days the leader judges. */
   warmup?: Warmup;
+  /**
+   * Removes the operator overrides whose time is up, with their audit entries (the leader
+   * calls it every tick, even with the rules switched off). Readers already ignore an
+   * expired override: this only tidies the hash and completes the trail.
+   */
+  sweepOverrides?: (now: number) => Promise<unknown>;
 }
 
 /** The governor: rules over the signals, acting through the shared adjustments. */
@@ -160,7 +166,11 @@ export function createGovernor(options: GovernorOptions): Governor {
   }
 
   async function tick(): Promise<GovernorDecision[]> {
-    if (!g.enabled || !(await lease.hold())) return [];
+    const sweep = options.sweepOverrides;
+    if ((!g.enabled && sweep === undefined) || !(await lease.hold())) return [];
+    // A failed sweep only leaves expired fields a tick longer: it must not stop the rules.
+    if (sweep !== undefined) await sweep(Date.now()).catch((err: unknown) => logger.error({ err }, 'override sweep failed'));
+    if (!g.enabled) return [];
     await adjustments.refresh();
     const now = Date.now();
     const decisions: GovernorDecision[] = [];
@@ -268,7 +278,7 @@ export function createGovernor(options: GovernorOptions): Governor {
             });
         }, g.intervalMs);
       };
-      if (g.enabled) loop();
+      if (g.enabled || options.sweepOverrides !== undefined) loop();
     },
     tick,
     async close() {

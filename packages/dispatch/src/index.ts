@@ -7,3 +7,4 @@ export { watchQuotas, type QuotaWatchOptions } from './quota.js';
 export { createOrganisations, type Organisations, type OrganisationsOptions } from './organisations.js';
 export { createGovernor, type Governor, type GovernorDecision, type GovernorOptions } from './governor.js';
 export { replyMatcher, type MatchedReply } from './reply-match.js';
+export { createLatency, type Latency, type LatencyOptions } from './latency.js';

@@ -14,12 +14,13 @@ import {
   createKeys,
   type DispatchJobData,
   type IntakeJobData,
+  type LayerKind,
   type PriorityClass,
   type SluiceConfig,
 } from '@sluice/core';
 import { createProviders, type Provider } from '@sluice/providers';
 import { createStore } from '@sluice/store';
-import { createAdjustments, createLimiter, createSignals, quotaLayers } from '@sluice/throttle';
+import { createAdjustments, createLimiter, createSignals, quotaLayers, sweepOverrides, type Layers, type OverrideState } from '@sluice/throttle';
 import { createGovernor } from './governor.js';
 import { createWarmup } from './warmup.js';
 import { createOrganisations } from './organisations.js';
@@ -46,6 +47,15 @@ export interface Scheduler {
   /** Stops taking jobs and waits for the ones in hand. */
   close(): Promise<void>;
 }
+
+/**
+ * A message held by an override looks again at least this often, so an override cleared
+ * before its end frees its mail within a minute rather than at the end it was set for.
+ */
+const OVERRIDE_RECHECK_MS = 60_000;
+
+/** Why a message waits, noted on its record for `explain` (see `store.noteHeld`). */
+type HeldNote = { by: string; key: string; untilMs: number; reason: string };
 
 const bullWorkerOptions = (config: SluiceConfig) => ({
   concurrency: config.scheduler.concurrency,
@@ -101,6 +111,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       return (await redis.hget(keys.campaign(id), 'priority')) ?? undefined;
     },
     warmup,
+    // Overrides end by themselves for every reader; the leader tidies them, once.
+    sweepOverrides: (now) => sweepOverrides(redis, keys, now),
   });
   const quotaProviders =
     options.providers ?? createProviders({ ...config, providers: Object.fromEntries(Object.entries(config.providers).filter(([, p]) => p.kind === 'ses')) });
@@ -130,6 +142,30 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     return run;
   }
 
+  /**
+   * Delays one message until `at`, noting why on its record in the same round trip (both go
+   * out at once on one connection), so `explain` tells what holds it.
+   */
+  async function wait(job: Job<IntakeJobData>, token: string | undefined, at: number, note: HeldNote): Promise<never> {
+    await Promise.all([store.noteHeld(job.data.id, note), job.moveToDelayed(at, token)]);
+    throw new DelayedError();
+  }
+
+  /** Holds a whole campaign queue for `ms` (every scheduler), noting why on the message that found it held. */
+  async function hold(queue: Queue, id: string, ms: number, note: HeldNote): Promise<never> {
+    await Promise.all([store.noteHeld(id, note), queue.rateLimit(ms)]);
+    throw new RateLimitError();
+  }
+
+  /** The first `pause` or `suspend` override in force on a message's layers: nothing is admitted through them. */
+  function stoppedBy(layers: Layers): OverrideState | undefined {
+    for (const layer of layers) {
+      const o = adjustments.override(layer.key);
+      if (o !== undefined && o.kind !== 'rate') return o;
+    }
+    return undefined;
+  }
+
   async function admit(job: Job<IntakeJobData>, token: string | undefined, queue: Queue, isCampaign: boolean): Promise<void> {
     const m = job.data;
     const now = Date.now();
@@ -155,12 +191,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     const routeOptions = { poolState: (pool: string) => warmup.stateOf(pool) };
     let choice = route(config, adjustments, (p) => keys.bucket('provider', p), m.stream, routeOptions);
     if ('waitMs' in choice) {
-      if (isCampaign) {
-        await queue.rateLimit(choice.waitMs);
-        throw new RateLimitError();
-      }
-      await job.moveToDelayed(now + choice.waitMs, token);
-      throw new DelayedError();
+      const note = { by: 'provider', key: m.stream, untilMs: now + choice.waitMs, reason: choice.reason };
+      return isCampaign ? hold(queue, m.id, choice.waitMs, note) : wait(job, token, now + choice.waitMs, note);
     }
 
     // 3–5. Class (reserve and horizon) and the quotas in one atomic call, at the rates in
@@ -184,8 +216,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
           exclude: (p) => warmup.stateOf(poolOf(p)) === 'warming',
         });
         if ('waitMs' in other) {
-          await job.moveToDelayed(Math.min(warmup.dayEndsAt(pool), now + other.waitMs) + Math.floor(Math.random() * 1000), token);
-          throw new DelayedError();
+          const at = Math.min(warmup.dayEndsAt(pool), now + other.waitMs) + Math.floor(Math.random() * 1000);
+          return wait(job, token, at, { by: 'warmup', key: pool, untilMs: at, reason: `day's cap for ${receiverLimit.name} reached` });
         }
         choice = other;
       }
@@ -207,8 +239,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       }
       if (until > now) {
         await release();
-        await job.moveToDelayed(until + Math.floor(Math.random() * 1000), token);
-        throw new DelayedError();
+        const at = until + Math.floor(Math.random() * 1000);
+        return wait(job, token, at, { by: 'circuit', key: circuit, untilMs: at, reason: `circuit open (${state.rule})` });
       }
     }
     const { layers, provider, receiver } = quotaLayers(
@@ -217,6 +249,15 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       { to: m.to, tenantId: m.tenantId, campaign, provider: choice.provider, receiver: receiverLimit },
       adjustments,
     );
+    // Operator overrides: a paused or suspended key admits nothing until it ends. A
+    // campaign's own pause holds its whole queue; any other holds this message alone.
+    const stop = stoppedBy(layers);
+    if (stop !== undefined) {
+      await release();
+      const note = { by: 'override', key: `${stop.scope}:${stop.name}`, untilMs: stop.untilMs, reason: `${stop.kind} by ${stop.actor}: ${stop.reason}` };
+      const at = Math.min(stop.untilMs, now + OVERRIDE_RECHECK_MS) + Math.floor(Math.random() * 1000);
+      return isCampaign && stop.scope === 'campaign' ? hold(queue, m.id, at - now, note) : wait(job, token, at, note);
+    }
     const request = {
       layers,
       priority: m.priority,
@@ -249,9 +290,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       // whose dispatch add is then ignored (same job id). Only from `queued`: a fast worker
       // may already have moved it on.
       // Both go out at once on one connection, so Redis runs them in this order.
+      // Whatever held it no longer does.
       await Promise.all([
         dispatch.get(m.priority)!.add('send', data, { jobId: jobIdOf(m), delay }),
         store.transition(m.id, 'dispatched', { from: ['queued', 'retrying'] }),
+        store.noteHeld(m.id, undefined),
       ]);
       return;
     }
@@ -259,11 +302,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     // (in order, for every scheduler); a receiver holds only this message.
     // It holds until half the horizon is free again: slots booked for the other half keep
     // the sends going meanwhile, and the next pass books many messages per denial.
+    const nameOf: Record<LayerKind, string> = { provider, receiver, pool: poolOf(provider), campaign: m.campaignId ?? '-', tenant: m.tenantId };
     if (isCampaign && decision.layer !== 'receiver') {
       const holdMs = decision.waitMs + Math.ceil(config.horizonsMs[m.priority] / 2);
       heldUntil.set(queue.name, Date.now() + holdMs);
-      await queue.rateLimit(holdMs);
-      throw new RateLimitError();
+      return hold(queue, m.id, holdMs, { by: decision.layer, key: nameOf[decision.layer], untilMs: now + holdMs, reason: 'campaign queue held: quota busy' });
     }
     // The wait is this message's turn in the receiver's line (or half of it, to see a rate
     // rise early); the ticket goes with the job so it keeps its place. Data first: a crash
@@ -271,8 +314,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     if (decision.ticket && (decision.ticket.number !== m.ticket?.number || decision.ticket.key !== m.ticket.key)) {
       await job.updateData({ ...m, ticket: decision.ticket });
     }
-    await job.moveToDelayed(now + decision.waitMs, token);
-    throw new DelayedError();
+    return wait(job, token, now + decision.waitMs, { by: decision.layer, key: nameOf[decision.layer], untilMs: now + decision.waitMs, reason: 'quota busy: waits its turn' });
   }
 
   function watch(queue: Queue, isCampaign: boolean): void {

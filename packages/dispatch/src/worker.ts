@@ -18,8 +18,9 @@ import {
 } from '@sluice/core';
 import { createProviders, messageIdHeader, type Outcome, type Provider } from '@sluice/providers';
 import { createStore } from '@sluice/store';
-import { createAdjustments, createLimiter, createSignals, createSlots, quotaLayers, type SignalKey, type Slots } from '@sluice/throttle';
+import { createAdjustments, createLimiter, createSignals, createSlots, quotaLayers, type OverrideState, type SignalKey, type Slots } from '@sluice/throttle';
 import { SlotGate } from './gate.js';
+import { createLatency } from './latency.js';
 import { replyMatcher } from './reply-match.js';
 import { planRetry } from './retry.js';
 import { route } from './routing.js';
@@ -52,6 +53,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   const adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
   // Written four times a second: the governor's reaction time starts here.
   const signals = createSignals({ redis, keys, flushMs: 250 });
+  const latency = createLatency({ redis, keys });
   const matches = replyMatcher(config.governor.rules);
   const providers = options.providers ?? createProviders(config);
   /** Failures without an answer (or 5xx) in a row, per provider, in this process. */
@@ -252,6 +254,18 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     return at > decided;
   }
 
+  /** A `suspend` override in force on any key the message goes through, if one is. */
+  function suspendedBy(m: DispatchJobData): OverrideState | undefined {
+    const on = [
+      keys.bucket('provider', m.provider),
+      keys.bucket('receiver', m.receiver),
+      keys.bucket('pool', poolOf(m.provider)),
+      keys.bucket('tenant', m.tenantId),
+      ...(m.campaignId !== undefined ? [keys.bucket('campaign', m.campaignId)] : []),
+    ];
+    return on.map((k) => adjustments.override(k)).find((o) => o?.kind === 'suspend');
+  }
+
   /** Records one attempt in the message's attempt log. */
   async function logAttempt(m: DispatchJobData, outcome: Outcome, action: string): Promise<void> {
     const classified = outcome.kind === 'accepted' || outcome.kind === 'ambiguous' ? {} : { family: outcome.family, rule: outcome.rule, classifier: outcome.version };
@@ -287,6 +301,13 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
       if (Date.now() - m.admittedAt > config.worker.lateAfterMs || loweredSince(m)) {
         const late = await store.transition(m.id, 'dispatched', { from: 'dispatched' });
         if (late.result === 'moved' && !(await readmitLate(job, token))) return;
+      }
+      // Suspended by an operator since admission: back to admission, which holds it until
+      // the override ends (as a paused campaign's mail, below). No attempt is spent.
+      const suspended = suspendedBy(m);
+      if (suspended !== undefined) {
+        await readmit(m, `suspended: ${suspended.scope} ${suspended.name}`.slice(0, 60));
+        return;
       }
       let t = await store.transition(m.id, 'sending', { attempt: true, campaignId: m.campaignId });
       if (t.result === 'missing') {
@@ -330,7 +351,9 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
         // bytes keeps the record a small listpack (DESIGN.md, BullMQ facts). A first
         // attempt's success is in the record alone; after failures the log tells the story.
         if (attempt > 1) await log('final: sent');
-        await store.finalize(m.id, 'sent', { ...base, receiver: m.receiver, outcome: 'accepted', providerMessageId: outcome.providerMessageId });
+        if (await store.finalize(m.id, 'sent', { ...base, receiver: m.receiver, outcome: 'accepted', providerMessageId: outcome.providerMessageId })) {
+          latency.record(m.priority, Date.now() - m.acceptedAt);
+        }
         return;
       case 'rejected':
         await log(outcome.suppress ? 'final: rejected, recipient suppressed' : 'final: rejected');
@@ -387,6 +410,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
       for (const s of slots.values()) await s.close();
       adjustments.close();
       await signals.close();
+      await latency.close();
       for (const p of providers.values()) await p.close();
       for (const q of intakeQueues.values()) await q.close();
       await redis.quit();

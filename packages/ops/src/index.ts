@@ -1,1 +1,18 @@
 export type { AuditEntry, Explanation, KeyStatus, Override, OverrideKind, QueueStatus, StatusSnapshot } from './types.js';
+export { createStatus, type Status, type StatusOptions } from './status.js';
+export { createOverrides, OVERRIDE_MAX_MS, type Overrides, type OverridesOptions, type SetOverrideInput } from './overrides.js';
+export { explain, type ExplainOptions } from './explain.js';
+export { cancelCampaign, type CancelCampaignDeps, type CancelCampaignOptions, type CancelCampaignResult } from './campaigns.js';
+export {
+  registerFleetMetrics,
+  fleetMetrics,
+  createMetricsHandler,
+  serveMetrics,
+  FLEET_METRIC_NAMES,
+  type FleetMetric,
+  type FleetMetricsOptions,
+  type MetricsRegistry,
+  type MetricsHandler,
+  type MetricsHandlerOptions,
+  type MetricsServer,
+} from './metrics.js';

@@ -40,6 +40,23 @@ export interface MessageRecord {
   lastEventAt: number | undefined;
 }
 
+/**
+ * Why a waiting message waits, as the scheduler noted it (record fields `heldBy`,
+ * `heldKey`, `heldUntil`, `heldReason`), for `explain`.
+ */
+export interface HeldNote {
+  /** The layer or setting that holds it: a quota layer, `override`, `circuit`, `warmup`, `provider`. */
+  by: string;
+  /** Its key: the layer's name, `<scope>:<name>` of an override, the circuit, the pool. */
+  key: string;
+  /** Until when it waits (epoch ms). */
+  untilMs: number;
+  reason: string;
+}
+
+/** The record's fields of a {@link HeldNote}. */
+const HELD_FIELDS = ['heldBy', 'heldKey', 'heldUntil', 'heldReason'] as const;
+
 /** Details written with a final state or a retry. */
 export interface OutcomeDetails {
   reply?: string | undefined;
@@ -97,6 +114,12 @@ export interface Store {
       fields?: Record<string, string>;
     },
   ): Promise<TransitionResult>;
+  /**
+   * Notes why a waiting message waits (`undefined`: it no longer does), on a record that
+   * exists (the scheduler has just read or made it). Values are cut to 60 characters, so
+   * the record stays a small listpack.
+   */
+  noteHeld(id: string, held: HeldNote | undefined): Promise<void>;
   /** Marks a campaign paused or running, for the workers' last check before a send. */
   setCampaignPaused(campaignId: string, paused: boolean): Promise<void>;
   /**
@@ -251,6 +274,16 @@ export function createStore(options: StoreOptions): Store {
         ...detailFields(d),
       )) as [number, string];
       return code === 1;
+    },
+
+    async noteHeld(id, held) {
+      const key = keys.message(id);
+      if (held === undefined) {
+        await redis.hdel(key, ...HELD_FIELDS);
+        return;
+      }
+      const values = [held.by, held.key, String(Math.round(held.untilMs)), held.reason].map((v) => v.slice(0, 60));
+      await redis.hset(key, ...HELD_FIELDS.flatMap((f, i) => [f, values[i]!]));
     },
 
     async setCampaignPaused(campaignId, paused) {

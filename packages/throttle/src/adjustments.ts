@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Keys } from '@sluice/core';
+import type { Keys, LayerKind } from '@sluice/core';
 import { defineScripts, type ScriptedRedis } from './internal/scripts.js';
 
 /** How a provider stands for routing. */
@@ -45,6 +45,88 @@ export interface WarmupState {
   state: 'warming' | 'active';
 }
 
+/**
+ * What an operator override does to its key: `pause` admits nothing new through it,
+ * `suspend` also stops admitted mail at the workers, `rate` replaces its configured rate.
+ */
+export type OverrideKind = 'pause' | 'suspend' | 'rate';
+
+/**
+ * An operator override as the adjustments hash keeps it (field `ovr:<layerKey>`, JSON).
+ * Written by `@sluice/ops` (whose `Override` is this shape); read here because every
+ * scheduler and worker already reads the hash.
+ */
+export interface OverrideState {
+  scope: LayerKind;
+  name: string;
+  kind: OverrideKind;
+  /** Messages per second, for `kind: 'rate'`. */
+  rate?: number;
+  /** When it ends by itself (epoch ms): readers treat it as absent from then on. */
+  untilMs: number;
+  actor: string;
+  reason: string;
+  setAt: number;
+}
+
+/** The adjustments-hash field of a layer key's override. */
+export const overrideField = (layerKey: string): string => `ovr:${layerKey}`;
+
+/** The audit stream is capped near this many entries. */
+const AUDIT_MAXLEN = 100_000;
+
+function parseOverride(raw: string): OverrideState | undefined {
+  try {
+    const o = JSON.parse(raw) as OverrideState;
+    return typeof o.untilMs === 'number' && typeof o.kind === 'string' ? o : undefined;
+  } catch {
+    return undefined; // a field nobody can read holds nothing
+  }
+}
+
+/**
+ * Removes a layer key's override and writes its audit entry in one script, so it happens
+ * once however many callers race: `expired` removes it only once its `untilMs` has passed
+ * (the sweep), `live` only while it is in force (an operator's clear). Returns what was removed.
+ */
+export async function removeOverride(
+  redis: Redis,
+  keys: Keys,
+  layerKey: string,
+  entry: { mode: 'expired' | 'live'; action: 'clear' | 'expire'; actor: string; reason: string; now?: number },
+): Promise<OverrideState | undefined> {
+  const [code, value] = (await defineScripts(redis).sluiceOverrideRemove(
+    keys.adjustments(),
+    keys.audit(),
+    overrideField(layerKey),
+    entry.mode,
+    entry.action,
+    entry.actor,
+    entry.now ?? Date.now(),
+    entry.reason,
+    AUDIT_MAXLEN,
+  )) as [number, string];
+  return code === 1 ? parseOverride(value) : undefined;
+}
+
+/**
+ * Deletes every override whose time is up, each with one `expire` audit entry (actor
+ * `sluice`). Readers already ignore them by then: this keeps the hash and the trail tidy.
+ * Returns the overrides this call expired (none that another sweeper got first).
+ */
+export async function sweepOverrides(redis: Redis, keys: Keys, now = Date.now()): Promise<OverrideState[]> {
+  const fields = await redis.hgetall(keys.adjustments());
+  const out: OverrideState[] = [];
+  for (const [field, raw] of Object.entries(fields)) {
+    if (!field.startsWith('ovr:')) continue;
+    const o = parseOverride(raw);
+    if (o !== undefined && o.untilMs > now) continue;
+    const removed = await removeOverride(redis, keys, field.slice(4), { mode: 'expired', action: 'expire', actor: 'sluice', reason: 'expired', now });
+    if (removed) out.push(removed);
+  }
+  return out;
+}
+
 /** The governor's setting of a layer key (see {@link Adjustments.governed}). */
 export interface Governed {
   factor: number;
@@ -83,6 +165,10 @@ export interface Adjustments {
   governed(layerKey: string): Governed | undefined;
   /** Every layer key the governor has lowered. */
   governedKeys(): string[];
+  /** The operator override of a layer key while it is in force; absent once its `untilMs` has passed. */
+  override(layerKey: string): OverrideState | undefined;
+  /** Every override in force, with its layer key. */
+  overrides(): (OverrideState & { layerKey: string })[];
   /** A circuit's state (`<receiver>|<pool>|<stream>`), absent when closed. */
   circuit(name: string): CircuitState | undefined;
   /** Every circuit that is not closed. */
@@ -137,6 +223,8 @@ export function createAdjustments(options: AdjustmentsOptions): Adjustments {
   const key = options.keys.adjustments();
   const { backpressure } = options;
   let fields: Record<string, string> = {};
+  // Parsed once a refresh, not once a message: admission asks for five keys per decision.
+  let overrides = new Map<string, OverrideState>();
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
 
@@ -164,6 +252,22 @@ export function createAdjustments(options: AdjustmentsOptions): Adjustments {
     },
     async refresh() {
       fields = await redis.hgetall(key);
+      const next = new Map<string, OverrideState>();
+      for (const [field, raw] of Object.entries(fields)) {
+        if (!field.startsWith('ovr:')) continue;
+        const o = parseOverride(raw);
+        if (o !== undefined) next.set(field.slice(4), o);
+      }
+      overrides = next;
+    },
+    override(layerKey) {
+      // Expires by itself: no process has to be running for it to end on time.
+      const o = overrides.get(layerKey);
+      return o !== undefined && o.untilMs > Date.now() ? o : undefined;
+    },
+    overrides() {
+      const now = Date.now();
+      return [...overrides].filter(([, o]) => o.untilMs > now).map(([layerKey, o]) => ({ ...o, layerKey }));
     },
     factor(layerKey) {
       // Once the governor has set a key it owns it: backpressure is the brake for the

@@ -9,10 +9,13 @@ export {
   type Ticket,
 } from './limiter.js';
 export { createSlots, type Slots, type SlotsOptions } from './slots.js';
-export { quotaLayers, type CampaignLimit, type LayerSubject } from './layers.js';
+export { quotaLayers, type CampaignLimit, type LayerAdjustments, type LayerSubject } from './layers.js';
 export {
   createAdjustments,
+  overrideField,
+  removeOverride,
   slowFactor,
+  sweepOverrides,
   type Adjustments,
   type AdjustmentsOptions,
   type BackpressureOptions,
@@ -20,6 +23,8 @@ export {
   type CircuitState,
   type Governed,
   type WarmupState,
+  type OverrideKind,
+  type OverrideState,
 } from './adjustments.js';
 export {
   createSignals,

@@ -24,12 +24,29 @@ export interface LayerSubject {
   receiver?: ReceiverLimit | undefined;
 }
 
+/** What the layers read of the adjustments (`override` may be left out: no overrides). */
+export type LayerAdjustments = Pick<Adjustments, 'factor' | 'cap'> & Partial<Pick<Adjustments, 'override'>>;
+
 /**
- * A layer at its effective rate: the configured one, lowered by backpressure. A key with
- * no rate of its own that gets throttled is lowered from `fallbackRate` (the provider's:
- * no receiver can get more than that).
+ * A `rate` override in force replaces the layer's configured rate, with a burst of a tenth
+ * of it (at least 1), or the configured burst when that is smaller: an operator lowering a
+ * rate must not get a larger burst than before.
  */
-function effective(layer: LayerLimit, adjust: Pick<Adjustments, 'factor'> | undefined, fallbackRate?: number): LayerLimit {
+function overridden(layer: LayerLimit, adjust: LayerAdjustments | undefined): LayerLimit {
+  const o = adjust?.override?.(layer.key);
+  if (o?.kind !== 'rate' || o.rate === undefined) return layer;
+  const burst = Math.max(1, Math.round(o.rate / 10));
+  return { key: layer.key, rate: o.rate, burst: layer.burst !== undefined ? Math.min(layer.burst, burst) : burst };
+}
+
+/**
+ * A layer at its effective rate: the configured one (or an operator's rate override),
+ * lowered by backpressure and the governor. A key with no rate of its own that gets
+ * throttled is lowered from `fallbackRate` (the provider's: no receiver can get more than
+ * that).
+ */
+function effective(configured: LayerLimit, adjust: LayerAdjustments | undefined, fallbackRate?: number): LayerLimit {
+  const layer = overridden(configured, adjust);
   const factor = adjust?.factor(layer.key) ?? 1;
   const rate = layer.rate ?? fallbackRate;
   if (factor >= 1 || rate === undefined) return layer;
@@ -46,7 +63,7 @@ export function quotaLayers(
   config: SluiceConfig,
   keys: Keys,
   subject: LayerSubject,
-  adjust?: Pick<Adjustments, 'factor' | 'cap'>,
+  adjust?: LayerAdjustments,
 ): { layers: Layers; provider: string; receiver: string } {
   const providerId = subject.provider ?? config.defaultProvider;
   const provider = config.providers[providerId];
@@ -57,15 +74,19 @@ export function quotaLayers(
   const tenant = config.defaults.tenant;
   // The account's own limit (SES MaxSendRate) caps the rate, and the burst with it: a
   // burst above a per-second limit would be refused at once.
+  // An operator's rate override stands in for the configured rate, but never above the cap.
+  const providerKey = keys.bucket('provider', providerId);
+  const { rate: ownRate, burst: ownBurst } = overridden({ key: providerKey, rate: provider.rate, burst: provider.burst }, adjust) as { rate: number; burst?: number };
   const cap = adjust?.cap(providerId);
-  const capped = cap !== undefined && cap < provider.rate;
-  const providerRate = capped ? cap : provider.rate;
-  const providerBurst = capped ? Math.max(1, Math.min(provider.burst ?? Math.round(cap / 10), Math.floor(cap))) : provider.burst;
+  const capped = cap !== undefined && cap < ownRate;
+  const providerRate = capped ? cap : ownRate;
+  const providerBurst = capped ? Math.max(1, Math.min(ownBurst ?? Math.round(cap / 10), Math.floor(cap))) : ownBurst;
   return {
     provider: providerId,
     receiver: receiver.name,
     layers: [
-      effective({ key: keys.bucket('provider', providerId), rate: providerRate, burst: providerBurst }, adjust),
+      // Already overridden above: the factor only.
+      effective({ key: providerKey, rate: providerRate, burst: providerBurst }, adjust && { factor: (k) => adjust.factor(k), cap: (p) => adjust.cap(p) }),
       effective({ key: keys.bucket('receiver', receiver.name), rate: receiver.rate, burst: receiver.burst }, adjust, providerRate),
       effective({ key: keys.bucket('pool', provider.pool), rate: pool?.rate, burst: pool?.burst }, adjust),
       campaign

@@ -8,6 +8,7 @@ const SCRIPTS = {
   sluiceSlotRelease: { file: 'slot-release-2.lua', keys: 2 },
   sluiceSlowDown: { file: 'slow-down-1.lua', keys: 1 },
   sluiceLease: { file: 'lease-1.lua', keys: 1 },
+  sluiceOverrideRemove: { file: 'override-remove-2.lua', keys: 2 },
 };
 
 /** A Redis client with the throttle's scripts defined. */

@@ -1,0 +1,139 @@
+import { readFileSync } from 'node:fs';
+import { fastify, type FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { createKeys, SluiceError, type ServiceLogger, type SluiceConfig } from '@sluice/core';
+import { createMetricsHandler, createOverrides, createStatus } from '@sluice/ops';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { createStore } from '@sluice/store';
+import { registerAuth } from './auth.js';
+import { createCampaignControl, registerBoard } from './board.js';
+
+/** Options of {@link createAdmin}. */
+export interface AdminOptions {
+  config: SluiceConfig;
+  logger: ServiceLogger;
+  /** A connection of yours (not closed by the app); else one is opened to `redis.url`. */
+  redis?: Redis | undefined;
+  /** How often the campaign list of the board is read again. @defaultValue `5000` */
+  refreshMs?: number | undefined;
+}
+
+/** The admin app. */
+export interface Admin {
+  /** The Fastify instance (`server.inject` answers without a socket). */
+  readonly server: FastifyInstance;
+  /** Every route it serves (method and URL), Bull Board's included, once `ready()` has run. */
+  readonly routes: readonly { method: string; url: string }[];
+  /** Registers every route (Bull Board's are registered as a plugin). */
+  ready(): Promise<void>;
+  /** Listens on `admin.host:admin.port` (or the given port); resolves with the address. */
+  listen(port?: number): Promise<string>;
+  /** Stops taking requests, lets those in flight finish, closes queue handles and its own Redis. */
+  close(): Promise<void>;
+}
+
+const PUBLIC = new URL('./public/', import.meta.url);
+const CAMPAIGN_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * Creates the admin app: Bull Board at `/board`, the ops dashboard at `/dashboard`, and a
+ * JSON API (`/api/status`, `/api/campaigns/:id/pause|resume`, `/api/overrides`), all behind
+ * authentication (see `registerAuth`). Throws `invalid_config` (`admin.tokens`) when there
+ * are no tokens, unless `admin.devNoAuth` is set on a loopback host.
+ */
+export function createAdmin(options: AdminOptions): Admin {
+  const { config, logger } = options;
+  const server = fastify({ logger: false, trustProxy: false });
+  const routes: { method: string; url: string }[] = [];
+  server.addHook('onRoute', (r) => {
+    for (const method of ([] as string[]).concat(r.method)) routes.push({ method, url: r.url });
+  });
+  // First, before any route: the hook then covers every route and plugin registered after.
+  registerAuth(server, config.admin);
+
+  const ownsRedis = options.redis === undefined;
+  const redis = options.redis ?? new Redis(config.redis.url, { maxRetriesPerRequest: 3 });
+  const keys = createKeys(config.redis.prefix);
+  const store = createStore({ redis, keys });
+  const status = createStatus({ config, redis, keys });
+  const control = createCampaignControl({ redis, keys, store, logger });
+  const board = registerBoard(server, { redis, keys, store, control, logger });
+
+  server.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, _req, reply) => {
+    if (err instanceof SluiceError && err.code === 'unknown_campaign') {
+      return reply.code(404).send({ error: { code: err.code, message: err.message } });
+    }
+    const code = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (code === 500) logger.error({ event: 'admin_error', err: err.message }, 'request failed');
+    return reply.code(code).send({ error: { code: code === 500 ? 'internal' : (err.code ?? 'bad_request'), message: code === 500 ? 'internal error' : err.message } });
+  });
+
+  const page = (file: string): string => readFileSync(new URL(file, PUBLIC), 'utf8');
+  const html = page('dashboard.html');
+  const script = page('dashboard.js');
+  server.get('/', async (_req, reply) => reply.redirect('/dashboard'));
+  server.get('/dashboard', async (_req, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html));
+  server.get('/dashboard/dashboard.js', async (_req, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-store').send(script));
+
+  server.get('/api/status', async () => status.snapshot());
+  // Prometheus scrapes with the bearer token like any other client (`authorization` in its scrape config).
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const metrics = createMetricsHandler({ registry, config, redis, keys, status, onError: (err) => logger.error({ event: 'metrics_failed', err: String(err) }, 'metrics snapshot failed') });
+  server.get('/metrics', async (_req, reply) => reply.header('content-type', metrics.contentType).send(await metrics.body()));
+  const overrides = createOverrides({ config, redis, keys });
+  server.get('/api/overrides', async () => overrides.list());
+  for (const action of ['pause', 'resume'] as const) {
+    server.post<{ Params: { id: string } }>(`/api/campaigns/:id/${action}`, async (req) => {
+      const { id } = req.params;
+      if (!CAMPAIGN_ID.test(id)) throw new SluiceError('unknown_campaign', `no campaign with id ${id}`, { path: 'campaignId' });
+      await control[action](id, req.actor);
+      await board.refresh();
+      return { id, paused: action === 'pause', actor: req.actor };
+    });
+  }
+
+  const refreshMs = options.refreshMs ?? 5_000;
+  let timer: NodeJS.Timeout | undefined;
+  let tick = 0;
+  let running: Promise<void> = Promise.resolve();
+  const loop = async (): Promise<void> => {
+    await board.refresh();
+    // The outcome totals are folded from signals that keep five minutes: read them at
+    // least once a minute even when nobody looks at the dashboard.
+    if (tick++ % Math.max(1, Math.round(60_000 / refreshMs)) === 0) await status.snapshot();
+  };
+  let started: Promise<void> | undefined;
+  const ready = (): Promise<void> =>
+    (started ??= (async () => {
+      await board.refresh();
+      await server.ready();
+      timer = setInterval(() => {
+        running = loop().catch((err: Error) => logger.error({ event: 'admin_refresh_failed', err: err.message }, 'campaign list not refreshed'));
+      }, refreshMs);
+      timer.unref();
+    })());
+
+  let closed = false;
+  return {
+    server,
+    routes,
+    ready,
+    async listen(port) {
+      await ready();
+      return server.listen({ host: config.admin.host, port: port ?? config.admin.port });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (timer) clearInterval(timer);
+      await server.close();
+      await running;
+      await board.close();
+      await control.close();
+      await metrics.close();
+      await status.close();
+      if (ownsRedis) await redis.quit();
+    },
+  };
+}

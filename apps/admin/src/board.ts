@@ -1,0 +1,138 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { FastifyAdapter } from '@bull-board/fastify';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { FastifyInstance } from 'fastify';
+import { PRIORITY_CLASSES, QUEUE_OPTIONS, SluiceError, type Keys, type ServiceLogger } from '@sluice/core';
+import type { Store } from '@sluice/store';
+
+/** Pausing and resuming campaigns the way `@sluice/client` does: the store's flag and the queue. */
+export interface CampaignControl {
+  /** The flag stops admitted mail at the workers; the queue pause stops admission. */
+  pause(id: string, actor: string): Promise<void>;
+  resume(id: string, actor: string): Promise<void>;
+  queue(id: string): Queue;
+  close(): Promise<void>;
+}
+
+export function createCampaignControl(deps: { redis: Redis; keys: Keys; store: Store; logger: ServiceLogger }): CampaignControl {
+  const { redis, keys, store, logger } = deps;
+  const queues = new Map<string, Queue>();
+  const queue = (id: string): Queue => {
+    let q = queues.get(id);
+    if (!q) {
+      q = new Queue(keys.campaignQueue(id), { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix });
+      queues.set(id, q);
+    }
+    return q;
+  };
+  const mustExist = async (id: string): Promise<void> => {
+    if (!(await redis.hexists(keys.campaign(id), 'createdAt'))) {
+      throw new SluiceError('unknown_campaign', `no campaign with id ${id}`, { path: 'campaignId' });
+    }
+  };
+  return {
+    queue,
+    async pause(id, actor) {
+      await mustExist(id);
+      await store.setCampaignPaused(id, true);
+      await queue(id).pause();
+      logger.info({ event: 'campaign_paused', campaignId: id, actor }, 'campaign paused');
+    },
+    async resume(id, actor) {
+      await mustExist(id);
+      await queue(id).resume();
+      await store.setCampaignPaused(id, false);
+      logger.info({ event: 'campaign_resumed', campaignId: id, actor }, 'campaign resumed');
+    },
+    async close() {
+      for (const q of queues.values()) await q.close();
+      queues.clear();
+    },
+  };
+}
+
+/**
+ * A campaign's queue on the board. Its Pause and Resume are the campaign's (flag and queue,
+ * as the client does), not only the BullMQ queue's: a queue-only pause would stop admission
+ * but let mail already admitted go out. Its name and state show in the display name.
+ */
+class CampaignQueueAdapter extends BullMQAdapter {
+  label: string;
+  constructor(
+    queue: Queue,
+    private readonly id: string,
+    private readonly control: CampaignControl,
+  ) {
+    super(queue, { description: `campaign ${id}: Pause here pauses the campaign (its admitted mail too)` });
+    this.label = `campaign ${id}`;
+  }
+  override getDisplayName(): string {
+    return this.label;
+  }
+  override pause(): Promise<void> {
+    return this.control.pause(this.id, 'bull-board');
+  }
+  override resume(): Promise<void> {
+    return this.control.resume(this.id, 'bull-board');
+  }
+}
+
+/** Bull Board at `/board` over every Sluice queue, campaigns added as they appear. */
+export interface Board {
+  /** Reads the campaign set: adds new campaigns, names and states, mirrors pauses made elsewhere. */
+  refresh(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function registerBoard(
+  server: FastifyInstance,
+  deps: { redis: Redis; keys: Keys; store: Store; control: CampaignControl; logger: ServiceLogger; basePath?: string },
+): Board {
+  const { redis, keys, store, control, logger } = deps;
+  const basePath = deps.basePath ?? '/board';
+  const fixed = PRIORITY_CLASSES.flatMap((p) => [keys.intakeQueue(p), keys.dispatchQueue(p)]).map(
+    (name) => new Queue(name, { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix }),
+  );
+  const serverAdapter = new FastifyAdapter();
+  serverAdapter.setBasePath(basePath);
+  const board = createBullBoard({
+    queues: fixed.map((q) => new BullMQAdapter(q)),
+    serverAdapter,
+    options: { uiConfig: { boardTitle: 'Sluice', miscLinks: [{ text: 'Dashboard', url: '/dashboard' }] } },
+  });
+  void server.register(serverAdapter.registerPlugin(), { prefix: basePath });
+  const campaigns = new Map<string, CampaignQueueAdapter>();
+
+  return {
+    async refresh() {
+      const ids = (await redis.smembers(keys.campaigns())).sort();
+      for (const id of ids) {
+        let adapter = campaigns.get(id);
+        if (!adapter) {
+          adapter = new CampaignQueueAdapter(control.queue(id), id, control);
+          campaigns.set(id, adapter);
+          board.addQueue(adapter);
+        }
+        const [[name, flag], queuePaused] = await Promise.all([redis.hmget(keys.campaign(id), 'name', 'paused'), control.queue(id).isPaused()]);
+        if (queuePaused && flag !== '1') {
+          // Paused by something that only knows BullMQ (another board, a script): make it the
+          // campaign's pause, so its admitted mail holds too.
+          await store.setCampaignPaused(id, true);
+          logger.info({ event: 'campaign_pause_mirrored', campaignId: id }, 'campaign queue was paused outside Sluice: campaign paused');
+        }
+        const paused = queuePaused || flag === '1';
+        adapter.label = `campaign ${name && name !== id ? `${name} (${id})` : id} · ${paused ? 'paused' : 'active'}`;
+      }
+      for (const [id, adapter] of campaigns) {
+        if (ids.includes(id)) continue;
+        board.removeQueue(adapter);
+        campaigns.delete(id);
+      }
+    },
+    async close() {
+      for (const q of fixed) await q.close();
+    },
+  };
+}

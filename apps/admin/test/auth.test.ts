@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { parseConfig, type ServiceLogger, type SluiceConfig } from '@sluice/core';
+import { createAdmin, type Admin } from '../src/admin.js';
+
+const TOKEN = 'a-token-of-at-least-thirty-two-characters-0001';
+const OTHER = 'b-token-of-at-least-thirty-two-characters-0002';
+const logger: ServiceLogger = { info: () => undefined, error: () => undefined, fatal: () => undefined };
+
+function configWith(admin: Record<string, unknown>, prefix = `t${randomUUID().slice(0, 8)}`): SluiceConfig {
+  return parseConfig({ redis: { url: inject('redisUrl'), prefix }, admin });
+}
+
+/** A concrete URL for a route pattern: every parameter and wildcard filled in. */
+const concrete = (url: string): string => url.replace(/:[A-Za-z]+/g, 'x').replace(/\*/g, 'x.js');
+
+describe('admin auth', () => {
+  let redis: Redis;
+  let admin: Admin;
+  let prefix: string;
+  beforeAll(async () => {
+    redis = new Redis(inject('redisUrl'));
+    prefix = `t${randomUUID().slice(0, 8)}`;
+    await redis.hset(`${prefix}:campaign:spring`, { createdAt: String(Date.now()), name: 'Spring sale', priority: 'low' });
+    await redis.sadd(`${prefix}:campaigns`, 'spring');
+    admin = createAdmin({ config: configWith({ tokens: [{ actor: 'alice', token: TOKEN }, { actor: 'bob', token: OTHER }] }, prefix), logger, redis });
+    await admin.ready();
+  });
+  afterAll(async () => {
+    await admin.close();
+    const found = await redis.keys(`*${prefix}*`);
+    if (found.length) await redis.del(...found);
+    await redis.quit();
+  });
+
+  it('refuses every route, Bull Board’s static assets and API included, without a valid token', async () => {
+    const routes = admin.routes.filter((r) => r.method !== 'HEAD' || !admin.routes.some((o) => o.url === r.url && o.method === 'GET'));
+    const urls = new Set(routes.map((r) => r.url));
+    // The board's UI, its assets and its API, the dashboard and our API are all there.
+    for (const u of ['/board', '/board/api/queues', '/board/api/queues/:queueName/pause', '/dashboard', '/dashboard/dashboard.js', '/api/status', '/api/overrides', '/api/campaigns/:id/pause']) {
+      expect([...urls].some((x) => x === u || x === `${u}/`), u).toBe(true);
+    }
+    expect([...urls].some((u) => u.startsWith('/board/static'))).toBe(true);
+    const bad = [undefined, `Bearer ${TOKEN.slice(0, -1)}x`, `Bearer ${TOKEN}x`, 'Bearer ', `Basic ${Buffer.from(`alice:${TOKEN}x`).toString('base64')}`, `Token ${TOKEN}`];
+    let refused = 0;
+    for (const r of routes) {
+      for (const authorization of bad) {
+        const res = await admin.server.inject({
+          method: r.method as 'GET',
+          url: concrete(r.url),
+          headers: authorization ? { authorization } : {},
+          ...(r.method === 'GET' || r.method === 'HEAD' ? {} : { payload: {} }),
+        });
+        expect(res.statusCode, `${r.method} ${r.url} with ${authorization ?? 'nothing'}`).toBe(401);
+        expect(res.headers['www-authenticate']).toMatch(/^Basic /);
+        refused++;
+      }
+    }
+    // An unknown path says nothing either.
+    expect((await admin.server.inject({ url: '/nope' })).statusCode).toBe(401);
+    console.log(`auth: ${routes.length} routes × ${bad.length} bad credentials refused (${refused} requests)`);
+  });
+
+  it('lets a token in as Bearer or as the Basic password, and knows who it is', async () => {
+    const bearer = await admin.server.inject({ url: '/api/status', headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(bearer.statusCode).toBe(200);
+    expect(bearer.json()).toMatchObject({ campaigns: [{ id: 'spring', name: 'Spring sale', state: 'active' }] });
+    const basic = await admin.server.inject({ url: '/dashboard', headers: { authorization: `Basic ${Buffer.from(`anyone:${OTHER}`).toString('base64')}` } });
+    expect(basic.statusCode).toBe(200);
+    expect(basic.body).toContain('<script src="/dashboard/dashboard.js">');
+    const board = await admin.server.inject({ url: '/board/api/queues', headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(board.statusCode).toBe(200);
+    const names = board.json<{ queues: { name: string; displayName?: string }[] }>().queues.map((q) => q.displayName ?? q.name);
+    expect(names).toContain('campaign Spring sale (spring) · active');
+    expect(names).toContain('intake-critical');
+    expect(names).toContain('dispatch-low');
+    const pause = await admin.server.inject({ method: 'POST', url: '/api/campaigns/spring/pause', headers: { authorization: `Bearer ${OTHER}` } });
+    expect(pause.json()).toEqual({ id: 'spring', paused: true, actor: 'bob' });
+    expect(await redis.hget(`${prefix}:campaign:spring`, 'paused')).toBe('1');
+  });
+
+  it('pauses the campaign, not only its queue, from Bull Board', async () => {
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    await admin.server.inject({ method: 'POST', url: '/api/campaigns/spring/resume', headers: auth });
+    expect(await redis.hget(`${prefix}:campaign:spring`, 'paused')).toBe(null);
+    const res = await admin.server.inject({ method: 'PUT', url: '/board/api/queues/campaign-spring/pause', headers: auth });
+    expect(res.statusCode).toBe(200);
+    expect(await redis.hget(`${prefix}:campaign:spring`, 'paused')).toBe('1');
+    const status = (await admin.server.inject({ url: '/api/status', headers: auth })).json<{ campaigns: { id: string; state: string }[] }>();
+    expect(status.campaigns.find((c) => c.id === 'spring')?.state).toBe('paused');
+    await admin.server.inject({ method: 'PUT', url: '/board/api/queues/campaign-spring/resume', headers: auth });
+    expect(await redis.hget(`${prefix}:campaign:spring`, 'paused')).toBe(null);
+  });
+
+  it('refuses state changes from another origin, even with credentials', async () => {
+    const res = await admin.server.inject({
+      method: 'POST',
+      url: '/api/campaigns/spring/pause',
+      headers: { authorization: `Bearer ${TOKEN}`, origin: 'https://evil.example', host: 'localhost:8090' },
+    });
+    expect(res.statusCode).toBe(403);
+    expect(await redis.hget(`${prefix}:campaign:spring`, 'paused')).toBe(null);
+  });
+});
+
+describe('admin start', () => {
+  it('refuses to start without tokens, naming admin.tokens', () => {
+    expect(() => createAdmin({ config: configWith({ host: '0.0.0.0' }), logger })).toThrow(/admin\.tokens/);
+    expect(() => createAdmin({ config: configWith({}), logger })).toThrow(/admin\.tokens/);
+  });
+
+  it('allows devNoAuth only on loopback', async () => {
+    expect(() => createAdmin({ config: configWith({ host: '0.0.0.0', devNoAuth: true }), logger })).toThrow(/admin\.devNoAuth/);
+    expect(() => createAdmin({ config: configWith({ host: '10.0.0.5', devNoAuth: true }), logger })).toThrow(/admin\.devNoAuth/);
+    const redis = new Redis(inject('redisUrl'));
+    const admin = createAdmin({ config: configWith({ host: '127.0.0.1', devNoAuth: true }), logger, redis });
+    try {
+      await admin.ready();
+      expect((await admin.server.inject({ url: '/api/status' })).statusCode).toBe(200);
+    } finally {
+      await admin.close();
+      await redis.quit();
+    }
+  });
+});

@@ -1,0 +1,164 @@
+import type { CampaignStatus } from '@sluice/client';
+import { JSON_OPTION, actorOf, parseDuration, requireText } from '../args.js';
+import type { Command, Context } from '../context.js';
+import { json, table } from '../format.js';
+
+const ID = [{ name: 'id', help: 'the campaign id' }] as const;
+
+/** A campaign as `campaigns list --json` prints it. */
+interface CampaignRow extends CampaignStatus {
+  state: 'active' | 'paused' | 'cancelled' | 'done';
+}
+
+async function isCancelled(ctx: Context, id: string): Promise<boolean> {
+  const { redis, keys } = await ctx.deps();
+  return (await redis.hget(keys.campaign(id), 'cancelled')) === '1';
+}
+
+async function row(ctx: Context, id: string): Promise<CampaignRow> {
+  const s = await (await ctx.client()).campaigns.status(id);
+  const state = (await isCancelled(ctx, id))
+    ? 'cancelled'
+    : s.paused
+      ? 'paused'
+      : s.counts.accepted > 0 && s.pending === 0
+        ? 'done'
+        : 'active';
+  return { ...s, state };
+}
+
+const list: Command = {
+  path: ['campaigns', 'list'],
+  usage: '[--json]',
+  summary: 'every campaign with its state, counts and queue',
+  description: ['State: active, paused, cancelled, or done (every accepted message is final).'],
+  args: [],
+  options: { ...JSON_OPTION },
+  async run(ctx) {
+    const { redis, keys } = await ctx.deps();
+    const ids = (await redis.smembers(keys.campaigns())).sort();
+    const rows: CampaignRow[] = [];
+    for (const id of ids) rows.push(await row(ctx, id));
+    ctx.print(
+      ctx.json
+        ? json(rows)
+        : table(
+            [
+              'id',
+              'state',
+              'priority',
+              'accepted',
+              'sent',
+              'rejected',
+              'suppressed',
+              'expired',
+              'cancelled',
+              'pending',
+              'waiting',
+              'delayed',
+              'active',
+              'name',
+            ],
+            rows.map((r) => [
+              r.id,
+              r.state,
+              r.priority,
+              r.counts.accepted,
+              r.counts.sent,
+              r.counts.rejected,
+              r.counts.suppressed,
+              r.counts.expired,
+              r.counts.cancelled,
+              r.pending,
+              r.queue.waiting,
+              r.queue.delayed,
+              r.queue.active,
+              r.name === r.id ? undefined : r.name,
+            ]),
+          ),
+    );
+    return 0;
+  },
+};
+
+const pause: Command = {
+  path: ['campaigns', 'pause'],
+  usage: '<id> [--json]',
+  summary: "stop a campaign's sends within a second; its backlog waits",
+  args: ID,
+  options: { ...JSON_OPTION },
+  async run(ctx, { args }) {
+    const id = args.id!;
+    await (await ctx.client()).campaigns.pause(id);
+    ctx.print(ctx.json ? json({ id, paused: true }) : `campaign ${id} paused`);
+    return 0;
+  },
+};
+
+const resume: Command = {
+  path: ['campaigns', 'resume'],
+  usage: '<id> [--json]',
+  summary: 'continue a paused campaign where it stopped',
+  args: ID,
+  options: { ...JSON_OPTION },
+  async run(ctx, { args }) {
+    const id = args.id!;
+    const client = await ctx.client();
+    // Unknown ids get the client's error; a cancelled campaign stays cancelled.
+    await client.campaigns.status(id);
+    if (await isCancelled(ctx, id)) throw new Error(`campaign ${id} was cancelled: it cannot be resumed`);
+    await client.campaigns.resume(id);
+    ctx.print(ctx.json ? json({ id, paused: false }) : `campaign ${id} resumed`);
+    return 0;
+  },
+};
+
+const cancel: Command = {
+  path: ['campaigns', 'cancel'],
+  usage: '<id> --reason <text> [--actor <name>] [--wait <duration>] [--json]',
+  summary: 'end every message of a campaign not yet final as cancelled; cannot be undone',
+  description: [
+    'Pauses the campaign, ends each of its messages not yet final as `cancelled` and removes its',
+    'queued jobs. Sends already under way are waited for (--wait) and end as their answer says.',
+    'Exits 0 once nothing of the campaign can be sent any more; 1 if sends were still under way',
+    'when the wait ran out (they are listed).',
+    '',
+    'Example:',
+    '  sluice campaigns cancel spring-sale --reason "wrong price in the subject"',
+  ],
+  args: ID,
+  options: {
+    reason: { type: 'string', value: '<text>', help: 'why (required; kept on the campaign and each message)' },
+    actor: { type: 'string', value: '<name>', help: 'who is doing this (default: $USER)' },
+    wait: {
+      type: 'string',
+      value: '<duration>',
+      help: 'how long to wait for sends under way (default: the longest provider timeout + 5s)',
+    },
+    ...JSON_OPTION,
+  },
+  async run(ctx, { values, args }) {
+    const cmd = 'campaigns cancel';
+    const reason = requireText(values.reason, 'reason', cmd);
+    const actor = actorOf(values.actor, ctx.io.env, cmd);
+    const waitMs = values.wait === undefined ? undefined : parseDuration(values.wait as string, 'wait', cmd);
+    const { cancelCampaign } = await import('@sluice/ops');
+    const r = await cancelCampaign(await ctx.deps(), args.id!, {
+      actor,
+      reason,
+      ...(waitMs !== undefined ? { waitMs } : {}),
+    });
+    if (ctx.json) ctx.print(json(r));
+    else {
+      ctx.print(
+        `campaign ${r.id} cancelled: ${r.cancelled} messages cancelled, ${r.alreadyFinal} already final, ${r.finishedInFlight} sends under way finished, ${r.removedJobs} jobs removed`,
+      );
+      if (r.stillInFlight.length > 0)
+        ctx.print(`still being sent (may be accepted by the ESP): ${r.stillInFlight.join(' ')}`);
+    }
+    return r.stillInFlight.length > 0 ? 1 : 0;
+  },
+};
+
+/** `sluice campaigns …` */
+export const campaignCommands: readonly Command[] = [list, pause, resume, cancel];

@@ -1,0 +1,105 @@
+import type { StatusSnapshot } from '@sluice/ops';
+import { JSON_OPTION } from '../args.js';
+import type { Command } from '../context.js';
+import { duration, json, rate, table, when } from '../format.js';
+import { overridesTable } from './override.js';
+
+/** The snapshot as sections of tables, for a terminal. */
+export function formatStatus(s: StatusSnapshot, now: number): string {
+  const o = s.outcomes;
+  const sections: [string, string][] = [
+    [
+      'Keys',
+      table(
+        ['scope', 'name', 'send rate', 'effective', 'configured', 'factor', 'tokens', 'override'],
+        s.keys.map((k) => [
+          k.scope,
+          k.name,
+          rate(k.sendRate),
+          rate(k.effectiveRate),
+          rate(k.configuredRate),
+          k.factor,
+          k.tokens,
+          k.override
+            ? `${k.override.kind === 'rate' ? `rate ${rate(k.override.rate)}` : k.override.kind} until ${when(k.override.untilMs, now)}`
+            : undefined,
+        ]),
+      ),
+    ],
+    [
+      'Queues',
+      table(
+        ['queue', 'waiting', 'delayed', 'active', 'oldest'],
+        s.queues.map((q) => [
+          q.queue,
+          q.waiting,
+          q.delayed,
+          q.active,
+          q.oldestAgeMs > 0 ? duration(q.oldestAgeMs) : undefined,
+        ]),
+      ),
+    ],
+    [
+      'Latency (accepted by Sluice to accepted by the provider)',
+      table(
+        ['class', 'p50', 'p95', 'samples'],
+        Object.entries(s.latency).map(([c, l]) => [c, duration(l.p50), duration(l.p95), l.samples]),
+      ),
+    ],
+    [
+      'Outcomes',
+      table(
+        ['recipients', 'attempts', 'accepted', 'deferred', 'rejected', 'retries', 'attempts/recipient'],
+        [[o.recipients, o.attempts, o.accepted, o.deferred, o.rejected, o.retries, o.attemptsPerRecipient]],
+      ),
+    ],
+    [
+      'Circuits',
+      table(
+        ['circuit', 'state', 'until'],
+        s.circuits.map((c) => [c.name, c.state, when(c.untilMs, now)]),
+      ),
+    ],
+    ['Overrides', overridesTable(s.overrides, now)],
+    [
+      'Campaigns',
+      table(
+        ['id', 'state', 'priority', 'counts', 'name'],
+        s.campaigns.map((c) => [
+          c.id,
+          c.state,
+          c.priority,
+          Object.entries(c.counts)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', '),
+          c.name === c.id ? undefined : c.name,
+        ]),
+      ),
+    ],
+  ];
+  return [
+    `Sluice status at ${new Date(s.at).toISOString()}`,
+    ...sections.map(([title, body]) => `\n${title}\n${body}`),
+  ].join('\n');
+}
+
+const command: Command = {
+  path: ['status'],
+  usage: '[--json]',
+  summary: 'the fleet at a glance: keys, queues, latency, circuits, overrides, campaigns',
+  description: [
+    'Rates are messages per second; `effective` is the configured rate at the factor and any override in force.',
+  ],
+  args: [],
+  options: { ...JSON_OPTION },
+  async run(ctx) {
+    const { createStatus } = await import('@sluice/ops');
+    const status = createStatus(await ctx.deps());
+    const snapshot = await status.snapshot().finally(() => status.close());
+    ctx.print(ctx.json ? json(snapshot) : formatStatus(snapshot, ctx.io.now()));
+    return 0;
+  },
+};
+
+/** `sluice status` */
+export const statusCommands: readonly Command[] = [command];

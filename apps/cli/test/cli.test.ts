@@ -1,0 +1,356 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createKeys, type Keys, type MessageInput } from '@sluice/core';
+import { createClient, type SluiceClient } from '@sluice/client';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+
+let redis: Redis;
+let client: SluiceClient;
+let prefix: string;
+let keys: Keys;
+let dir: string;
+let config: string;
+
+const mail: MessageInput = { from: 'Acme <hello@acme.test>', to: 'someone@example.test', subject: 'Hi', text: 'Hello' };
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `sluice …` as a real process against the test's Redis and prefix. */
+function sluice(...args: string[]): Promise<Result> {
+  return new Promise((done, fail) => {
+    const child = spawn(
+      process.execPath,
+      ['--conditions=@sluice/source', '--import', 'tsx', 'apps/cli/src/main.ts', ...args],
+      {
+        cwd: ROOT,
+        env: { ...process.env, REDIS_URL: inject('redisUrl'), SLUICE_CONFIG: config, USER: 'tester' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('error', fail);
+    child.once('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+/** Every key of this test's deployment with its serialized value: what "writes nothing" compares. */
+async function snapshot(): Promise<string[]> {
+  const found = (await redis.keys(`*${prefix}*`)).sort();
+  return Promise.all(
+    found.map(async (k) => `${k} ${await redis.type(k)} ${(await redis.dumpBuffer(k)).toString('base64')}`),
+  );
+}
+
+beforeAll(async () => {
+  redis = new Redis(inject('redisUrl'));
+  prefix = `cli${randomUUID().slice(0, 8)}`;
+  keys = createKeys(prefix);
+  client = createClient({ redis: inject('redisUrl'), prefix });
+  dir = await mkdtemp(join(tmpdir(), 'sluice-cli-'));
+  config = join(dir, 'sluice.yaml');
+  await writeFile(config, `redis: { prefix: ${prefix} }\n`);
+});
+
+afterAll(async () => {
+  await client.close();
+  const found = await redis.keys(`*${prefix}*`);
+  if (found.length) await redis.del(...found);
+  await redis.quit();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe.concurrent('help and usage errors', () => {
+  it('lists the commands and explains each one', async () => {
+    const [top, set, none] = await Promise.all([sluice('--help'), sluice('override', 'set', '--help'), sluice()]);
+    expect(top.code).toBe(0);
+    for (const c of ['status', 'campaigns pause', 'override set', 'override audit', 'explain', 'suppressions add'])
+      expect(top.stdout).toContain(c);
+    expect(set.code).toBe(0);
+    expect(set.stdout).toMatch(/^Usage: sluice override set <scope> <name>/);
+    for (const o of [
+      '--pause',
+      '--suspend',
+      '--rate <n>',
+      '--for <duration>',
+      '--until <time>',
+      '--reason <text>',
+      '--actor <name>',
+      '--json',
+    ])
+      expect(set.stdout).toContain(o);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('Usage: sluice <command>');
+  });
+
+  it('names the bad argument and exits 2', async () => {
+    const [unknown, option, scope, rate, command] = await Promise.all([
+      sluice('override', 'list', '--colour'),
+      sluice('override', 'audit', '--count'),
+      sluice('override', 'set', 'galaxy', 'x', '--pause', '--for', '10m', '--reason', 'r'),
+      sluice('override', 'set', 'receiver', 'google', '--rate', 'fast', '--for', '10m', '--reason', 'r'),
+      sluice('campaigns', 'launch'),
+    ]);
+    expect(unknown).toMatchObject({ code: 2, stdout: '' });
+    expect(unknown.stderr).toContain('sluice override list: unknown option --colour');
+    expect(option.stderr).toContain('option --count needs a value');
+    expect(scope.stderr).toContain('<scope> must be one of provider, receiver, pool, campaign, tenant, got "galaxy"');
+    expect(rate.stderr).toContain('--rate must be a positive number, got "fast"');
+    expect(command.stderr).toContain('unknown command "launch"');
+    for (const r of [option, scope, rate, command]) expect(r.code).toBe(2);
+  });
+});
+
+describe.concurrent('failures', () => {
+  it('exits 1 naming Redis when it cannot be reached', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--conditions=@sluice/source', '--import', 'tsx', 'apps/cli/src/main.ts', 'override', 'list'],
+      {
+        cwd: ROOT,
+        env: { ...process.env, REDIS_URL: 'redis://:secret@127.0.0.1:1', SLUICE_CONFIG: config },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise((r) => child.once('close', r));
+    expect(code).toBe(1);
+    expect(stderr).toContain('cannot connect to Redis at redis://:***@127.0.0.1:1');
+    expect(stderr).not.toContain('secret');
+  });
+});
+
+describe('override', () => {
+  it('refuses an override without an expiry and writes nothing', async () => {
+    const before = await snapshot();
+    const [none, past] = await Promise.all([
+      sluice('override', 'set', 'provider', 'ses', '--pause', '--reason', 'maintenance'),
+      sluice('override', 'set', 'provider', 'ses', '--pause', '--until', '2001-01-01T00:00:00Z', '--reason', 'x'),
+    ]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('--for <duration> or --until <time> is required');
+    expect(past.code).toBe(2);
+    expect(past.stderr).toContain('--until 2001-01-01T00:00:00Z is not in the future');
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('sets, lists, clears and audits, with --json', async () => {
+    const until = new Date(Date.now() + 3_600_000).toISOString();
+    const [set, suspend] = await Promise.all([
+      sluice(
+        'override',
+        'set',
+        'receiver',
+        'google',
+        '--rate',
+        '5',
+        '--for',
+        '10m',
+        '--reason',
+        '421s from Gmail',
+        '--json',
+      ),
+      sluice(
+        'override',
+        'set',
+        'provider',
+        'ses',
+        '--suspend',
+        '--until',
+        until,
+        '--reason',
+        'SES review',
+        '--actor',
+        'alice',
+      ),
+    ]);
+    expect(set.stderr).toBe('');
+    expect(set.code).toBe(0);
+    const o = JSON.parse(set.stdout) as { untilMs: number };
+    expect(o).toMatchObject({
+      scope: 'receiver',
+      name: 'google',
+      kind: 'rate',
+      rate: 5,
+      actor: 'tester',
+      reason: '421s from Gmail',
+    });
+    expect(o.untilMs - Date.now()).toBeGreaterThan(9 * 60_000);
+    expect(o.untilMs - Date.now()).toBeLessThanOrEqual(10 * 60_000);
+    expect(suspend.code).toBe(0);
+    expect(suspend.stdout).toMatch(/^provider ses: suspend until \S+ \(in 59m\d\ds\), set by alice: SES review\n$/);
+
+    const [list, table, noReason] = await Promise.all([
+      sluice('override', 'list', '--json'),
+      sluice('override', 'list'),
+      sluice('override', 'clear', 'receiver', 'google'),
+    ]);
+    expect((JSON.parse(list.stdout) as { name: string }[]).map((x) => x.name).sort()).toEqual(['google', 'ses']);
+    expect(table.stdout).toMatch(/^SCOPE\s+NAME\s+KIND\s+RATE\s+UNTIL\s+ACTOR\s+REASON\n/);
+    expect(table.stdout).toMatch(
+      /\nreceiver\s+google\s+rate\s+5\/s\s+\S+Z \(in 9m\d\ds\)\s+tester\s+421s from Gmail\n/,
+    );
+    expect(noReason.code).toBe(2);
+    expect(noReason.stderr).toContain('--reason is required');
+
+    const clear = await sluice('override', 'clear', 'receiver', 'google', '--reason', 'Gmail recovered', '--json');
+    expect(JSON.parse(clear.stdout)).toEqual({ scope: 'receiver', name: 'google', cleared: true });
+    const [again, after, audit, newest] = await Promise.all([
+      sluice('override', 'clear', 'receiver', 'google', '--reason', 'twice'),
+      sluice('override', 'list', '--json'),
+      sluice('override', 'audit', '--json'),
+      sluice('override', 'audit', '--count', '1'),
+    ]);
+    expect(again).toMatchObject({ code: 0, stdout: 'receiver google: no override in force, nothing changed\n' });
+    expect((JSON.parse(after.stdout) as { name: string }[]).map((x) => x.name)).toEqual(['ses']);
+    const entries = JSON.parse(audit.stdout) as { action: string; name: string; actor: string; reason: string }[];
+    const rows = entries.map((e) => [e.action, e.name, e.actor, e.reason]);
+    expect(rows[0]).toEqual(['clear', 'google', 'tester', 'Gmail recovered']); // newest first
+    expect(rows.slice(1).sort()).toEqual([
+      ['set', 'google', 'tester', '421s from Gmail'],
+      ['set', 'ses', 'alice', 'SES review'],
+    ]);
+    expect(newest.stdout.trim().split('\n')).toHaveLength(2); // the header and the newest entry
+    expect(newest.stdout).toMatch(/\n\S+Z\s+clear\s+receiver\s+google/);
+    expect((await sluice('override', 'clear', 'provider', 'ses', '--reason', 'done')).code).toBe(0);
+  });
+});
+
+describe('campaigns', () => {
+  it('lists, pauses and resumes, as Redis shows', async () => {
+    await client.campaigns.create({ id: 'spring', name: 'Spring sale', priority: 'low' });
+    await client.sendBulk([1, 2, 3].map((i) => ({ ...mail, to: `r${i}@example.test`, campaignId: 'spring' })));
+    const list = await sluice('campaigns', 'list', '--json');
+    expect(list.code).toBe(0);
+    const rows = JSON.parse(list.stdout) as { id: string }[];
+    expect(rows.find((r) => r.id === 'spring')).toMatchObject({
+      id: 'spring',
+      state: 'active',
+      counts: { accepted: 3 },
+      queue: { waiting: 3 },
+    });
+
+    expect(await sluice('campaigns', 'pause', 'spring')).toMatchObject({ code: 0, stdout: 'campaign spring paused\n' });
+    expect((await client.campaigns.status('spring')).paused).toBe(true);
+    expect(await redis.hget(keys.campaign('spring'), 'paused')).toBe('1');
+    const [table, unknown] = await Promise.all([sluice('campaigns', 'list'), sluice('campaigns', 'pause', 'nope')]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no campaign with id nope');
+    expect(table.stdout).toMatch(/^ID\s+STATE\s+PRIORITY\s+ACCEPTED/);
+    expect(table.stdout).toMatch(/spring\s+paused\s+low\s+3\s/);
+
+    expect((await sluice('campaigns', 'resume', 'spring', '--json')).stdout).toBe(
+      `${JSON.stringify({ id: 'spring', paused: false }, null, 2)}\n`,
+    );
+    expect((await client.campaigns.status('spring')).paused).toBe(false);
+    expect(await redis.hget(keys.campaign('spring'), 'paused')).toBeNull();
+  });
+
+  it('cancels: every message not yet final ends cancelled, its jobs are gone, and it stays cancelled', async () => {
+    await client.campaigns.create({ id: 'autumn', priority: 'low' });
+    const sent = await client.sendBulk(
+      [1, 2].map((i) => ({ ...mail, to: `a${i}@example.test`, campaignId: 'autumn' })),
+    );
+    const r = await sluice('campaigns', 'cancel', 'autumn', '--reason', 'wrong price', '--json');
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ id: 'autumn', cancelled: 2, alreadyFinal: 0, stillInFlight: [] });
+    for (const { id } of sent)
+      expect(await client.messages.status(id)).toMatchObject({
+        state: 'cancelled',
+        lastReply: 'cancelled by tester: wrong price',
+      });
+    expect(await client.campaigns.status('autumn')).toMatchObject({
+      paused: true,
+      pending: 0,
+      queue: { waiting: 0, delayed: 0, active: 0 },
+    });
+
+    const [list, resume] = await Promise.all([
+      sluice('campaigns', 'list', '--json'),
+      sluice('campaigns', 'resume', 'autumn'),
+    ]);
+    expect(
+      (JSON.parse(list.stdout) as { id: string; state: string; counts: { cancelled: number } }[]).find(
+        (c) => c.id === 'autumn',
+      ),
+    ).toMatchObject({ state: 'cancelled', counts: { cancelled: 2 } });
+    expect(resume.code).toBe(1);
+    expect(resume.stderr).toContain('campaign autumn was cancelled: it cannot be resumed');
+    expect((await client.campaigns.status('autumn')).paused).toBe(true);
+  });
+});
+
+describe('explain', () => {
+  it('says an unknown id is unknown (exit 1) and a queued message is queued', async () => {
+    const { id } = await client.send({ ...mail, to: 'queued@example.test' });
+    const [unknown, r, j] = await Promise.all([
+      sluice('explain', 'm-nothing-here', '--json'),
+      sluice('explain', id),
+      sluice('explain', id, '--json'),
+    ]);
+    expect(unknown.code).toBe(1);
+    expect(JSON.parse(unknown.stdout)).toMatchObject({ id: 'm-nothing-here', state: 'unknown', attempts: 0 });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^message\\s+${id}\\nstate\\s+queued\\nsummary\\s+\\S`));
+    expect(r.stdout).toMatch(/attempts\s+0/);
+    expect(r.stdout).toMatch(/\n {2}to\s+queued@example\.test/);
+    expect(JSON.parse(j.stdout)).toMatchObject({ state: 'queued', record: { to: 'queued@example.test' } });
+  });
+});
+
+describe('suppressions', () => {
+  it('adds, gets, lists and removes', async () => {
+    const add = await sluice('suppressions', 'add', 'Jane@Example.test', '--reason', 'asked by phone');
+    expect(add).toMatchObject({ code: 0, stdout: 'Jane@Example.test suppressed for tenant default\n' });
+    const [get, list, bad] = await Promise.all([
+      sluice('suppressions', 'get', 'jane@example.test', '--json'),
+      sluice('suppressions', 'list'),
+      sluice('suppressions', 'add', 'not-an-address', '--reason', 'x'),
+    ]);
+    expect(get.code).toBe(0);
+    expect(JSON.parse(get.stdout)).toMatchObject({
+      address: 'jane@example.test',
+      source: 'manual',
+      reason: 'asked by phone',
+    });
+    expect(await client.suppressions.get('default', 'jane@example.test')).toMatchObject({ source: 'manual' });
+    expect(list.stdout).toMatch(/jane@example\.test\s+manual\s+-\s+\S+Z\s+asked by phone/);
+
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('<address>: must be an email address');
+
+    const remove = await sluice('suppressions', 'remove', 'jane@example.test', '--json');
+    expect(JSON.parse(remove.stdout)).toEqual({ address: 'jane@example.test', tenant: 'default', removed: true });
+    const gone = await sluice('suppressions', 'get', 'jane@example.test');
+    expect(gone).toMatchObject({ code: 1, stdout: 'jane@example.test is not suppressed for tenant default\n' });
+    expect(await client.suppressions.get('default', 'jane@example.test')).toBeNull();
+  });
+});
+
+describe('status', () => {
+  it('prints every section, and the snapshot with --json', async () => {
+    const [text, data] = await Promise.all([sluice('status'), sluice('status', '--json')]);
+    expect(text.stderr).toBe('');
+    expect(text.code).toBe(0);
+    for (const section of ['Keys', 'Queues', 'Outcomes', 'Circuits', 'Overrides', 'Campaigns'])
+      expect(text.stdout).toContain(`\n${section}`);
+    expect(text.stdout).toMatch(/provider\s+ses\s/);
+    const s = JSON.parse(data.stdout) as { keys: { scope: string; name: string }[]; campaigns: { id: string }[] };
+    expect(s.keys).toContainEqual(expect.objectContaining({ scope: 'provider', name: 'ses' }));
+    expect(s.campaigns.map((c) => c.id)).toContain('spring');
+  });
+});

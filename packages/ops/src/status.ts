@@ -1,0 +1,334 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import {
+  PRIORITY_CLASSES,
+  QUEUE_OPTIONS,
+  receiverNamed,
+  type Keys,
+  type LayerKind,
+  type PriorityClass,
+  type SluiceConfig,
+} from '@sluice/core';
+import { createAdjustments, createSignals, type Adjustments, type Signals } from '@sluice/throttle';
+import type { KeyStatus, Override, QueueStatus, StatusSnapshot } from './types.js';
+
+/** Options of {@link createStatus}. */
+export interface StatusOptions {
+  config: SluiceConfig;
+  /** A connection of the caller's; not closed here. */
+  redis: Redis;
+  keys: Keys;
+  /** Seconds of signals the send rate is averaged over (whole buckets). @defaultValue `5` */
+  rateWindowSeconds?: number;
+}
+
+/** The fleet's status, read from Redis: what the dashboard, the CLI and `/metrics` show. */
+export interface Status {
+  /** Everything at once (a few dozen round trips, pipelined where it counts). */
+  snapshot(): Promise<StatusSnapshot>;
+  /** Closes the queue handles (the connection stays the caller's). */
+  close(): Promise<void>;
+}
+
+// Outcome totals folded from the providers' signals, and who folds them now.
+/** Buckets this old are complete: workers write theirs four times a second. */
+const SETTLE_MS = 2_000;
+
+interface KeyPlan {
+  scope: LayerKind;
+  name: string;
+  rate?: number | undefined;
+  burst?: number | undefined;
+}
+
+/** `p`-th percentile (nearest rank) of sorted numbers. */
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+/**
+ * Creates the status reader. Rates, factors, circuits and overrides come from the
+ * adjustments hash every process shares; send rates and outcome totals from the signals;
+ * tokens from the limiter's buckets (on Redis time); latencies from the workers' samples.
+ *
+ * Outcome totals are folded from the providers' signal buckets into one hash
+ * (`<prefix>:ops:outcomes`) by whichever reader takes them first, once a bucket has
+ * settled: the signals keep five minutes, so some status reader (the admin app does it
+ * every few seconds) must run at least that often for the totals to miss nothing.
+ */
+export function createStatus(options: StatusOptions): Status {
+  const { config, redis, keys } = options;
+  const window = options.rateWindowSeconds ?? 5;
+  const adjustments: Adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
+  // Read-only here: this instance never records, so its flush timer never writes.
+  const signals: Signals = createSignals({ redis, keys, flushMs: 60_000 });
+  const queues = new Map<string, Queue>();
+  const queue = (name: string): Queue => {
+    let q = queues.get(name);
+    if (!q) {
+      q = new Queue(name, { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix });
+      queues.set(name, q);
+    }
+    return q;
+  };
+  const share = 1 - config.reserves.critical - config.reserves.high;
+  const slackSeconds = config.jitterSlackMs / 1000;
+
+  async function plan(campaignIds: string[], campaigns: Map<string, Record<string, string>>): Promise<KeyPlan[]> {
+    const [receivers, tenants] = await Promise.all([signals.active('receiver'), signals.active('tenant')]);
+    const out: KeyPlan[] = [];
+    for (const [id, p] of Object.entries(config.providers)) out.push({ scope: 'provider', name: id, rate: p.rate, burst: p.burst });
+    for (const name of new Set([...config.receivers.map((r) => r.name), ...receivers])) {
+      const r = receiverNamed(config, name);
+      out.push({ scope: 'receiver', name, rate: r.rate, burst: r.burst });
+    }
+    for (const name of new Set([...Object.keys(config.pools), ...Object.values(config.providers).map((p) => p.pool)])) {
+      const pool = config.pools[name];
+      out.push({ scope: 'pool', name, rate: pool?.rate, burst: pool?.burst });
+    }
+    for (const id of campaignIds) {
+      const h = campaigns.get(id) ?? {};
+      out.push({
+        scope: 'campaign',
+        name: id,
+        rate: h.rate ? Number(h.rate) : config.defaults.campaign.rate,
+        burst: h.burst ? Number(h.burst) : config.defaults.campaign.burst,
+      });
+    }
+    for (const name of new Set(['default', ...tenants])) out.push({ scope: 'tenant', name, rate: config.defaults.tenant.rate, burst: config.defaults.tenant.burst });
+    return out;
+  }
+
+  function overridesOf(hash: Record<string, string>, now: number): Map<string, Override> {
+    const out = new Map<string, Override>();
+    for (const [field, raw] of Object.entries(hash)) {
+      if (!field.startsWith('ovr:')) continue;
+      try {
+        const o = JSON.parse(raw) as Override;
+        if (o.untilMs > now) out.set(field.slice('ovr:'.length), o);
+      } catch {
+        // A field nobody can read is no override in force.
+      }
+    }
+    return out;
+  }
+
+  async function keyStatuses(plans: KeyPlan[], overrides: Map<string, Override>, nowMs: number, nowUs: number): Promise<KeyStatus[]> {
+    const end = signals.bucketOf(nowMs);
+    const start = end - window * signals.bucketMs;
+    const tats = redis.pipeline();
+    for (const k of plans) tats.hget(keys.bucket(k.scope, k.name), '1');
+    const [tatReplies, sums] = await Promise.all([
+      tats.exec(),
+      Promise.all(plans.map((k) => signals.sum({ kind: k.scope, name: k.name }, start, end))),
+    ]);
+    return plans.map((k, i) => {
+      const layerKey = keys.bucket(k.scope, k.name);
+      const factor = adjustments.factor(layerKey);
+      const override = overrides.get(layerKey);
+      // As quotaLayers (packages/throttle/src/layers.ts) has it: a rate override stands in
+      // for the configured rate (its burst a tenth of it, never above the configured one),
+      // the account's cap bounds a provider, then the factor lowers both.
+      let rate = k.rate;
+      let burst = k.burst;
+      if (override?.kind === 'rate' && override.rate !== undefined) {
+        const b = Math.max(1, Math.round(override.rate / 10));
+        rate = override.rate;
+        burst = burst !== undefined ? Math.min(burst, b) : b;
+      }
+      const cap = k.scope === 'provider' ? adjustments.cap(k.name) : undefined;
+      if (cap !== undefined && rate !== undefined && cap < rate) {
+        burst = Math.max(1, Math.min(burst ?? Math.round(cap / 10), Math.floor(cap)));
+        rate = cap;
+      }
+      if (rate !== undefined && factor < 1) {
+        burst = Math.max(1, Math.round((burst ?? Math.max(1, Math.round(rate / 10))) * factor));
+        rate *= factor;
+      }
+      const held = override?.kind === 'pause' || override?.kind === 'suspend';
+      const status: KeyStatus = {
+        scope: k.scope,
+        name: k.name,
+        factor,
+        sendRate: (sums[i]!.attempted ?? 0) / window,
+      };
+      if (k.rate !== undefined) status.configuredRate = k.rate;
+      if (held) status.effectiveRate = 0;
+      else if (rate !== undefined) status.effectiveRate = rate;
+      if (override) status.override = override;
+      if (!held && rate !== undefined && rate > 0) {
+        // As the limiter sees the bucket (limiter.ts, admit-5.lua): the shared slice runs at
+        // `share` of the rate with its burst less the jitter slack, and takes
+        // floor(burst − (TAT − now) / T) sends at once.
+        const slotBurst = Math.max(1, (burst ?? Math.max(1, Math.round(rate / 10))) - Math.ceil(rate * slackSeconds));
+        const T = 1e6 / rate / share;
+        const [err, raw] = tatReplies?.[i] ?? [null, null];
+        const tat = err ? nowUs : Math.max(Number(raw ?? 0), nowUs);
+        status.tokens = Math.max(0, Math.floor(Math.max(1, slotBurst * share) - (tat - nowUs) / T));
+      }
+      return status;
+    });
+  }
+
+  async function queueStatus(name: string, kind: QueueStatus['kind'], extra: Partial<QueueStatus>, now: number): Promise<QueueStatus> {
+    const q = queue(name);
+    const [counts, oldest] = await Promise.all([
+      q.getJobCounts('waiting', 'prioritized', 'delayed', 'active'),
+      Promise.all([q.getJobs(['waiting'], 0, 0, true), q.getJobs(['prioritized'], 0, 0, true), q.getJobs(['delayed'], 0, 9, true), q.getJobs(['active'], 0, 0, true)]),
+    ]);
+    const stamps = oldest.flat().map((j) => j.timestamp).filter((t) => Number.isFinite(t) && t > 0);
+    return {
+      queue: name,
+      kind,
+      ...extra,
+      waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
+      delayed: counts.delayed ?? 0,
+      active: counts.active ?? 0,
+      oldestAgeMs: stamps.length ? Math.max(0, now - Math.min(...stamps)) : 0,
+    };
+  }
+
+  /** Adds settled provider buckets to the totals, once each (one folder at a time). */
+  async function fold(providers: string[], now: number): Promise<{ totals: Record<string, string>; upTo: number }> {
+    const upTo = signals.bucketOf(now - SETTLE_MS);
+    const got = await redis.set(keys.opsOutcomesLock(), String(now), 'PX', 5_000, 'NX');
+    if (got === 'OK') {
+      try {
+        const from = Number((await redis.hget(keys.opsOutcomes(), 'upTo')) ?? 0);
+        if (upTo > from) {
+          const add: Record<string, number> = {};
+          for (const counts of await Promise.all(providers.map((name) => signals.sum({ kind: 'provider', name }, from, upTo)))) {
+            for (const [f, n] of Object.entries(counts)) add[f] = (add[f] ?? 0) + n;
+          }
+          const m = redis.multi();
+          for (const [f, n] of Object.entries(add)) m.hincrby(keys.opsOutcomes(), f, n);
+          await m.hset(keys.opsOutcomes(), 'upTo', String(upTo)).exec();
+        }
+      } finally {
+        await redis.del(keys.opsOutcomesLock());
+      }
+    }
+    const totals = await redis.hgetall(keys.opsOutcomes());
+    return { totals, upTo: Number(totals.upTo ?? upTo) };
+  }
+
+  async function outcomes(now: number): Promise<StatusSnapshot['outcomes']> {
+    const providers = [...new Set([...Object.keys(config.providers), ...(await signals.active('provider'))])];
+    const { totals, upTo } = await fold(providers, now);
+    // Plus what has not settled yet, so the figures move while mail goes out.
+    const recent = await Promise.all(providers.map((name) => signals.sum({ kind: 'provider', name }, upTo, signals.bucketOf(now) + signals.bucketMs)));
+    const counts: Record<string, number> = {};
+    for (const [f, v] of Object.entries(totals)) if (f !== 'upTo') counts[f] = Number(v);
+    for (const r of recent) for (const [f, n] of Object.entries(r)) counts[f] = (counts[f] ?? 0) + n;
+    const sumOf = (pred: (f: string) => boolean): number => Object.entries(counts).reduce((n, [f, v]) => (pred(f) ? n + v : n), 0);
+    const attempts = counts.attempted ?? 0;
+    const accepted = counts.accepted ?? 0;
+    const rejected = counts.rejected ?? 0;
+    // A provider's own 429 is `throttled` on its key; everything else temporary is `deferred:*`.
+    const deferred = (counts.throttled ?? 0) + sumOf((f) => f.startsWith('deferred:'));
+    const recipients = accepted + rejected;
+    return {
+      recipients,
+      attempts,
+      accepted,
+      deferred,
+      rejected,
+      retries: deferred,
+      attemptsPerRecipient: recipients > 0 ? attempts / recipients : 0,
+    };
+  }
+
+  async function latency(): Promise<StatusSnapshot['latency']> {
+    const lists = await Promise.all(PRIORITY_CLASSES.map((p) => redis.lrange(keys.latency(p), 0, -1)));
+    const out: StatusSnapshot['latency'] = {};
+    PRIORITY_CLASSES.forEach((p, i) => {
+      const sorted = lists[i]!.map(Number).filter(Number.isFinite).sort((a, b) => a - b);
+      if (sorted.length > 0) out[p] = { p50: percentile(sorted, 50), p95: percentile(sorted, 95), samples: sorted.length };
+    });
+    return out;
+  }
+
+  return {
+    async snapshot() {
+      const [[sec, usec], hash, campaignIds] = await Promise.all([redis.time(), redis.hgetall(keys.adjustments()), redis.smembers(keys.campaigns())]);
+      const nowUs = Number(sec) * 1e6 + Number(usec);
+      const now = Math.floor(nowUs / 1000);
+      await adjustments.refresh();
+      campaignIds.sort();
+      const hashes = redis.pipeline();
+      for (const id of campaignIds) hashes.hgetall(keys.campaign(id));
+      const campaignHashes = new Map<string, Record<string, string>>();
+      for (const [i, [err, h]] of ((await hashes.exec()) ?? []).entries()) {
+        if (!err) campaignHashes.set(campaignIds[i]!, h as Record<string, string>);
+      }
+      // Queue handles of campaigns that are gone are closed, not kept forever.
+      const live = new Set(campaignIds.map((id) => keys.campaignQueue(id)));
+      for (const [name, q] of queues) {
+        if (name.startsWith('campaign-') && !live.has(name)) {
+          queues.delete(name);
+          await q.close();
+        }
+      }
+
+      const overrides = overridesOf(hash, now);
+      const [keyList, queueList, latencies, totals, pausedQueues] = await Promise.all([
+        plan(campaignIds, campaignHashes).then((plans) => keyStatuses(plans, overrides, now, nowUs)),
+        Promise.all([
+          ...PRIORITY_CLASSES.map((p) => queueStatus(keys.intakeQueue(p), 'intake', { priority: p }, now)),
+          ...PRIORITY_CLASSES.map((p) => queueStatus(keys.dispatchQueue(p), 'dispatch', { priority: p }, now)),
+          ...campaignIds.map((id) => {
+            const priority = campaignHashes.get(id)?.priority as PriorityClass | undefined;
+            return queueStatus(keys.campaignQueue(id), 'campaign', priority ? { campaignId: id, priority } : { campaignId: id }, now);
+          }),
+        ]),
+        latency(),
+        outcomes(now),
+        Promise.all(campaignIds.map((id) => queue(keys.campaignQueue(id)).isPaused())),
+      ]);
+
+      const campaigns = campaignIds.map((id, i): StatusSnapshot['campaigns'][number] => {
+        const h = campaignHashes.get(id) ?? {};
+        const n = (f: string): number => Number(h[`n:${f}`] ?? 0);
+        const counts: Record<string, number> = {
+          accepted: n('accepted'),
+          sent: n('sent'),
+          rejected: n('rejected'),
+          suppressed: n('suppressed'),
+          expired: n('expired'),
+          cancelled: n('cancelled'),
+        };
+        const final = counts.sent! + counts.rejected! + counts.suppressed! + counts.expired! + counts.cancelled!;
+        counts.pending = Math.max(0, counts.accepted! - final);
+        const paused = h.paused === '1' || pausedQueues[i] === true || adjustments.campaignPause(id) !== undefined;
+        const state = h.cancelled === '1' ? 'cancelled' : paused ? 'paused' : counts.accepted! > 0 && counts.pending === 0 ? 'done' : 'active';
+        const entry: StatusSnapshot['campaigns'][number] = { id, state, counts };
+        if (h.name) entry.name = h.name;
+        if (h.priority) entry.priority = h.priority as PriorityClass;
+        return entry;
+      });
+
+      const circuits = adjustments.circuits().flatMap((name) => {
+        const c = adjustments.circuit(name);
+        return c ? [{ name, state: now < c.untilMs ? ('open' as const) : ('half-open' as const), untilMs: c.untilMs }] : [];
+      });
+
+      return {
+        at: now,
+        keys: keyList,
+        queues: queueList,
+        latency: latencies,
+        outcomes: totals,
+        circuits,
+        overrides: [...overrides.values()],
+        campaigns,
+      };
+    },
+    async close() {
+      adjustments.close();
+      await signals.close();
+      for (const q of queues.values()) await q.close();
+      queues.clear();
+    },
+  };
+}

@@ -1,0 +1,108 @@
+import { inject, expect, it } from 'vitest';
+import { createKeys, parseConfig } from '@sluice/core';
+import { createOverrides, explain } from '@sluice/ops';
+import { maxInWindow, waitFor } from './support/fleet.js';
+import { useFleet } from './support/use-fleet.js';
+
+// Operator overrides bind the whole fleet through the adjustments hash, end by themselves,
+// and `explain` tells what holds a message.
+const CONFIG = {
+  providers: { ses: { kind: 'ses', rate: 100, burst: 10, concurrency: 16 } },
+  receivers: [
+    { name: 'held', domains: ['held.test'], rate: 50, burst: 10 },
+    { name: 'flow', domains: ['flow.test'], rate: 50, burst: 10 },
+    { name: 'capped', domains: ['capped.test'], rate: 50, burst: 10 },
+    { name: 'slow', domains: ['slow.test'], rate: 1, burst: 1 },
+  ],
+  reserves: { critical: 0 },
+};
+const fleet = useFleet({ schedulers: 2, workers: 2, scenario: { default: { latencyMs: 5 } }, config: CONFIG });
+
+const base = { from: 'app@acme.test', subject: 'hi', text: 'hello' };
+const deps = () => {
+  const { redis, prefix } = fleet();
+  return { config: parseConfig({ ...CONFIG, redis: { url: inject('redisUrl'), prefix } }), redis, keys: createKeys(prefix) };
+};
+const arrivals = (domain: string) =>
+  fleet()
+    .sandbox.accepted()
+    .filter((a) => a.domain === domain)
+    .map((a) => a.arrivedAt);
+
+it('holds a paused receiver’s mail while another’s flows, and lets it go by itself at the end', async () => {
+  const overrides = createOverrides(deps());
+  const o = await overrides.set({ scope: 'receiver', name: 'held', kind: 'pause', forMs: 3_000, actor: 'ana', reason: 'Gmail blocking us, OPS-12' });
+  await new Promise((r) => setTimeout(r, 400)); // every process's adjustments copy refreshes
+  const held = await fleet().client.sendBulk(Array.from({ length: 20 }, (_, i) => ({ ...base, to: `h${i}@held.test` })));
+  await fleet().client.sendBulk(Array.from({ length: 20 }, (_, i) => ({ ...base, to: `f${i}@flow.test` })));
+  await waitFor(() => arrivals('flow.test').length >= 20, 10_000, 'the other receiver’s mail');
+  expect(arrivals('held.test')).toEqual([]);
+
+  // Explain tells the truth about a held one while it waits.
+  const why = await waitFor(async () => {
+    const e = await explain(deps(), held[19]!.id);
+    return e.heldBy?.layer === 'override' ? e : null;
+  }, 5_000, 'the hold noted');
+  expect(why).toMatchObject({ state: 'queued', heldBy: { layer: 'override', key: 'receiver:held', untilMs: o.untilMs } });
+  expect(why.summary).toContain('ana');
+
+  await waitFor(() => arrivals('held.test').length >= 20, 15_000, 'the held mail after the override ended');
+  const t = arrivals('held.test');
+  console.log(`overrides: held mail went from ${Math.min(...t) - o.untilMs} to ${Math.max(...t) - o.untilMs} ms after the pause ended; other receiver done ${Math.max(...arrivals('flow.test')) - o.setAt} ms after it was set`);
+  expect(Math.min(...t)).toBeGreaterThanOrEqual(o.untilMs);
+  expect(Math.max(...t)).toBeLessThan(o.untilMs + 4_000);
+  expect(await overrides.list()).toEqual([]);
+  // The leader's sweep wrote its end into the trail, once.
+  const trail = await waitFor(async () => {
+    const entries = await overrides.audit();
+    return entries.some((e) => e.action === 'expire') ? entries : null;
+  }, 5_000, 'the expiry in the audit trail');
+  expect(trail.filter((e) => e.name === 'held').map((e) => [e.action, e.actor])).toEqual([
+    ['expire', 'sluice'],
+    ['set', 'ana'],
+  ]);
+});
+
+it('holds a receiver to an override’s rate', async () => {
+  const overrides = createOverrides(deps());
+  await overrides.set({ scope: 'receiver', name: 'capped', kind: 'rate', rate: 5, forMs: 60_000, actor: 'ana', reason: 'warming a new domain slowly' });
+  await new Promise((r) => setTimeout(r, 400));
+  await fleet().client.sendBulk(Array.from({ length: 40 }, (_, i) => ({ ...base, to: `c${i}@capped.test` })));
+  await waitFor(() => arrivals('capped.test').length >= 40, 20_000, 'the capped receiver’s mail');
+  const t = arrivals('capped.test');
+  const peak = maxInWindow(t);
+  const rate = (t.length - 1) / ((Math.max(...t) - Math.min(...t)) / 1000);
+  console.log(`overrides: receiver at an override of 5/s (configured 50/s): peak ${peak}/s, ${rate.toFixed(2)}/s over ${t.length}`);
+  expect(peak).toBeLessThanOrEqual(5 + 1); // rate + its burst (a tenth, at least 1)
+  expect(rate).toBeGreaterThan(4);
+  expect(await overrides.clear('receiver', 'capped', 'ana', 'done')).toBe(true);
+});
+
+it('explains a message held by a receiver’s quota, one of a paused campaign, and one already sent', async () => {
+  const d = deps();
+  const slow = await fleet().client.sendBulk(Array.from({ length: 10 }, (_, i) => ({ ...base, to: `s${i}@slow.test` })));
+  const quota = await waitFor(async () => {
+    const e = await explain(d, slow[9]!.id);
+    return e.heldBy?.layer === 'receiver' ? e : null;
+  }, 10_000, 'the receiver’s quota noted');
+  expect(quota).toMatchObject({ state: 'queued', heldBy: { layer: 'receiver', key: 'slow' } });
+  expect(quota.heldBy!.untilMs).toBeGreaterThan(Date.now());
+
+  await fleet().client.campaigns.create({ id: 'weekly', priority: 'low' });
+  await fleet().client.campaigns.pause('weekly');
+  const [weekly] = await fleet().client.sendBulk([{ ...base, to: 'w0@flow.test', campaignId: 'weekly' }]);
+  const paused = await explain(d, weekly!.id);
+  expect(paused).toMatchObject({ state: 'queued', heldBy: { layer: 'campaign-pause', key: 'weekly' } });
+
+  const [sent] = await fleet().client.sendBulk([{ ...base, to: 'done@flow.test' }]);
+  await waitFor(async () => (await fleet().client.messages.status(sent!.id))?.state === 'sent', 10_000, 'sent');
+  const done = await explain(d, sent!.id);
+  expect(done).toMatchObject({ state: 'sent', attempts: 1 });
+  expect(done.heldBy).toBeUndefined();
+  expect(done.summary).toMatch(/^sent at .* via ses/);
+
+  const unknown = await explain(d, 'no-such-id');
+  expect(unknown).toMatchObject({ state: 'unknown', attempts: 0 });
+  console.log(`explain: ${quota.summary}\nexplain: ${paused.summary}\nexplain: ${done.summary}\nexplain: ${unknown.summary}`);
+  await fleet().client.campaigns.resume('weekly');
+});
