@@ -104,6 +104,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await campaignQueue(id).pause();
     },
     async resumeCampaign(id) {
+      // A campaign cancelled meanwhile stays as it is: cancelling cannot be undone.
+      if ((await redis.hget(keys.campaign(id), 'cancelled')) === '1') return;
       await campaignQueue(id).resume();
       await store.setCampaignPaused(id, false);
     },
