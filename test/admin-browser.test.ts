@@ -54,15 +54,14 @@ it('shows the fleet live, and its Pause button stops a campaign within a second'
   const sentCell = page.getByTestId('campaign-spring-sent');
   const sesRate = page.getByTestId('key-provider-ses').getByTestId('send-rate');
   const number = async (l: typeof sentCell): Promise<number> => Number((await l.textContent())!.replace(/[^0-9.]/g, ''));
-  await waitFor(async () => (await row.count()) > 0 && (await number(sentCell)) > 20, 20_000, 'the campaign sending on the page');
+  // Live: the campaign's count and the provider's send rate (over whole settled seconds) move.
+  await waitFor(async () => (await row.count()) > 0 && (await number(sentCell)) > 20 && (await number(sesRate)) > 0, 20_000, 'the campaign sending on the page');
   const first = { sent: await number(sentCell), rate: await number(sesRate) };
   await page.waitForTimeout(2_500);
   const second = { sent: await number(sentCell), rate: await number(sesRate) };
   console.log(`dashboard: campaign sent ${first.sent} → ${second.sent} in 2.5 s; ses send rate ${first.rate}/s → ${second.rate}/s (configured 50/s)`);
   expect(second.sent).toBeGreaterThan(first.sent);
-  expect(first.rate).toBeGreaterThan(0);
-  // The 5 s window still held the idle seconds before the first send: it climbs.
-  expect(second.rate).toBeGreaterThan(first.rate);
+  expect(second.rate).toBeGreaterThan(0);
   expect(await page.getByTestId('key-provider-ses').getByTestId('configured-rate').textContent()).toBe('50/s');
   expect(await page.getByTestId('campaign-spring-state').textContent()).toBe('active');
   expect(await number(page.getByTestId('outcome-accepted-value'))).toBeGreaterThan(0);

@@ -1,3 +1,8 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { inject, expect, it } from 'vitest';
 import { createKeys, parseConfig } from '@sluice/core';
 import { createOverrides, explain } from '@sluice/ops';
@@ -23,6 +28,18 @@ const deps = () => {
   const { redis, prefix } = fleet();
   return { config: parseConfig({ ...CONFIG, redis: { url: inject('redisUrl'), prefix } }), redis, keys: createKeys(prefix) };
 };
+/** `sluice explain <id> --json` as an operator runs it, against this fleet's Redis and prefix. */
+async function sluiceExplain(id: string): Promise<{ state: string; heldBy?: { layer: string; key: string }; summary: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
+  const config = join(dir, 'sluice.yaml');
+  writeFileSync(config, `redis: { prefix: ${fleet().prefix} }\n`);
+  const run = promisify(execFile);
+  const out = await run(process.execPath, ['--conditions=@sluice/source', '--import', 'tsx', 'apps/cli/src/main.ts', 'explain', id, '--json'], {
+    cwd: resolve(import.meta.dirname, '..'),
+    env: { ...process.env, REDIS_URL: inject('redisUrl'), SLUICE_CONFIG: config },
+  });
+  return JSON.parse(out.stdout) as { state: string; heldBy?: { layer: string; key: string }; summary: string };
+}
 const arrivals = (domain: string) =>
   fleet()
     .sandbox.accepted()
@@ -100,6 +117,13 @@ it('explains a message held by a receiver’s quota, one of a paused campaign, a
   expect(done).toMatchObject({ state: 'sent', attempts: 1 });
   expect(done.heldBy).toBeUndefined();
   expect(done.summary).toMatch(/^sent at .* via ses/);
+
+  // The command tells the same: held by the receiver's quota, by the campaign's pause, sent.
+  const [cliQuota, cliPaused, cliDone] = await Promise.all([sluiceExplain(slow[9]!.id), sluiceExplain(weekly!.id), sluiceExplain(sent!.id)]);
+  expect(cliQuota).toMatchObject({ state: 'queued', heldBy: { layer: 'receiver', key: 'slow' } });
+  expect(cliPaused).toMatchObject({ state: 'queued', heldBy: { layer: 'campaign-pause', key: 'weekly' } });
+  expect(cliDone).toMatchObject({ state: 'sent' });
+  expect(cliDone.summary).toMatch(/^sent at .* via ses/);
 
   const unknown = await explain(d, 'no-such-id');
   expect(unknown).toMatchObject({ state: 'unknown', attempts: 0 });

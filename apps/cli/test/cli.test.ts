@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createKeys, type Keys, type MessageInput } from '@sluice/core';
 import { createClient, type SluiceClient } from '@sluice/client';
+import { run } from '../src/index.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
@@ -26,7 +27,7 @@ interface Result {
 }
 
 /** Runs `sluice …` as a real process against the test's Redis and prefix. */
-function sluice(...args: string[]): Promise<Result> {
+function sluiceProcess(...args: string[]): Promise<Result> {
   return new Promise((done, fail) => {
     const child = spawn(
       process.execPath,
@@ -44,6 +45,23 @@ function sluice(...args: string[]): Promise<Result> {
     child.once('error', fail);
     child.once('close', (code) => done({ code, stdout, stderr }));
   });
+}
+
+/**
+ * Runs `sluice …` through the same `run()` the process's main.ts calls, with the same
+ * environment: the process start (about a second of CPU each under tsx) is checked by the
+ * help and failure tests, every other command runs in this process.
+ */
+async function sluice(...args: string[]): Promise<Result> {
+  let stdout = '';
+  let stderr = '';
+  const code = await run(args, {
+    stdout: (text) => void (stdout += text),
+    stderr: (text) => void (stderr += text),
+    env: { ...process.env, REDIS_URL: inject('redisUrl'), SLUICE_CONFIG: config, USER: 'tester' },
+    now: () => Date.now(),
+  });
+  return { code, stdout, stderr };
 }
 
 /** Every key of this test's deployment with its serialized value: what "writes nothing" compares. */
@@ -74,7 +92,7 @@ afterAll(async () => {
 
 describe.concurrent('help and usage errors', () => {
   it('lists the commands and explains each one', async () => {
-    const [top, set, none] = await Promise.all([sluice('--help'), sluice('override', 'set', '--help'), sluice()]);
+    const [top, set, none] = await Promise.all([sluiceProcess('--help'), sluiceProcess('override', 'set', '--help'), sluiceProcess()]);
     expect(top.code).toBe(0);
     for (const c of ['status', 'campaigns pause', 'override set', 'override audit', 'explain', 'suppressions add'])
       expect(top.stdout).toContain(c);
@@ -97,7 +115,7 @@ describe.concurrent('help and usage errors', () => {
 
   it('names the bad argument and exits 2', async () => {
     const [unknown, option, scope, rate, command] = await Promise.all([
-      sluice('override', 'list', '--colour'),
+      sluiceProcess('override', 'list', '--colour'),
       sluice('override', 'audit', '--count'),
       sluice('override', 'set', 'galaxy', 'x', '--pause', '--for', '10m', '--reason', 'r'),
       sluice('override', 'set', 'receiver', 'google', '--rate', 'fast', '--for', '10m', '--reason', 'r'),

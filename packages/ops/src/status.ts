@@ -177,7 +177,13 @@ export function createStatus(options: StatusOptions): Status {
       q.getJobCounts('waiting', 'prioritized', 'delayed', 'active'),
       Promise.all([q.getJobs(['waiting'], 0, 0, true), q.getJobs(['prioritized'], 0, 0, true), q.getJobs(['delayed'], 0, 9, true), q.getJobs(['active'], 0, 0, true)]),
     ]);
-    const stamps = oldest.flat().map((j) => j.timestamp).filter((t) => Number.isFinite(t) && t > 0);
+    const sample = oldest.flat();
+    const stamps = sample.map((j) => j.timestamp).filter((t) => Number.isFinite(t) && t > 0);
+    const jobs = (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0) + (counts.active ?? 0);
+    // Bytes are estimated: BullMQ keeps a hash per job, and measuring every one on each read
+    // would cost as much as the queue is long. The jobs fetched above are the sample.
+    const sizes = await Promise.all(sample.map((j) => redis.call('MEMORY', 'USAGE', `${keys.prefix}:${name}:${j.id}`) as Promise<number | null>));
+    const measured = sizes.filter((b): b is number => typeof b === 'number');
     return {
       queue: name,
       kind,
@@ -186,6 +192,7 @@ export function createStatus(options: StatusOptions): Status {
       delayed: counts.delayed ?? 0,
       active: counts.active ?? 0,
       oldestAgeMs: stamps.length ? Math.max(0, now - Math.min(...stamps)) : 0,
+      bytes: measured.length ? Math.round((measured.reduce((a, b) => a + b, 0) / measured.length) * jobs) : 0,
     };
   }
 

@@ -69,6 +69,8 @@ export interface QueueStatus {
   active: number;
   /** Age of the oldest job not yet done (ms), 0 when empty. */
   oldestAgeMs: number;
+  /** Memory of its jobs, estimated from a sample of up to 13 of them (bytes). */
+  bytes?: number;
 }
 
 /** The fleet at a glance: what the dashboard, the CLI's `status` and `/metrics` show. */
