@@ -18,6 +18,7 @@ const CONFIG = {
     { name: 'flow', domains: ['flow.test'], rate: 50, burst: 10 },
     { name: 'capped', domains: ['capped.test'], rate: 50, burst: 10 },
     { name: 'slow', domains: ['slow.test'], rate: 1, burst: 1 },
+    { name: 'booked', domains: ['booked.test'], rate: 20, burst: 2 },
   ],
   reserves: { critical: 0 },
 };
@@ -93,6 +94,23 @@ it('holds a receiver to an override’s rate', async () => {
   expect(peak).toBeLessThanOrEqual(5 + 1); // rate + its burst (a tenth, at least 1)
   expect(rate).toBeGreaterThan(4);
   expect(await overrides.clear('receiver', 'capped', 'ana', 'done')).toBe(true);
+});
+
+it('suspends a receiver: even mail already admitted (booked up to a second ahead) is not sent until it ends, then all of it once', async () => {
+  const overrides = createOverrides(deps());
+  const sent = await fleet().client.sendBulk(Array.from({ length: 60 }, (_, i) => ({ ...base, to: `b${i}@booked.test` })));
+  await waitFor(() => arrivals('booked.test').length >= 10, 10_000, 'the receiver sending');
+  // At 20/s with a 1 s horizon, about 20 messages are admitted and waiting for their slots now.
+  const o = await overrides.set({ scope: 'receiver', name: 'booked', kind: 'suspend', forMs: 2_500, actor: 'ana', reason: 'complaint storm, OPS-13' });
+  const settled = o.setAt + 400; // every process's adjustments copy refreshes (250 ms)
+  await new Promise((r) => setTimeout(r, o.untilMs - Date.now()));
+  const during = arrivals('booked.test').filter((t) => t > settled && t < o.untilMs);
+  await waitFor(async () => (await Promise.all(sent.map((m) => fleet().client.messages.status(m.id)))).every((r) => r?.state === 'sent'), 20_000, 'all sent after the suspension');
+  const copies = fleet().sandbox.accepted().filter((a) => a.domain === 'booked.test');
+  console.log(`overrides: suspend: ${during.length} sends between 400 ms after it was set and its end; all ${copies.length} of 60 sent after it, none twice`);
+  expect(during).toEqual([]);
+  expect(copies).toHaveLength(60);
+  expect(fleet().sandbox.stats().duplicates).toBe(0);
 });
 
 it('explains a message held by a receiver’s quota, one of a paused campaign, and one already sent', async () => {

@@ -1,14 +1,14 @@
-import { pino } from 'pino';
-import { loadConfig, runService } from '@sluice/core';
+import { configAndLogger, runService } from '@sluice/core';
 import { createAdmin } from './admin.js';
 
-const logger = pino({ name: 'sluice-admin' });
+// The config first (it says how addresses are logged); a bad one fails the start below.
+const { config, logger } = configAndLogger('sluice-admin');
 
 runService({
   name: 'admin',
   logger,
   async start() {
-    const config = loadConfig();
+    if (config instanceof Error) throw config;
     const admin = createAdmin({ config, logger });
     const address = await admin.listen();
     logger.info({ address, auth: config.admin.tokens.length > 0 ? 'tokens' : 'none (devNoAuth, loopback)' }, 'admin listening');

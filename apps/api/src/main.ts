@@ -1,19 +1,10 @@
-import { pino } from 'pino';
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import { loadConfig, loggerOptions, runService, type SluiceConfig } from '@sluice/core';
+import { runService, configAndLogger } from '@sluice/core';
 import { createMetricsHandler } from '@sluice/ops';
 import { createApi } from './api.js';
 
-// The config says how addresses are logged, so it is read before the logger is made. A bad
-// one fails the start below, logged with the defaults (credentials redacted, addresses hashed).
-const config = ((): SluiceConfig | Error => {
-  try {
-    return loadConfig();
-  } catch (err) {
-    return err instanceof Error ? err : new Error(String(err));
-  }
-})();
-const logger = pino(loggerOptions('sluice-api', config instanceof Error ? undefined : config));
+// The config first (it says how addresses are logged); a bad one fails the start below.
+const { config, logger } = configAndLogger('sluice-api');
 
 runService({
   name: 'api',

@@ -1,17 +1,9 @@
-import { pino, type Logger } from 'pino';
-import { loadConfig, loggerOptions, runService, type SluiceConfig } from '@sluice/core';
+import type { Logger } from 'pino';
+import { configAndLogger, runService, type SluiceConfig } from '@sluice/core';
 import { createScheduler } from '@sluice/dispatch';
 
-// The config says how addresses are logged, so it is read before the logger is made. A bad
-// one fails the start below, logged with the defaults (credentials redacted, addresses hashed).
-const config = ((): SluiceConfig | Error => {
-  try {
-    return loadConfig();
-  } catch (err) {
-    return err instanceof Error ? err : new Error(String(err));
-  }
-})();
-const logger = pino(loggerOptions('sluice-scheduler', config instanceof Error ? undefined : config));
+// The config first (it says how addresses are logged); a bad one fails the start below.
+const { config, logger } = configAndLogger('sluice-scheduler');
 
 /** `/metrics` on `metrics.host:port`; loaded only when a port is set. */
 async function startMetrics(config: SluiceConfig, port: number, logger: Logger): Promise<{ close(): Promise<void> }> {

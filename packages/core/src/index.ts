@@ -50,7 +50,7 @@ export {
 } from './states.js';
 export { INTAKE_JOB_OPTIONS, DISPATCH_JOB_OPTIONS, QUEUE_OPTIONS, jobIdOf, type DispatchJobData, type IntakeJobData, type RetryCounts } from './jobs.js';
 export { runService, type RunServiceOptions, type ServiceLogger } from './service.js';
-export { loggerOptions, hashRecipient, REDACTED, type SluiceLoggerOptions } from './logger.js';
+export { configAndLogger, loggerOptions, hashRecipient, REDACTED, type SluiceLoggerOptions } from './logger.js';
 export { defineScripts, type ScriptHost, type ScriptTable, type WithScripts } from './lua.js';
 export { parseInput } from './parse.js';
 export {

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import { pino, type Logger } from 'pino';
 import type { SluiceConfig } from './config.js';
+import { loadConfig } from './load-config.js';
 
 /**
  * The fields that hold credentials, wherever they sit in a log object: the config's own
@@ -111,4 +113,19 @@ function hashNested<T>(value: T, depth: number): T {
     if (next !== item) (out ??= { ...value })[key] = next;
   }
   return (out ?? value) as T;
+}
+
+/**
+ * A process's config and logger, made in that order: the config says how addresses are
+ * logged. A config that cannot be read comes back as the error, for the start to throw (it
+ * is then logged with the defaults: credentials redacted, addresses hashed).
+ */
+export function configAndLogger(name: string): { config: SluiceConfig | Error; logger: Logger } {
+  let config: SluiceConfig | Error;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    config = err instanceof Error ? err : new Error(String(err));
+  }
+  return { config, logger: pino(loggerOptions(name, config instanceof Error ? undefined : config)) };
 }
