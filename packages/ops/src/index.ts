@@ -16,3 +16,4 @@ export {
   type MetricsHandlerOptions,
   type MetricsServer,
 } from './metrics.js';
+export { startFleetMetrics } from './metrics-server.js';

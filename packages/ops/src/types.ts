@@ -1,28 +1,12 @@
 import type { LayerKind, PriorityClass } from '@sluice/core';
+import type { OverrideKind, OverrideState as Override } from '@sluice/throttle';
 
 /**
- * What an override does to its key. `pause`: nothing new is admitted through the key (its
- * messages wait, admitted ones still go). `suspend`: as pause, and admitted mail is not sent
- * either (workers hand it back to admission). `rate`: the key's configured rate is replaced
- * by `rate` (the governor's and backpressure's factors still apply on top).
+ * An override in force, as the adjustments hash keeps it (`OverrideState` of
+ * `@sluice/throttle`, which every scheduler and worker reads). It always has an expiry:
+ * there is no way to set one without.
  */
-export type OverrideKind = 'pause' | 'suspend' | 'rate';
-
-/** An override in force. It always has an expiry: there is no way to set one without. */
-export interface Override {
-  scope: LayerKind;
-  name: string;
-  kind: OverrideKind;
-  /** Messages per second, for `kind: 'rate'`. */
-  rate?: number;
-  /** When it ends by itself (epoch ms). */
-  untilMs: number;
-  /** Who set it, and why. */
-  actor: string;
-  reason: string;
-  /** When it was set (epoch ms). */
-  setAt: number;
-}
+export type { OverrideKind, Override };
 
 /** One entry of the audit trail (a Redis stream, `keys.audit()`). */
 export interface AuditEntry {
