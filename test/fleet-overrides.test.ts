@@ -115,9 +115,10 @@ it('suspends a receiver: even mail already admitted (booked up to a second ahead
 
 it('explains a message held by a receiver’s quota, one of a paused campaign, and one already sent', async () => {
   const d = deps();
-  const slow = await fleet().client.sendBulk(Array.from({ length: 10 }, (_, i) => ({ ...base, to: `s${i}@slow.test` })));
+  // 30 at 1/s: the last is held for half a minute, well past the three `sluice` processes below.
+  const slow = await fleet().client.sendBulk(Array.from({ length: 30 }, (_, i) => ({ ...base, to: `s${i}@slow.test` })));
   const quota = await waitFor(async () => {
-    const e = await explain(d, slow[9]!.id);
+    const e = await explain(d, slow[29]!.id);
     return e.heldBy?.layer === 'receiver' ? e : null;
   }, 10_000, 'the receiver’s quota noted');
   expect(quota).toMatchObject({ state: 'queued', heldBy: { layer: 'receiver', key: 'slow' } });
@@ -137,7 +138,7 @@ it('explains a message held by a receiver’s quota, one of a paused campaign, a
   expect(done.summary).toMatch(/^sent at .* via ses/);
 
   // The command tells the same: held by the receiver's quota, by the campaign's pause, sent.
-  const [cliQuota, cliPaused, cliDone] = await Promise.all([sluiceExplain(slow[9]!.id), sluiceExplain(weekly!.id), sluiceExplain(sent!.id)]);
+  const [cliQuota, cliPaused, cliDone] = await Promise.all([sluiceExplain(slow[29]!.id), sluiceExplain(weekly!.id), sluiceExplain(sent!.id)]);
   expect(cliQuota).toMatchObject({ state: 'queued', heldBy: { layer: 'receiver', key: 'slow' } });
   expect(cliPaused).toMatchObject({ state: 'queued', heldBy: { layer: 'campaign-pause', key: 'weekly' } });
   expect(cliDone).toMatchObject({ state: 'sent' });

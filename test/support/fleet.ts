@@ -2,12 +2,23 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { createClient, type SluiceClient } from '@sluice/client';
 import { createSandbox, type Sandbox } from '@sluice/sandbox';
+import { bundleApps, ROOT, type BundledApp } from './app-bundle.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
+/** This process's bundle of the apps, for a fleet not given one (made once, removed at exit). */
+let bundled: Promise<string> | undefined;
+function ownBundles(): Promise<string> {
+  bundled ??= (async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-apps-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    await bundleApps(dir);
+    return dir;
+  })();
+  return bundled;
+}
 
 /** A Sluice process started by a test. */
 export interface FleetProcess {
@@ -22,6 +33,8 @@ export interface FleetProcess {
 /** Options of {@link startFleet}. */
 export interface FleetOptions {
   redisUrl: string;
+  /** A directory made by `bundleApps` (the test run's); without it, this process makes its own. */
+  apps?: string;
   /** Merged over the base config (the fleet's prefix and sandbox are set for you). */
   config?: Record<string, unknown>;
   /** The sandbox's scenario. */
@@ -54,8 +67,8 @@ export async function waitFor<T>(check: () => Promise<T> | T, timeoutMs: number,
   }
 }
 
-function spawnApp(app: string, env: NodeJS.ProcessEnv): Promise<FleetProcess> {
-  const child = spawn(process.execPath, ['--conditions=@sluice/source', '--import', 'tsx', `apps/${app}/src/main.ts`], {
+function spawnApp(apps: string, app: BundledApp, env: NodeJS.ProcessEnv): Promise<FleetProcess> {
+  const child = spawn(process.execPath, ['--enable-source-maps', join(apps, `${app}.mjs`)], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -90,6 +103,7 @@ function spawnApp(app: string, env: NodeJS.ProcessEnv): Promise<FleetProcess> {
 /** Starts a fleet with its own key prefix on the given Redis. */
 export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const prefix = `t${randomUUID().slice(0, 8)}`;
+  const apps = options.apps ?? (await ownBundles());
   const sandbox = await createSandbox({ scenario: options.scenario ?? {} });
   const dir = mkdtempSync(join(tmpdir(), 'sluice-fleet-'));
   const configPath = join(dir, 'sluice.yaml');
@@ -116,12 +130,12 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     redis,
     processes,
     async startScheduler() {
-      const p = await spawnApp('scheduler', env);
+      const p = await spawnApp(apps, 'scheduler', env);
       processes.push(p);
       return p;
     },
     async startWorker() {
-      const p = await spawnApp('worker', env);
+      const p = await spawnApp(apps, 'worker', env);
       processes.push(p);
       return p;
     },

@@ -5,10 +5,10 @@ import { startFleet, type Fleet, type FleetOptions } from './fleet.js';
  * Starts a fleet before the file's tests and stops it after them, on the run's Redis.
  * Returns a getter: the fleet exists once `beforeAll` has run.
  */
-export function useFleet(options: Omit<FleetOptions, 'redisUrl'>): () => Fleet {
+export function useFleet(options: Omit<FleetOptions, 'redisUrl' | 'apps'>): () => Fleet {
   let fleet: Fleet | undefined;
   beforeAll(async () => {
-    fleet = await startFleet({ ...options, redisUrl: inject('redisUrl') });
+    fleet = await startFleet({ ...options, redisUrl: inject('redisUrl'), apps: inject('apps') });
   });
   afterAll(async () => {
     await fleet?.stop();
