@@ -65,7 +65,7 @@ class CampaignQueueAdapter extends BullMQAdapter {
     private readonly id: string,
     private readonly control: CampaignControl,
   ) {
-    super(queue, { description: `campaign ${id}: Pause here pauses the campaign (its admitted mail too)` });
+    super(queue, { allowRetries: false, description: `campaign ${id}: Pause here pauses the campaign (its admitted mail too)` });
     this.label = `campaign ${id}`;
   }
   override getDisplayName(): string {
@@ -77,6 +77,30 @@ class CampaignQueueAdapter extends BullMQAdapter {
   override resume(): Promise<void> {
     return this.control.resume(this.id, 'bull-board');
   }
+}
+
+/**
+ * The only changes the board may make: pausing and resuming, one queue or all (a campaign's
+ * pause is the campaign's, above; the intake and dispatch queues are read-only). Every other
+ * write Bull Board offers (add, retry, promote, clean, empty, obliterate, edit a job, rate
+ * limits, concurrency) would move or drop jobs behind Sluice's back: a removed job is a message
+ * that never reaches a final state, a promoted one skips its quota. Those are refused with 405.
+ */
+const BOARD_WRITES = [/^\/api\/queues\/(pause|resume)$/, /^\/api\/queues\/[^/]+\/(pause|resume)$/];
+
+/** Refuses every board request that writes, except those in {@link BOARD_WRITES}. */
+function guardBoardWrites(server: FastifyInstance, basePath: string): void {
+  server.addHook('onRequest', async (req, reply) => {
+    const path = req.url.split('?')[0]!;
+    if (req.method === 'GET' || req.method === 'HEAD' || !path.startsWith(`${basePath}/api/`)) return;
+    if (BOARD_WRITES.some((allowed) => allowed.test(path.slice(basePath.length)))) return;
+    await reply.code(405).send({
+      error: { key: 'ERRORS.QUEUE_READ_ONLY' },
+      message:
+        'the board only pauses and resumes: removing, cleaning or moving jobs would leave messages without a final state. ' +
+        'Cancel a campaign with `sluice campaigns cancel <id>`, a message with `client.messages.cancel(id)`; hold traffic with `sluice override`.',
+    });
+  });
 }
 
 /** Bull Board at `/board` over every Sluice queue, campaigns added as they appear. */
@@ -95,10 +119,11 @@ export function registerBoard(
   const fixed = PRIORITY_CLASSES.flatMap((p) => [keys.intakeQueue(p), keys.dispatchQueue(p)]).map(
     (name) => new Queue(name, { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix }),
   );
+  guardBoardWrites(server, basePath);
   const serverAdapter = new FastifyAdapter();
   serverAdapter.setBasePath(basePath);
   const board = createBullBoard({
-    queues: fixed.map((q) => new BullMQAdapter(q)),
+    queues: fixed.map((q) => new BullMQAdapter(q, { readOnlyMode: true, description: 'read-only: Sluice moves these jobs itself' })),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Sluice', miscLinks: [{ text: 'Dashboard', url: '/dashboard' }] } },
   });

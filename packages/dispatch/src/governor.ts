@@ -114,7 +114,7 @@ export function createGovernor(options: GovernorOptions): Governor {
       const closedAt = adjustments.circuitClosedAt(name) ?? 0;
       const windowMs = closedAt > 0 ? Math.min(g.windowMs, now - closedAt) : g.windowMs;
       if (windowMs < g.evidenceMs) continue;
-      const result = evaluate(rule, await signals.read({ kind: 'circuit', name }, windowMs));
+      const result = evaluate(rule, await signals.read({ kind: 'circuit', name }, windowMs, now));
       if (!result.fires || rule.open === undefined) continue;
       await adjustments.setCircuit(name, { untilMs: now + rule.open.openForMs, openForMs: rule.open.openForMs, probes: rule.open.probes, rule: rule.id });
       out.push({ at: now, rule: rule.id, version: g.version, scope: 'circuit', name, action: 'open', from: 1, to: 0, inputs: result.inputs });
@@ -139,7 +139,7 @@ export function createGovernor(options: GovernorOptions): Governor {
         continue;
       }
       // What the probes met: every bucket from the one the half-open period began in.
-      const w = await signals.read({ kind: 'circuit', name }, Math.max(1, now - signals.bucketOf(c.untilMs)));
+      const w = await signals.read({ kind: 'circuit', name }, Math.max(1, now - signals.bucketOf(c.untilMs)), now);
       if (w.count('attempted') < c.probes && now < c.untilMs + c.openForMs) continue;
       const result = evaluate(rule, w);
       if (result.fires || (rule.atLeast === undefined && w.count(signalOf(rule)) > 0 && !result.calm)) {
@@ -197,7 +197,7 @@ export function createGovernor(options: GovernorOptions): Governor {
         }
         const ruleWindowMs = rule.windowMs ?? g.windowMs;
         const windowMs = current ? Math.min(ruleWindowMs, now - settled) : ruleWindowMs;
-        const result = evaluate(rule, await signals.read({ kind: scope, name }, windowMs));
+        const result = evaluate(rule, await signals.read({ kind: scope, name }, windowMs, now));
         calm.set(layerKey, (calm.get(layerKey) ?? true) && result.calm);
         if (!result.fires) continue;
         if (rule.multiply !== undefined || rule.proportional) {

@@ -66,8 +66,12 @@ export interface Signals {
   record(keys: readonly SignalKey[], field: SignalField, n?: number): void;
   /** Writes what was recorded since the last flush. */
   flush(): Promise<void>;
-  /** The counts of `key` over the last `windowMs` (whole buckets, the current one included). */
-  read(key: SignalKey, windowMs: number): Promise<SignalWindow>;
+  /**
+   * The counts of `key` over the `windowMs` up to `atMs` (whole buckets, the one holding
+   * `atMs` included). A caller that worked the window out from its own clock passes that
+   * clock's `atMs`, so a bucket boundary passing meanwhile does not shift the window.
+   */
+  read(key: SignalKey, windowMs: number, atMs?: number): Promise<SignalWindow>;
   /**
    * The counts of `key` in the buckets that began in [`fromMs`, `toMs`), for a reader that
    * adds finished buckets up once each (at most the retention back).
@@ -168,10 +172,9 @@ export function createSignals(options: SignalsOptions): Signals {
       });
       return flushing;
     },
-    async read(key, windowMs) {
-      const now = Date.now();
+    async read(key, windowMs, atMs = Date.now()) {
       const buckets = Math.max(1, Math.ceil(windowMs / bucketMs));
-      const newest = Math.floor(now / bucketMs) * bucketMs;
+      const newest = Math.floor(atMs / bucketMs) * bucketMs;
       const pipeline = redis.pipeline();
       for (let i = 0; i < buckets; i++) pipeline.hgetall(bucketKey(key, newest - i * bucketMs));
       const results = (await pipeline.exec()) ?? [];
