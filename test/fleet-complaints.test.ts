@@ -52,8 +52,12 @@ it('pauses the complained-about campaign within its window; OTPs and other campa
   const atPause = accepted('p');
   // Decided on the complaints of the campaign's first sends, long before it was done.
   expect(atPause).toBeLessThan(400);
-  const log = await fleet().redis.xrange(`${fleet().prefix}:gov:log`, '-', '+');
-  const decisions = log.map(([, f]) => JSON.parse(f[1]!) as GovernorDecision).filter((d) => d.name === 'promo');
+  // The tick that paused it logs its decisions once it has acted: wait for them.
+  const decisions = await waitFor(async () => {
+    const log = await fleet().redis.xrange(`${fleet().prefix}:gov:log`, '-', '+');
+    const promo = log.map(([, f]) => JSON.parse(f[1]!) as GovernorDecision).filter((d) => d.name === 'promo');
+    return promo.some((d) => d.action === 'pause') ? promo : null;
+  }, 2_000, 'the decisions logged');
   expect(decisions.map((d) => d.action).sort()).toEqual(['lower', 'pause']);
   expect(decisions[0]).toMatchObject({ rule: 'complaints', scope: 'campaign', inputs: { signal: 'complained', over: 'accepted' } });
   expect(decisions[0]!.inputs.ratio).toBeGreaterThan(0.01);
