@@ -32,11 +32,6 @@ export interface ApiOptions {
   signals?: Signals | undefined;
   /** How long applied events are remembered (and so the oldest SNS message taken). @defaultValue 2 days */
   dedupeTtlSeconds?: number | undefined;
-  /**
-   * What `GET /metrics` answers (Prometheus text): `createMetricsHandler` of `@sluice/ops`
-   * over a prom-client registry. Not closed by the API. Without it there is no such route.
-   */
-  metrics?: { readonly contentType: string; body(): Promise<string> } | undefined;
 }
 
 /** The HTTP API. */
@@ -110,18 +105,6 @@ export function createApi(options: ApiOptions): Api {
   );
   void server.register(async (app) => registerSendgridWebhook(app, { ...deps, publicKey: sendgridKey }));
   void server.register(async (app) => registerMailgunWebhook(app, deps));
-  const metrics = options.metrics;
-  if (metrics !== undefined) {
-    server.get('/metrics', async (_req, reply) => {
-      try {
-        const body = await metrics.body();
-        return reply.code(200).header('content-type', metrics.contentType).send(body);
-      } catch (err) {
-        logger.error({ event: 'metrics_failed', err: (err as Error).message }, 'metrics unavailable');
-        return reply.code(500).send({ error: { code: 'internal', message: 'metrics unavailable' } });
-      }
-    });
-  }
 
   let closed = false;
   return {

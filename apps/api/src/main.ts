@@ -1,6 +1,4 @@
-import { Registry, collectDefaultMetrics } from 'prom-client';
 import { runService, configAndLogger } from '@sluice/core';
-import { createMetricsHandler } from '@sluice/ops';
 import { createApi } from './api.js';
 
 // The config first (it says how addresses are logged); a bad one fails the start below.
@@ -11,20 +9,17 @@ runService({
   logger,
   async start() {
     if (config instanceof Error) throw config;
-    const registry = new Registry();
-    collectDefaultMetrics({ register: registry });
-    const metrics = createMetricsHandler({
-      registry,
-      config,
-      onError: (err) => logger.warn({ err }, 'metrics: fleet status unavailable'),
-    });
-    const api = createApi({ config, logger, metrics });
+    // The api faces the ESPs' webhooks: its `/metrics` is not on that port but, as every
+    // fleet process's, on `metrics.host:metrics.port` (loopback by default) when a port is set.
+    const port = config.metrics.port;
+    const metrics = port === undefined ? undefined : await (await import('@sluice/ops')).startFleetMetrics({ config, port, logger });
+    const api = createApi({ config, logger });
     const address = await api.listen();
-    logger.info({ address, metrics: `${address}/metrics` }, 'api listening');
+    logger.info({ address }, 'api listening');
     return {
       async close() {
         await api.close();
-        await metrics.close();
+        await metrics?.close();
       },
       shutdownDeadlineMs: 10_000,
     };

@@ -1,62 +1,69 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
-import { Registry, collectDefaultMetrics } from 'prom-client';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createKeys, parseConfig } from '@sluice/core';
-import { createMetricsHandler, type MetricsHandler } from '@sluice/ops';
-import { createApi, type Api } from '../src/api.js';
-import { quietLogger } from './support.js';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 
-describe('GET /metrics', () => {
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+// The api faces the ESPs' webhooks, so its public port serves no `/metrics`: like every
+// fleet process, it serves them on `metrics.host:metrics.port` (loopback by default).
+describe('the api started with SLUICE_METRICS_PORT', () => {
   const redis = new Redis(inject('redisUrl'));
   const prefix = `t${randomUUID().slice(0, 8)}`;
-  const keys = createKeys(prefix);
-  const config = parseConfig({
-    redis: { url: inject('redisUrl'), prefix },
-    providers: { ses: { kind: 'ses', rate: 50 } },
-    receivers: [{ name: 'google', domains: ['gmail.com'], rate: 20 }],
-  });
-  let metrics: MetricsHandler;
-  let api: Api;
-
-  beforeAll(async () => {
-    const registry = new Registry();
-    collectDefaultMetrics({ register: registry });
-    metrics = createMetricsHandler({ registry, config, redis, keys });
-    api = createApi({ config, logger: quietLogger, redis, metrics });
-    await api.server.ready();
-  });
-
   afterAll(async () => {
-    await api.close();
-    await metrics.close();
     const found = await redis.keys(`*${prefix}*`);
     if (found.length) await redis.del(...found);
     await redis.quit();
   });
 
-  it('answers Prometheus text with the fleet and the process', async () => {
-    const res = await api.server.inject({ method: 'GET', url: '/metrics' });
-    expect(res.statusCode).toBe(200);
-    expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
-    const text = res.body;
-    expect(text).toContain('# HELP sluice_key_effective_rate ');
-    expect(text).toContain('# TYPE sluice_recipients_accepted_total counter');
-    expect(text).toContain('sluice_status_up 1');
-    expect(text).toContain('sluice_key_configured_rate{scope="provider",name="ses"} 50');
-    expect(text).toContain('sluice_key_effective_rate{scope="receiver",name="google"} 20');
-    expect(text).toContain('sluice_queue_waiting{queue="intake-critical",kind="intake",priority="critical"} 0');
-    expect(text).toMatch(
-      /^sluice_queue_oldest_age_seconds\{queue="intake-critical",kind="intake",priority="critical"\} 0$/m,
-    );
-    expect(text).toContain('sluice_recipients_attempted_total 0');
-    // prom-client's process metrics.
-    expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
-    expect(text).toMatch(/^nodejs_eventloop_lag_seconds \d/m);
-  });
-
-  it('is the only new route: the webhooks stay as they were', async () => {
-    expect((await api.server.inject({ method: 'POST', url: '/metrics' })).statusCode).toBe(404);
-    expect((await api.server.inject({ method: 'POST', url: '/webhooks/mailgun', payload: {} })).statusCode).toBe(503);
+  it('serves /metrics on the metrics port, on loopback, and not on its public port', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-api-metrics-'));
+    const configPath = join(dir, 'sluice.yaml');
+    const [apiPort, metricsPort] = [await freePort(), await freePort()];
+    writeFileSync(configPath, JSON.stringify({ redis: { prefix }, providers: { ses: { kind: 'ses', rate: 50 } }, api: { port: apiPort } }));
+    const child = spawn(process.execPath, ['--conditions=@sluice/source', '--import', 'tsx', 'apps/api/src/main.ts'], {
+      cwd: resolve(import.meta.dirname, '../../..'),
+      env: { ...process.env, SLUICE_CONFIG: configPath, REDIS_URL: inject('redisUrl'), SLUICE_METRICS_PORT: String(metricsPort) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    try {
+      await new Promise<void>((ready, fail) => {
+        const onData = (chunk: Buffer): void => {
+          out += chunk.toString();
+          if (out.includes('api listening')) ready();
+        };
+        child.stdout.on('data', onData);
+        child.stderr.on('data', onData);
+        void exited.then((code) => fail(new Error(`api exited with ${code} before it listened:\n${out}`)));
+      });
+      expect(out).toContain(`"url":"http://127.0.0.1:${metricsPort}/metrics"`);
+      const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text).toContain('sluice_status_up 1');
+      expect(text).toContain('sluice_key_configured_rate{scope="provider",name="ses"} 50');
+      expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
+      // The public port: webhooks, and no metrics.
+      expect((await fetch(`http://127.0.0.1:${apiPort}/metrics`)).status).toBe(404);
+      expect((await fetch(`http://127.0.0.1:${apiPort}/webhooks/mailgun`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status).toBe(503);
+    } finally {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      expect(await exited).toBe(0);
+      clearTimeout(timer);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
