@@ -1,8 +1,10 @@
 // `npm start`: the quick start. Installs and builds, then runs a whole fleet on this
-// machine (Redis, the sandbox ESP, one scheduler, two workers) and the demo producer,
-// whose status lines are all the terminal shows; every process logs to .sluice/logs/.
+// machine (Redis, the sandbox ESP, one scheduler, two workers, the admin app) and the demo
+// producer, whose status lines are all the terminal shows; every process logs to .sluice/logs/.
+// The admin app listens on loopback behind a token made for this run (printed once).
 // Ctrl-C (or SIGTERM, or --duration <seconds>) stops it in order and waits for the drain.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { accessSync, constants, createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { connect as connectTls } from 'node:tls';
@@ -20,7 +22,9 @@ const USAGE = 'usage: npm start [-- --duration <seconds>]';
 const READY_TIMEOUT_MS = 60_000;
 const TAIL_LINES = 20;
 /** How long each stage may take to stop before it is killed. Workers drain (worker.drainTimeoutMs is 30 s). */
-const STOP_TIMEOUT_MS = { demo: 15_000, fleet: 45_000, sandbox: 10_000, redis: 10_000 };
+const STOP_TIMEOUT_MS = { demo: 15_000, fleet: 45_000, admin: 10_000, sandbox: 10_000, redis: 10_000 };
+/** The admin app's port when it is free (its default); else any free one. */
+const ADMIN_PORT = 8090;
 
 const say = (line) => process.stdout.write(`sluice: ${line}\n`);
 const complain = (line) => process.stderr.write(`sluice: ${line}\n`);
@@ -103,9 +107,18 @@ async function run() {
     startNode('worker-1', ['apps/worker/dist/main.js'], env),
     startNode('worker-2', ['apps/worker/dist/main.js'], env),
   ];
-  const ready = await Promise.all(fleet.map((c) => waitFor(c, (line) => line.includes('"event":"ready"'), c.name)));
+  // The admin app (dashboard, Bull Board, JSON API) behind a token of this run's: never a
+  // default credential, and gone when the run ends.
+  const token = randomBytes(24).toString('base64url');
+  const adminPort = (await portIsFree(ADMIN_PORT)) ? ADMIN_PORT : await freePort();
+  const admin = startNode('admin', ['apps/admin/dist/main.js'], { ...env, SLUICE_ADMIN_TOKENS: `demo:${token}`, SLUICE_ADMIN_PORT: String(adminPort) });
+  const ready = await Promise.all([
+    ...fleet.map((c) => waitFor(c, (line) => line.includes('"event":"ready"'), c.name)),
+    waitFor(admin, (line) => line.includes('admin listening'), 'the admin app'),
+  ]);
   if (ready.includes(undefined)) return;
   if (stopping) return;
+  say(`dashboard: http://127.0.0.1:${adminPort}/dashboard, Bull Board at /board: sign in as demo, password ${token} (this run's token)`);
   say('1 scheduler and 2 workers ready; starting the demo (Ctrl-C stops everything)');
 
   startNode('demo', ['apps/demo/dist/main.js'], env, { show: true });
@@ -190,6 +203,15 @@ async function freePort() {
       const { port } = server.address();
       server.close(() => resolve(port));
     });
+  });
+}
+
+/** Whether `port` can be listened on at 127.0.0.1 now. */
+async function portIsFree(port) {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
@@ -320,7 +342,7 @@ async function stopChild(c, timeoutMs) {
 }
 
 let shuttingDown;
-/** Stops in order: demo, then workers and scheduler (they drain), sandbox, Redis. Exits. */
+/** Stops in order: demo, then workers and scheduler (they drain), admin, sandbox, Redis. Exits. */
 function shutdown(code) {
   shuttingDown ??= (async () => {
     stopping = true;
@@ -329,6 +351,7 @@ function shutdown(code) {
     const stages = [
       [named('demo'), STOP_TIMEOUT_MS.demo],
       [[...named('worker'), ...named('scheduler')], STOP_TIMEOUT_MS.fleet],
+      [named('admin'), STOP_TIMEOUT_MS.admin],
       [named('sandbox'), STOP_TIMEOUT_MS.sandbox],
       [named('redis'), STOP_TIMEOUT_MS.redis],
     ];

@@ -54,13 +54,10 @@ export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
     config.sandbox.smtpHost = m[1]!;
     config.sandbox.smtpPort = Number(m[2]);
   }
-  if (env.SLUICE_METRICS_PORT) {
-    const port = Number(env.SLUICE_METRICS_PORT);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      throw new SluiceError('invalid_config', `SLUICE_METRICS_PORT must be a port number, got ${JSON.stringify(env.SLUICE_METRICS_PORT)}`, { path: 'metrics.port' });
-    }
-    config.metrics.port = port;
-  }
+  const metricsPort = portOf(env, 'SLUICE_METRICS_PORT', 'metrics.port');
+  if (metricsPort !== undefined) config.metrics.port = metricsPort;
+  const adminPort = portOf(env, 'SLUICE_ADMIN_PORT', 'admin.port');
+  if (adminPort !== undefined) config.admin.port = adminPort;
   if (env.SLUICE_ADMIN_TOKENS) {
     // actor:token,actor:token — the token is everything after the first colon.
     const tokens = env.SLUICE_ADMIN_TOKENS.split(',').map((pair) => {
@@ -89,4 +86,15 @@ export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
     if (env.AWS_REGION && provider.region === 'us-east-1') provider.region = env.AWS_REGION;
   }
   return config;
+}
+
+/** A port number from the environment variable `name` (standing for `path`), if it is set. */
+function portOf(env: NodeJS.ProcessEnv, name: string, path: string): number | undefined {
+  const value = env[name];
+  if (!value) return undefined;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new SluiceError('invalid_config', `${name} must be a port number, got ${JSON.stringify(value)}`, { path });
+  }
+  return port;
 }

@@ -40,6 +40,10 @@ describe('config', () => {
     const moved = loadConfig({ env: { SLUICE_CONFIG: path, SLUICE_SANDBOX_SMTP: 'sandbox:2525' } });
     expect(moved.sandbox).toMatchObject({ smtpHost: 'sandbox', smtpPort: 2525 });
     expect(() => loadConfig({ env: { SLUICE_CONFIG: path, SLUICE_SANDBOX_SMTP: 'sandbox' } })).toThrow(/SLUICE_SANDBOX_SMTP must be host:port/);
+    const ports = loadConfig({ env: { SLUICE_CONFIG: path, SLUICE_METRICS_PORT: '9464', SLUICE_ADMIN_PORT: '0' } });
+    expect([ports.metrics.port, ports.admin.port]).toEqual([9464, 0]);
+    expect(() => loadConfig({ env: { SLUICE_CONFIG: path, SLUICE_ADMIN_PORT: '80a' } })).toThrow(/SLUICE_ADMIN_PORT must be a port number, got "80a"/);
+    expect(() => loadConfig({ env: { SLUICE_CONFIG: path, SLUICE_METRICS_PORT: '70000' } })).toThrow(/SLUICE_METRICS_PORT must be a port number/);
   });
 
   it('names the bad field of a provider kind, a route and a retry schedule', () => {
