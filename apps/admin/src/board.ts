@@ -65,7 +65,7 @@ class CampaignQueueAdapter extends BullMQAdapter {
     private readonly id: string,
     private readonly control: CampaignControl,
   ) {
-    super(queue, { allowRetries: false, description: `campaign ${id}: Pause here pauses the campaign (its admitted mail too)` });
+    super(queue, { description: `campaign ${id}: Pause here pauses the campaign (its admitted mail too)` });
     this.label = `campaign ${id}`;
   }
   override getDisplayName(): string {
@@ -80,13 +80,21 @@ class CampaignQueueAdapter extends BullMQAdapter {
 }
 
 /**
- * The only changes the board may make: pausing and resuming, one queue or all (a campaign's
- * pause is the campaign's, above; the intake and dispatch queues are read-only). Every other
- * write Bull Board offers (add, retry, promote, clean, empty, obliterate, edit a job, rate
- * limits, concurrency) would move or drop jobs behind Sluice's back: a removed job is a message
- * that never reaches a final state, a promoted one skips its quota. Those are refused with 405.
+ * The only changes the board may make: pausing and resuming campaigns (one, or all: the
+ * campaign's pause, above), and retrying failed jobs. A retried job takes the normal path,
+ * where a message already final is never sent again. Every other write Bull Board offers
+ * (add, promote, clean, empty, obliterate, edit a job, rate limits, concurrency, retrying
+ * completed jobs) would move or drop jobs behind Sluice's back: a removed job is a message
+ * that never reaches a final state, a promoted one skips its quota. Those are refused with
+ * 405. A class queue (intake or dispatch) is not paused here either: `sluice override` holds
+ * traffic, and ends by itself.
  */
-const BOARD_WRITES = [/^\/api\/queues\/(pause|resume)$/, /^\/api\/queues\/[^/]+\/(pause|resume)$/];
+const BOARD_WRITES = [
+  /^\/api\/queues\/(pause|resume)$/,
+  /^\/api\/queues\/campaign-[^/]+\/(pause|resume)$/,
+  /^\/api\/queues\/[^/]+\/retry\/failed$/,
+  /^\/api\/queues\/[^/]+\/[^/]+\/retry$/,
+];
 
 /** Refuses every board request that writes, except those in {@link BOARD_WRITES}. */
 function guardBoardWrites(server: FastifyInstance, basePath: string): void {
@@ -97,10 +105,27 @@ function guardBoardWrites(server: FastifyInstance, basePath: string): void {
     await reply.code(405).send({
       error: { key: 'ERRORS.QUEUE_READ_ONLY' },
       message:
-        'the board only pauses and resumes: removing, cleaning or moving jobs would leave messages without a final state. ' +
-        'Cancel a campaign with `sluice campaigns cancel <id>`, a message with `client.messages.cancel(id)`; hold traffic with `sluice override`.',
+        'the board pauses and resumes campaigns and retries failed jobs, nothing else: removing, cleaning or moving jobs would leave messages without a final state. ' +
+        'Cancel a campaign with `sluice campaigns cancel <id>`, a message with `client.messages.cancel(id)`; hold traffic with `sluice override` (it expires by itself).',
     });
   });
+}
+
+/**
+ * An intake or dispatch queue on the board: inspected, and its failed jobs retried. Pause
+ * all passes it by (the guard refuses pausing it alone): pausing a whole class would be a
+ * setting with no end, where an override expires.
+ */
+class ClassQueueAdapter extends BullMQAdapter {
+  constructor(queue: Queue) {
+    super(queue, { description: 'Sluice moves these jobs itself: retry failed jobs here; hold traffic with `sluice override`' });
+  }
+  override pause(): Promise<void> {
+    return Promise.resolve();
+  }
+  override resume(): Promise<void> {
+    return Promise.resolve();
+  }
 }
 
 /** Bull Board at `/board` over every Sluice queue, campaigns added as they appear. */
@@ -123,7 +148,7 @@ export function registerBoard(
   const serverAdapter = new FastifyAdapter();
   serverAdapter.setBasePath(basePath);
   const board = createBullBoard({
-    queues: fixed.map((q) => new BullMQAdapter(q, { readOnlyMode: true, description: 'read-only: Sluice moves these jobs itself' })),
+    queues: fixed.map((q) => new ClassQueueAdapter(q)),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Sluice', miscLinks: [{ text: 'Dashboard', url: '/dashboard' }] } },
   });

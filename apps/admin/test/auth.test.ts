@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { parseConfig, type ServiceLogger, type SluiceConfig } from '@sluice/core';
 import { createClient } from '@sluice/client';
@@ -11,6 +12,14 @@ const logger: ServiceLogger = { info: () => undefined, error: () => undefined, f
 
 function configWith(admin: Record<string, unknown>, prefix = `t${randomUUID().slice(0, 8)}`): SluiceConfig {
   return parseConfig({ redis: { url: inject('redisUrl'), prefix }, admin });
+}
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not true within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }
 
 /** A concrete URL for a route pattern: every parameter and wildcard filled in. */
@@ -101,15 +110,20 @@ describe('admin auth', () => {
     expect(await redis.hget(`${prefix}:campaign:spring`, 'paused')).toBe(null);
   });
 
-  it('lets the board pause and resume, and refuses every write that would drop or move a message', async () => {
+  it('lets the board pause and resume campaigns and retry failed jobs, and refuses every write that would drop or move a message', async () => {
     const auth = { authorization: `Bearer ${TOKEN}` };
+    const put = (path: string) => admin.server.inject({ method: 'PUT', url: `/board/api/queues/${path}`, headers: auth, payload: {} });
+    const board = async (name: string) => {
+      const res = await admin.server.inject({ url: `/board/api/queues?activeQueue=${name}&status=waiting`, headers: auth });
+      return res.json<{ queues: { name: string; counts: Record<string, number> }[] }>().queues.find((q) => q.name === name)!;
+    };
     const client = createClient({ redis: inject('redisUrl'), prefix });
     try {
       const writes = [
         'campaign-sale/empty',
         'campaign-sale/obliterate',
         'campaign-sale/clean/completed',
-        'campaign-sale/retry/failed',
+        'campaign-sale/retry/completed',
         'campaign-sale/promote',
         `campaign-sale/${queuedId}/promote`,
         'campaign-sale/rate-limit',
@@ -117,23 +131,37 @@ describe('admin auth', () => {
         'dispatch-low/empty',
         'intake-critical/obliterate',
       ];
-      for (const w of writes) {
-        const res = await admin.server.inject({ method: 'PUT', url: `/board/api/queues/${w}`, headers: auth, payload: {} });
-        expect(res.statusCode, w).toBe(405);
-      }
+      for (const w of writes) expect((await put(w)).statusCode, w).toBe(405);
       const add = await admin.server.inject({ method: 'POST', url: '/board/api/queues/campaign-sale/add', headers: auth, payload: { name: 'x', data: {} } });
       expect(add.statusCode).toBe(405);
       expect(add.json<{ message: string }>().message).toContain('sluice campaigns cancel');
       // Nothing was dropped, moved or added: the message still waits, and is still queued.
       expect(await client.messages.status(queuedId)).toMatchObject({ state: 'queued' });
-      const counts = await admin.server.inject({ url: '/board/api/queues?activeQueue=campaign-sale&status=waiting', headers: auth });
-      const sale = counts.json<{ queues: { name: string; counts: Record<string, number>; readOnlyMode: boolean }[] }>().queues.find((q) => q.name === 'campaign-sale');
-      expect(sale?.counts.waiting).toBe(1);
-      expect(sale?.readOnlyMode).toBe(false);
-      // Pause all / resume all act on the campaign (the fixed queues are read-only).
-      expect((await admin.server.inject({ method: 'PUT', url: '/board/api/queues/pause', headers: auth })).statusCode).toBe(200);
+      expect((await board('campaign-sale')).counts.waiting).toBe(1);
+
+      // A job that failed (here: a processor that gives up on it) is retried from the board.
+      const connection = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
+      const worker = new Worker(
+        'campaign-sale',
+        async () => {
+          throw new UnrecoverableError('an unexpected error');
+        },
+        { connection, prefix },
+      );
+      await waitUntil(async () => (await board('campaign-sale')).counts.failed === 1);
+      await worker.close();
+      await connection.quit();
+      expect((await put('campaign-sale/retry/failed')).statusCode).toBe(200);
+      expect((await board('campaign-sale')).counts).toMatchObject({ waiting: 1, failed: 0 });
+      expect(await client.messages.status(queuedId)).toMatchObject({ state: 'queued' });
+
+      // Pause all / resume all act on the campaigns, and pass the class queues by.
+      expect((await put('pause')).statusCode).toBe(200);
       expect(await redis.hget(`${prefix}:campaign:sale`, 'paused')).toBe('1');
-      expect((await admin.server.inject({ method: 'PUT', url: '/board/api/queues/resume', headers: auth })).statusCode).toBe(200);
+      const dispatchLow = new Queue('dispatch-low', { connection: redis, prefix });
+      expect(await dispatchLow.isPaused()).toBe(false);
+      await dispatchLow.close();
+      expect((await put('resume')).statusCode).toBe(200);
       expect(await redis.hget(`${prefix}:campaign:sale`, 'paused')).toBe(null);
     } finally {
       await client.close();
