@@ -82,7 +82,8 @@ describe('admin auth', () => {
   it('lets a token in as Bearer or as the Basic password, and knows who it is', async () => {
     const bearer = await admin.server.inject({ url: '/api/status', headers: { authorization: `Bearer ${TOKEN}` } });
     expect(bearer.statusCode).toBe(200);
-    expect(bearer.json()).toMatchObject({ campaigns: expect.arrayContaining([expect.objectContaining({ id: 'spring', name: 'Spring sale', state: 'active' })]) });
+    const campaigns = bearer.json<{ campaigns: { id: string; name: string; state: string }[] }>().campaigns;
+    expect(campaigns.find((c) => c.id === 'spring')).toMatchObject({ name: 'Spring sale', state: 'active' });
     const basic = await admin.server.inject({ url: '/dashboard', headers: { authorization: `Basic ${Buffer.from(`anyone:${OTHER}`).toString('base64')}` } });
     expect(basic.statusCode).toBe(200);
     expect(basic.body).toContain('<script src="/dashboard/dashboard.js">');
