@@ -142,6 +142,8 @@ describe('a sustained 421 storm from one receiver', () => {
     await signals.close();
     expect(window.count('attempted')).toBe(stormAttempts);
     expect(window.count('accepted')).toBe(200);
+    // Deferred recipients, each once: the storm recipients that needed more than one attempt.
+    expect(window.count('recipient_deferred')).toBe(records.filter((r) => r.to.endsWith('@storm.test') && r.attempts > 1).length);
     // Each refusal the receiver gave is one the signals counted (the pool never retries one).
     expect(window.count('throttled')).toBe(storm.throttled - before.throttled);
     // Every storm recipient got its message exactly once.

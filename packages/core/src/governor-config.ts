@@ -11,8 +11,8 @@ export type GovernedScope = (typeof GOVERNED_SCOPES)[number];
 
 const signalField = z
   .string()
-  .regex(/^(attempted|accepted|rejected|throttled|bounced_hard|bounced_soft|complained|deferred:[a-z_]+|rejected:[a-z_]+)$/, {
-    message: 'must be a signal: attempted, accepted, rejected, throttled, bounced_hard, bounced_soft, complained, deferred:<family> or rejected:<family>',
+  .regex(/^(attempted|accepted|rejected|throttled|bounced_hard|bounced_soft|complained|recipient_deferred|deferred:[a-z_]+|rejected:[a-z_]+)$/, {
+    message: 'must be a signal: attempted, accepted, rejected, throttled, bounced_hard, bounced_soft, complained, recipient_deferred, deferred:<family> or rejected:<family>',
   });
 
 /** A regular expression in config, checked when the config is read. */

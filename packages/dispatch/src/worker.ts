@@ -202,6 +202,11 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
       signals.record(on.filter((k) => refusedBy.includes(k.kind)), 'deferred:throttled');
     } else if (outcome.kind === 'accepted' || outcome.kind === 'rejected') signals.record(on, outcome.kind);
     else signals.record(on, `deferred:${outcome.kind === 'ambiguous' ? 'ambiguous' : outcome.family}`);
+    // A recipient's first temporary failure (its job has no retry of any family yet): the
+    // deferred recipients, each once, beside the deferred attempts.
+    if (outcome.kind !== 'accepted' && outcome.kind !== 'rejected' && Object.keys(m.retry?.byFamily ?? {}).length === 0) {
+      signals.record(on, 'recipient_deferred');
+    }
   }
 
   async function learn(m: DispatchJobData, outcome: Outcome): Promise<void> {

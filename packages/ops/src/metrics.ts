@@ -52,6 +52,10 @@ const META: Record<string, { help: string; type: FleetMetric['type'] }> = {
     help: 'Recipients rejected permanently by a provider, since the counters began.',
     type: 'counter',
   },
+  sluice_recipients_deferred_total: {
+    help: 'Recipients deferred at least once (each counted at its first temporary failure), since the counters began.',
+    type: 'counter',
+  },
   sluice_attempts_total: { help: 'Send attempts, since the counters began.', type: 'counter' },
   sluice_attempts_deferred_total: {
     help: 'Attempts deferred (throttled or temporarily failed, so retried), since the counters began.',
@@ -112,6 +116,7 @@ export function fleetMetrics(snapshot: StatusSnapshot | undefined): FleetMetric[
     put('sluice_recipients_attempted_total', {}, o.recipients);
     put('sluice_recipients_accepted_total', {}, o.accepted);
     put('sluice_recipients_rejected_total', {}, o.rejected);
+    put('sluice_recipients_deferred_total', {}, o.deferredRecipients);
     put('sluice_attempts_total', {}, o.attempts);
     put('sluice_attempts_deferred_total', {}, o.deferred);
     put('sluice_attempts_per_recipient', {}, o.attemptsPerRecipient);

@@ -240,6 +240,7 @@ export function createStatus(options: StatusOptions): Status {
       attempts,
       accepted,
       deferred,
+      deferredRecipients: counts.recipient_deferred ?? 0,
       rejected,
       retries: deferred,
       attemptsPerRecipient: recipients > 0 ? attempts / recipients : 0,

@@ -64,8 +64,21 @@ export interface StatusSnapshot {
   queues: QueueStatus[];
   /** Time from accepted by Sluice to accepted by the provider, per class, over recent sends (ms). */
   latency: Partial<Record<PriorityClass, { p50: number; p95: number; samples: number }>>;
-  /** Since the counters began (the deployment's prefix). */
-  outcomes: { recipients: number; attempts: number; accepted: number; deferred: number; rejected: number; retries: number; attemptsPerRecipient: number };
+  /**
+   * Since the counters began (the deployment's prefix). `recipients` had a final answer
+   * (accepted or rejected); `deferredRecipients` were deferred at least once, each counted
+   * once; `deferred` (and `retries`) counts deferred attempts.
+   */
+  outcomes: {
+    recipients: number;
+    attempts: number;
+    accepted: number;
+    deferred: number;
+    deferredRecipients: number;
+    rejected: number;
+    retries: number;
+    attemptsPerRecipient: number;
+  };
   circuits: { name: string; state: 'open' | 'half-open'; untilMs: number }[];
   overrides: Override[];
   campaigns: { id: string; name?: string; state: 'active' | 'paused' | 'cancelled' | 'done'; priority?: PriorityClass; counts: Record<string, number> }[];

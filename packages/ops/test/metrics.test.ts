@@ -74,6 +74,7 @@ const SNAPSHOT: StatusSnapshot = {
     attempts: 130,
     accepted: 97,
     deferred: 30,
+    deferredRecipients: 21,
     rejected: 3,
     retries: 30,
     attemptsPerRecipient: 1.3,
@@ -109,6 +110,7 @@ describe('fleet metrics from a status snapshot', () => {
     expect(value(m, 'sluice_recipients_accepted_total')).toBe(97);
     expect(value(m, 'sluice_recipients_rejected_total')).toBe(3);
     expect(value(m, 'sluice_attempts_deferred_total')).toBe(30);
+    expect(value(m, 'sluice_recipients_deferred_total')).toBe(21);
     expect(value(m, 'sluice_attempts_per_recipient')).toBe(1.3);
     const ses = { scope: 'provider', name: 'ses' };
     expect(value(m, 'sluice_key_configured_rate', ses)).toBe(50);

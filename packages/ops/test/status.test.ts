@@ -39,7 +39,7 @@ it('shows every key, queue, latency, outcome, circuit, override and campaign the
   const signals = createSignals({ redis, keys, flushMs: 60_000 });
   for (let s = 1; s <= 5; s++) {
     const start = signals.bucketOf(now) - s * 1000;
-    await redis.hset(keys.signals('provider', 'ses', start), { attempted: 20, accepted: 17, 'deferred:throttled': 2, rejected: 1 });
+    await redis.hset(keys.signals('provider', 'ses', start), { attempted: 20, accepted: 17, 'deferred:throttled': 2, recipient_deferred: 1, rejected: 1 });
     await redis.hset(keys.signals('receiver', 'google', start), { attempted: 10, accepted: 10 });
     await redis.zadd(keys.signalIndex('receiver'), now, 'google');
   }
@@ -84,7 +84,7 @@ it('shows every key, queue, latency, outcome, circuit, override and campaign the
   expect(s.latency.critical).toEqual({ p50: 50, p95: 95, samples: 100 });
   expect(s.latency.low).toEqual({ p50: 5000, p95: 5000, samples: 1 });
   expect(s.latency.high).toBeUndefined();
-  expect(s.outcomes).toEqual({ recipients: 90, attempts: 100, accepted: 85, deferred: 10, rejected: 5, retries: 10, attemptsPerRecipient: 100 / 90 });
+  expect(s.outcomes).toEqual({ recipients: 90, attempts: 100, accepted: 85, deferred: 10, deferredRecipients: 5, rejected: 5, retries: 10, attemptsPerRecipient: 100 / 90 });
 
   const spring = s.queues.find((x) => x.queue === 'campaign-spring')!;
   expect(spring).toMatchObject({ kind: 'campaign', campaignId: 'spring', priority: 'low', waiting: 2, delayed: 1, active: 0 });

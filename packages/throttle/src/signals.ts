@@ -13,7 +13,9 @@ export interface SignalKey {
 /**
  * What is counted: attempts and their outcomes at the provider or receiver, and what the
  * ESPs report later (bounces, complaints). `deferred:<family>` counts temporary failures
- * by reply family; `matched:<rule>` the replies a governor rule's `match` describes.
+ * by reply family; `matched:<rule>` the replies a governor rule's `match` describes;
+ * `recipient_deferred` a recipient's first temporary failure, so each deferred recipient
+ * counts once however often it is deferred.
  * Sluice's own waits (a busy quota) are never signals: a rule must not
  * react to Sluice holding itself back.
  */
@@ -26,6 +28,7 @@ export type SignalField =
   | 'bounced_hard'
   | 'bounced_soft'
   | 'complained'
+  | 'recipient_deferred'
   | `deferred:${string}`
   | `matched:${string}`;
 

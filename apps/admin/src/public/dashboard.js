@@ -79,7 +79,8 @@
 
   function drawOutcomes(o) {
     var tiles = [
-      ['recipients', 'recipients', 0], ['attempts', 'attempts', 0], ['accepted', 'accepted', 0], ['deferred', 'deferred', 0],
+      ['recipients', 'recipients', 0], ['attempts', 'attempts', 0], ['accepted', 'accepted', 0],
+      ['deferredRecipients', 'recipients deferred', 0], ['deferred', 'deferred attempts', 0],
       ['rejected', 'rejected', 0], ['retries', 'retries', 0], ['attemptsPerRecipient', 'attempts / recipient', 2],
     ];
     replace('outcomes', el('div', { class: 'tiles' }, tiles.map(function (t) {
