@@ -95,21 +95,14 @@ export function createAdmin(options: AdminOptions): Admin {
 
   const refreshMs = options.refreshMs ?? 5_000;
   let timer: NodeJS.Timeout | undefined;
-  let tick = 0;
   let running: Promise<void> = Promise.resolve();
-  const loop = async (): Promise<void> => {
-    await board.refresh();
-    // The outcome totals are folded from signals that keep five minutes: read them at
-    // least once a minute even when nobody looks at the dashboard.
-    if (tick++ % Math.max(1, Math.round(60_000 / refreshMs)) === 0) await status.snapshot();
-  };
   let started: Promise<void> | undefined;
   const ready = (): Promise<void> =>
     (started ??= (async () => {
       await board.refresh();
       await server.ready();
       timer = setInterval(() => {
-        running = loop().catch((err: Error) => logger.error({ event: 'admin_refresh_failed', err: err.message }, 'campaign list not refreshed'));
+        running = board.refresh().catch((err: Error) => logger.error({ event: 'admin_refresh_failed', err: err.message }, 'campaign list not refreshed'));
       }, refreshMs);
       timer.unref();
     })());

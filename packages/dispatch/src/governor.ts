@@ -41,11 +41,13 @@ export interface GovernorOptions {
   /** The warming pools, whose days the leader judges. */
   warmup?: Warmup;
   /**
-   * Removes the operator overrides whose time is up, with their audit entries (the leader
-   * calls it every tick, even with the rules switched off). Readers already ignore an
-   * expired override: this only tidies the hash and completes the trail.
+   * What the leader does every tick besides the rules, even with them switched off: the
+   * scheduler sweeps the overrides whose time is up (readers already ignore them: this
+   * tidies the hash and completes the audit trail) and folds settled signals into the
+   * outcome totals (signals keep five minutes, the totals everything). A chore that fails
+   * is logged and runs again next tick; it never stops the rules.
    */
-  sweepOverrides?: (now: number) => Promise<unknown>;
+  chores?: readonly { name: string; run(now: number): Promise<unknown> }[];
 }
 
 /** The governor: rules over the signals, acting through the shared adjustments. */
@@ -166,10 +168,9 @@ export function createGovernor(options: GovernorOptions): Governor {
   }
 
   async function tick(): Promise<GovernorDecision[]> {
-    const sweep = options.sweepOverrides;
-    if ((!g.enabled && sweep === undefined) || !(await lease.hold())) return [];
-    // A failed sweep only leaves expired fields a tick longer: it must not stop the rules.
-    if (sweep !== undefined) await sweep(Date.now()).catch((err: unknown) => logger.error({ err }, 'override sweep failed'));
+    const chores = options.chores ?? [];
+    if ((!g.enabled && chores.length === 0) || !(await lease.hold())) return [];
+    for (const chore of chores) await chore.run(Date.now()).catch((err: unknown) => logger.error({ err, chore: chore.name }, `${chore.name} failed`));
     if (!g.enabled) return [];
     await adjustments.refresh();
     const now = Date.now();
@@ -278,7 +279,7 @@ export function createGovernor(options: GovernorOptions): Governor {
             });
         }, g.intervalMs);
       };
-      if (g.enabled || options.sweepOverrides !== undefined) loop();
+      if (g.enabled || (options.chores ?? []).length > 0) loop();
     },
     tick,
     async close() {

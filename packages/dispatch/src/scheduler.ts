@@ -20,7 +20,7 @@ import {
 } from '@sluice/core';
 import { createProviders, type Provider } from '@sluice/providers';
 import { createStore } from '@sluice/store';
-import { createAdjustments, createLimiter, createSignals, quotaLayers, sweepOverrides, type Layers, type OverrideState } from '@sluice/throttle';
+import { createAdjustments, createLimiter, createSignals, foldTotals, quotaLayers, sweepOverrides, type Layers, type OverrideState } from '@sluice/throttle';
 import { createGovernor } from './governor.js';
 import { createWarmup } from './warmup.js';
 import { createOrganisations } from './organisations.js';
@@ -113,8 +113,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       return (await redis.hget(keys.campaign(id), 'priority')) ?? undefined;
     },
     warmup,
-    // Overrides end by themselves for every reader; the leader tidies them, once.
-    sweepOverrides: (now) => sweepOverrides(redis, keys, now),
+    chores: [
+      // Overrides end by themselves for every reader; the leader tidies them, once.
+      { name: 'override sweep', run: (now) => sweepOverrides(redis, keys, now) },
+      { name: 'outcome totals', run: async (now) => foldTotals({ redis, keys, signals }, await signals.active('provider'), now) },
+    ],
   });
   const quotaProviders =
     options.providers ?? createProviders({ ...config, providers: Object.fromEntries(Object.entries(config.providers).filter(([, p]) => p.kind === 'ses')) });

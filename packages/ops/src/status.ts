@@ -9,7 +9,7 @@ import {
   type PriorityClass,
   type SluiceConfig,
 } from '@sluice/core';
-import { createAdjustments, createSignals, type Adjustments, type Signals } from '@sluice/throttle';
+import { createAdjustments, createSignals, foldTotals, type Adjustments, type Signals } from '@sluice/throttle';
 import type { KeyStatus, Override, QueueStatus, StatusSnapshot } from './types.js';
 
 /** Options of {@link createStatus}. */
@@ -30,10 +30,6 @@ export interface Status {
   close(): Promise<void>;
 }
 
-// Outcome totals folded from the providers' signals, and who folds them now.
-/** Buckets this old are complete: workers write theirs four times a second. */
-const SETTLE_MS = 2_000;
-
 interface KeyPlan {
   scope: LayerKind;
   name: string;
@@ -53,9 +49,8 @@ function percentile(sorted: readonly number[], p: number): number {
  * tokens from the limiter's buckets (on Redis time); latencies from the workers' samples.
  *
  * Outcome totals are folded from the providers' signal buckets into one hash
- * (`<prefix>:ops:outcomes`) by whichever reader takes them first, once a bucket has
- * settled: the signals keep five minutes, so some status reader (the admin app does it
- * every few seconds) must run at least that often for the totals to miss nothing.
+ * (`<prefix>:ops:outcomes`, see `foldTotals`) by the governor's leader every tick, and by
+ * a reader that finds settled buckets not folded yet; the reader adds what has not settled.
  */
 export function createStatus(options: StatusOptions): Status {
   const { config, redis, keys } = options;
@@ -196,37 +191,11 @@ export function createStatus(options: StatusOptions): Status {
     };
   }
 
-  /** Adds settled provider buckets to the totals, once each (one folder at a time). */
-  async function fold(providers: string[], now: number): Promise<{ totals: Record<string, string>; upTo: number }> {
-    const upTo = signals.bucketOf(now - SETTLE_MS);
-    const got = await redis.set(keys.opsOutcomesLock(), String(now), 'PX', 5_000, 'NX');
-    if (got === 'OK') {
-      try {
-        const from = Number((await redis.hget(keys.opsOutcomes(), 'upTo')) ?? 0);
-        if (upTo > from) {
-          const add: Record<string, number> = {};
-          for (const counts of await Promise.all(providers.map((name) => signals.sum({ kind: 'provider', name }, from, upTo)))) {
-            for (const [f, n] of Object.entries(counts)) add[f] = (add[f] ?? 0) + n;
-          }
-          const m = redis.multi();
-          for (const [f, n] of Object.entries(add)) m.hincrby(keys.opsOutcomes(), f, n);
-          await m.hset(keys.opsOutcomes(), 'upTo', String(upTo)).exec();
-        }
-      } finally {
-        await redis.del(keys.opsOutcomesLock());
-      }
-    }
-    const totals = await redis.hgetall(keys.opsOutcomes());
-    return { totals, upTo: Number(totals.upTo ?? upTo) };
-  }
-
   async function outcomes(now: number): Promise<StatusSnapshot['outcomes']> {
     const providers = [...new Set([...Object.keys(config.providers), ...(await signals.active('provider'))])];
-    const { totals, upTo } = await fold(providers, now);
+    const { counts, upTo } = await foldTotals({ redis, keys, signals }, providers, now);
     // Plus what has not settled yet, so the figures move while mail goes out.
     const recent = await Promise.all(providers.map((name) => signals.sum({ kind: 'provider', name }, upTo, signals.bucketOf(now) + signals.bucketMs)));
-    const counts: Record<string, number> = {};
-    for (const [f, v] of Object.entries(totals)) if (f !== 'upTo') counts[f] = Number(v);
     for (const r of recent) for (const [f, n] of Object.entries(r)) counts[f] = (counts[f] ?? 0) + n;
     const sumOf = (pred: (f: string) => boolean): number => Object.entries(counts).reduce((n, [f, v]) => (pred(f) ? n + v : n), 0);
     const attempts = counts.attempted ?? 0;

@@ -36,3 +36,4 @@ export {
   type SignalWindow,
 } from './signals.js';
 export { createLease, type Lease, type LeaseOptions } from './lease.js';
+export { foldTotals, SETTLE_MS, type Totals } from './totals.js';
