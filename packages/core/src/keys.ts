@@ -60,9 +60,8 @@ export interface Keys {
   warmup(pool: string): string;
   /** Recent send latencies of one class, ms (a capped list the workers write, the status reads). */
   latency(priority: PriorityClass): string;
-  /** Outcome totals folded from the signals for the status (hash), and its lock (string). */
+  /** Outcome totals folded from the signals for the status (hash; `upTo` is where it stops). */
   opsOutcomes(): string;
-  opsOutcomesLock(): string;
   /** What a warming pool sent per receiver on the day that began at `dayStart` (hash receiver → count). */
   warmupSent(pool: string, dayStart: number): string;
   /**
@@ -117,7 +116,6 @@ export function createKeys(prefix = 'sluice'): Keys {
     governorLog: () => `${prefix}:gov:log`,
     latency: (priority) => `${prefix}:latency:${priority}`,
     opsOutcomes: () => `${prefix}:ops:outcomes`,
-    opsOutcomesLock: () => `${prefix}:ops:outcomes:lock`,
     warmup: (pool) => `${prefix}:warmup:${pool}`,
     warmupSent: (pool, dayStart) => `${prefix}:warmsent:${pool}:${dayStart}`,
     audit: () => `${limiter}:audit`,

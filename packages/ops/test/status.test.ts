@@ -35,9 +35,10 @@ afterAll(async () => {
 
 it('shows every key, queue, latency, outcome, circuit, override and campaign the fleet wrote', async () => {
   const now = Date.now();
-  // Sends of the last seconds, as workers count them (buckets of finished seconds).
+  // Sends of the last seconds, as workers count them (buckets of finished seconds). Six:
+  // the send rate reads the last five whole ones, and a second may begin before it does.
   const signals = createSignals({ redis, keys, flushMs: 60_000 });
-  for (let s = 1; s <= 5; s++) {
+  for (let s = 1; s <= 6; s++) {
     const start = signals.bucketOf(now) - s * 1000;
     await redis.hset(keys.signals('provider', 'ses', start), { attempted: 20, accepted: 17, 'deferred:throttled': 2, recipient_deferred: 1, rejected: 1 });
     await redis.hset(keys.signals('receiver', 'google', start), { attempted: 10, accepted: 10 });
@@ -84,7 +85,7 @@ it('shows every key, queue, latency, outcome, circuit, override and campaign the
   expect(s.latency.critical).toEqual({ p50: 50, p95: 95, samples: 100 });
   expect(s.latency.low).toEqual({ p50: 5000, p95: 5000, samples: 1 });
   expect(s.latency.high).toBeUndefined();
-  expect(s.outcomes).toEqual({ recipients: 90, attempts: 100, accepted: 85, deferred: 10, deferredRecipients: 5, rejected: 5, retries: 10, attemptsPerRecipient: 100 / 90 });
+  expect(s.outcomes).toEqual({ recipients: 108, attempts: 120, accepted: 102, deferred: 12, deferredRecipients: 6, rejected: 6, retries: 12, attemptsPerRecipient: 120 / 108 });
 
   const spring = s.queues.find((x) => x.queue === 'campaign-spring')!;
   expect(spring).toMatchObject({ kind: 'campaign', campaignId: 'spring', priority: 'low', waiting: 2, delayed: 1, active: 0 });
@@ -94,6 +95,6 @@ it('shows every key, queue, latency, outcome, circuit, override and campaign the
   expect(s.campaigns).toEqual([{ id: 'spring', name: 'Spring', priority: 'low', state: 'paused', counts: { accepted: 10, sent: 4, rejected: 1, suppressed: 0, expired: 0, cancelled: 0, pending: 5 } }]);
 
   // Totals are folded once: a second snapshot counts the same buckets the same.
-  expect((await status.snapshot()).outcomes.attempts).toBe(100);
+  expect((await status.snapshot()).outcomes.attempts).toBe(120);
   console.log(`status: ${s.keys.length} keys, ${s.queues.length} queues; ses tokens ${ses.tokens}, google tokens ${google.tokens}`);
 });

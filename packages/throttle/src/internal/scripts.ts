@@ -9,6 +9,7 @@ const SCRIPTS = {
   sluiceSlowDown: { file: 'slow-down-1.lua', keys: 1 },
   sluiceLease: { file: 'lease-1.lua', keys: 1 },
   sluiceOverrideRemove: { file: 'override-remove-2.lua', keys: 2 },
+  sluiceTotalsAdd: { file: 'totals-add-1.lua', keys: 1 },
 };
 
 /** A Redis client with the throttle's scripts defined. */
