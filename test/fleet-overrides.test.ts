@@ -1,12 +1,13 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { inject, expect, it } from 'vitest';
 import { createKeys, parseConfig } from '@sluice/core';
 import { createOverrides, explain } from '@sluice/ops';
 import { maxInWindow, waitFor } from './support/fleet.js';
+import { fromSources, ROOT } from './support/process.js';
 import { useFleet } from './support/use-fleet.js';
 
 // Operator overrides bind the whole fleet through the adjustments hash, end by themselves,
@@ -35,8 +36,8 @@ async function sluiceExplain(id: string): Promise<{ state: string; heldBy?: { la
   const config = join(dir, 'sluice.yaml');
   writeFileSync(config, `redis: { prefix: ${fleet().prefix} }\n`);
   const run = promisify(execFile);
-  const out = await run(process.execPath, ['--conditions=@sluice/source', '--import', 'tsx', 'apps/cli/src/main.ts', 'explain', id, '--json'], {
-    cwd: resolve(import.meta.dirname, '..'),
+  const out = await run(process.execPath, [...fromSources('cli'), 'explain', id, '--json'], {
+    cwd: ROOT,
     env: { ...process.env, REDIS_URL: inject('redisUrl'), SLUICE_CONFIG: config },
   });
   return JSON.parse(out.stdout) as { state: string; heldBy?: { layer: string; key: string }; summary: string };

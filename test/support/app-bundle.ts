@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
-
-export const ROOT = resolve(import.meta.dirname, '../..');
+import { ROOT } from './process.js';
 
 /** The apps a fleet test spawns. */
 export const BUNDLED_APPS = ['scheduler', 'worker'] as const;

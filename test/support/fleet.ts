@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,7 +5,8 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { createClient, type SluiceClient } from '@sluice/client';
 import { createSandbox, type Sandbox } from '@sluice/sandbox';
-import { bundleApps, ROOT, type BundledApp } from './app-bundle.js';
+import { bundleApps, type BundledApp } from './app-bundle.js';
+import { startProcess, type TestProcess } from './process.js';
 
 /** This process's bundle of the apps, for a fleet not given one (made once, removed at exit). */
 let bundled: Promise<string> | undefined;
@@ -21,14 +21,7 @@ function ownBundles(): Promise<string> {
 }
 
 /** A Sluice process started by a test. */
-export interface FleetProcess {
-  readonly name: string;
-  readonly child: ChildProcess;
-  /** Everything it printed so far. */
-  output(): string;
-  /** Sends a signal and waits for the exit; resolves the exit code (null when killed). */
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
-}
+export type FleetProcess = TestProcess;
 
 /** Options of {@link startFleet}. */
 export interface FleetOptions {
@@ -68,36 +61,7 @@ export async function waitFor<T>(check: () => Promise<T> | T, timeoutMs: number,
 }
 
 function spawnApp(apps: string, app: BundledApp, env: NodeJS.ProcessEnv): Promise<FleetProcess> {
-  const child = spawn(process.execPath, ['--enable-source-maps', join(apps, `${app}.mjs`)], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  const proc: FleetProcess = {
-    name: `${app}[${child.pid}]`,
-    child,
-    output: () => out,
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill(signal);
-        // A process that does not stop in time is a failure to see, not to wait out.
-        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-        void exited.finally(() => clearTimeout(timer));
-      }
-      return exited;
-    },
-  };
-  return new Promise((resolveReady, reject) => {
-    const onData = (chunk: Buffer): void => {
-      out += chunk.toString();
-      if (out.includes('"event":"ready"')) resolveReady(proc);
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    void exited.then((code) => reject(new Error(`${app} exited with ${code} before it was ready:\n${out}`)));
-  });
+  return startProcess(app, ['--enable-source-maps', join(apps, `${app}.mjs`)], env, '"event":"ready"');
 }
 
 /** Starts a fleet with its own key prefix on the given Redis. */

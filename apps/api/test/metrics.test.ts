@@ -1,19 +1,11 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
+import { fromSources, startProcess } from '../../../test/support/process.js';
+import { freePort } from '../../../test/support/redis-server.js';
 
 // The api faces the ESPs' webhooks, so its public port serves no `/metrics`: like every
 // fleet process, it serves them on `metrics.host:metrics.port` (loopback by default).
@@ -31,24 +23,10 @@ describe('the api started with SLUICE_METRICS_PORT', () => {
     const configPath = join(dir, 'sluice.yaml');
     const [apiPort, metricsPort] = [await freePort(), await freePort()];
     writeFileSync(configPath, JSON.stringify({ redis: { prefix }, providers: { ses: { kind: 'ses', rate: 50 } }, api: { port: apiPort } }));
-    const child = spawn(process.execPath, ['--conditions=@sluice/source', '--import', 'tsx', 'apps/api/src/main.ts'], {
-      cwd: resolve(import.meta.dirname, '../../..'),
-      env: { ...process.env, SLUICE_CONFIG: configPath, REDIS_URL: inject('redisUrl'), SLUICE_METRICS_PORT: String(metricsPort) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    const env = { ...process.env, SLUICE_CONFIG: configPath, REDIS_URL: inject('redisUrl'), SLUICE_METRICS_PORT: String(metricsPort) };
+    const api = await startProcess('api', fromSources('api'), env, 'api listening');
     try {
-      await new Promise<void>((ready, fail) => {
-        const onData = (chunk: Buffer): void => {
-          out += chunk.toString();
-          if (out.includes('api listening')) ready();
-        };
-        child.stdout.on('data', onData);
-        child.stderr.on('data', onData);
-        void exited.then((code) => fail(new Error(`api exited with ${code} before it listened:\n${out}`)));
-      });
-      expect(out).toContain(`"url":"http://127.0.0.1:${metricsPort}/metrics"`);
+      expect(api.output()).toContain(`"url":"http://127.0.0.1:${metricsPort}/metrics"`);
       const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
       expect(res.status).toBe(200);
       const text = await res.text();
@@ -59,10 +37,7 @@ describe('the api started with SLUICE_METRICS_PORT', () => {
       expect((await fetch(`http://127.0.0.1:${apiPort}/metrics`)).status).toBe(404);
       expect((await fetch(`http://127.0.0.1:${apiPort}/webhooks/mailgun`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status).toBe(503);
     } finally {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      expect(await exited).toBe(0);
-      clearTimeout(timer);
+      expect(await api.stop()).toBe(0);
       rmSync(dir, { recursive: true, force: true });
     }
   });

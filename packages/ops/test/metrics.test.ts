@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -18,6 +16,8 @@ import {
   type MetricsRegistry,
   type StatusSnapshot,
 } from '@sluice/ops';
+import { fromSources, startProcess } from '../../../test/support/process.js';
+import { freePort } from '../../../test/support/redis-server.js';
 
 /**
  * prom-client's registry as far as the collectors use it (this package has no prom-client:
@@ -224,15 +224,7 @@ describe('fleet metrics from Redis', () => {
   });
 });
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
-// A process test (the wiring of apps/worker/src/main.ts), started as test/support/fleet.ts does.
+// A process test (the wiring of apps/worker/src/main.ts), from its sources.
 describe('a worker started with SLUICE_METRICS_PORT', () => {
   it('serves /metrics on that port while it runs, and closes it on SIGTERM', async () => {
     const prefix = `t${randomUUID().slice(0, 8)}`;
@@ -240,33 +232,10 @@ describe('a worker started with SLUICE_METRICS_PORT', () => {
     const configPath = join(dir, 'sluice.yaml');
     writeFileSync(configPath, JSON.stringify({ redis: { prefix }, providers: { ses: { kind: 'ses', rate: 50 } } }));
     const port = await freePort();
-    const child = spawn(
-      process.execPath,
-      ['--conditions=@sluice/source', '--import', 'tsx', 'apps/worker/src/main.ts'],
-      {
-        cwd: resolve(import.meta.dirname, '../../..'),
-        env: {
-          ...process.env,
-          SLUICE_CONFIG: configPath,
-          REDIS_URL: inject('redisUrl'),
-          SLUICE_METRICS_PORT: String(port),
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let out = '';
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    const env = { ...process.env, SLUICE_CONFIG: configPath, REDIS_URL: inject('redisUrl'), SLUICE_METRICS_PORT: String(port) };
+    const worker = await startProcess('worker', fromSources('worker'), env, '"event":"ready"');
     try {
-      await new Promise<void>((ready, fail) => {
-        const onData = (chunk: Buffer): void => {
-          out += chunk.toString();
-          if (out.includes('"event":"ready"')) ready();
-        };
-        child.stdout.on('data', onData);
-        child.stderr.on('data', onData);
-        void exited.then((code) => fail(new Error(`worker exited with ${code} before it was ready:\n${out}`)));
-      });
-      expect(out).toContain(`"url":"http://127.0.0.1:${port}/metrics"`);
+      expect(worker.output()).toContain(`"url":"http://127.0.0.1:${port}/metrics"`);
       const res = await fetch(`http://127.0.0.1:${port}/metrics`);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
@@ -277,10 +246,7 @@ describe('a worker started with SLUICE_METRICS_PORT', () => {
       expect(text).toMatch(/^process_resident_memory_bytes \d/m);
       expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
     } finally {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      expect(await exited).toBe(0);
-      clearTimeout(timer);
+      expect(await worker.stop()).toBe(0);
       rmSync(dir, { recursive: true, force: true });
       const found = await redis.keys(`*${prefix}*`);
       if (found.length) await redis.del(...found);
