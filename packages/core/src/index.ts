@@ -42,6 +42,17 @@ export {
 } from './organisations.js';
 export { createKeys, LAYER_KINDS, type Keys, type LayerKind } from './keys.js';
 export {
+  systemClock,
+  poolOf,
+  circuitId,
+  parseCircuitId,
+  layerNamesOf,
+  layerKeysOf,
+  type Clock,
+  type CircuitKey,
+  type LayerNames,
+} from './routes.js';
+export {
   FINAL_STATES,
   MESSAGE_STATES,
   isFinalState,

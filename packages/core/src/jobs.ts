@@ -36,6 +36,12 @@ export interface DispatchJobData extends IntakeJobData {
   provider: string;
   /** The receiver bucket's name (stats). */
   receiver: string;
+  /**
+   * The receiver bucket's limit as admission found it (by the domain's organisation), so a
+   * worker that asks the limiter again needs neither DNS nor the config's lookup. Absent on
+   * jobs admitted before it was carried: the worker then looks the bucket up by name.
+   */
+  receiverLimit?: { rate?: number | undefined; burst?: number | undefined };
   /** The slot it was admitted for (epoch ms). */
   admittedAt: number;
   /** When that decision was taken (epoch ms): a key lowered since asks the limiter again. */

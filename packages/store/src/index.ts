@@ -20,3 +20,4 @@ export {
   type SuppressionsOptions,
 } from './suppressions.js';
 export { createFeedback, type ApplyResult, type Feedback, type FeedbackOptions } from './feedback.js';
+export { createQueues, type Queues, type QueuesOptions } from './queues.js';

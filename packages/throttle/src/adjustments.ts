@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Keys, LayerKind } from '@sluice/core';
+import { systemClock, type Clock, type Keys, type LayerKind } from '@sluice/core';
 import { defineScripts, type ScriptedRedis } from './internal/scripts.js';
 
 /** How a provider stands for routing. */
@@ -34,6 +34,8 @@ export interface AdjustmentsOptions {
   backpressure: BackpressureOptions;
   /** How often the shared hash is read again. @defaultValue `250` */
   refreshMs?: number;
+  /** What "now" is for expiries, holds and decision times (tests step it). @defaultValue `Date.now` */
+  clock?: Clock;
 }
 
 /** A warming pool's progress (see {@link Adjustments.warmup}). */
@@ -222,6 +224,7 @@ export function createAdjustments(options: AdjustmentsOptions): Adjustments {
   const redis: ScriptedRedis = defineScripts(options.redis);
   const key = options.keys.adjustments();
   const { backpressure } = options;
+  const clock = options.clock ?? systemClock;
   let fields: Record<string, string> = {};
   // Parsed once a refresh, not once a message: admission asks for five keys per decision.
   let overrides = new Map<string, OverrideState>();
@@ -263,10 +266,10 @@ export function createAdjustments(options: AdjustmentsOptions): Adjustments {
     override(layerKey) {
       // Expires by itself: no process has to be running for it to end on time.
       const o = overrides.get(layerKey);
-      return o !== undefined && o.untilMs > Date.now() ? o : undefined;
+      return o !== undefined && o.untilMs > clock() ? o : undefined;
     },
     overrides() {
-      const now = Date.now();
+      const now = clock();
       return [...overrides].filter(([, o]) => o.untilMs > now).map(([layerKey, o]) => ({ ...o, layerKey }));
     },
     factor(layerKey) {
@@ -277,7 +280,7 @@ export function createAdjustments(options: AdjustmentsOptions): Adjustments {
       const raw = fields[`slow:${layerKey}`];
       if (raw === undefined) return 1;
       const [factor, untilMs] = raw.split(',').map(Number) as [number, number];
-      return slowFactor({ factor, untilMs }, Date.now(), backpressure.holdMs);
+      return slowFactor({ factor, untilMs }, clock(), backpressure.holdMs);
     },
     governed(layerKey) {
       const raw = fields[`gov:${layerKey}`];
@@ -313,7 +316,7 @@ export function createAdjustments(options: AdjustmentsOptions): Adjustments {
     async setCircuit(name, state) {
       const field = `circuit:${name}`;
       if (state === undefined) {
-        const closedAt = String(Date.now());
+        const closedAt = String(clock());
         delete fields[field];
         fields[`circuitclosed:${name}`] = closedAt;
         await redis.multi().hdel(key, field).hset(key, `circuitclosed:${name}`, closedAt).exec();
@@ -370,7 +373,7 @@ export function createAdjustments(options: AdjustmentsOptions): Adjustments {
         await redis.hdel(key, field);
         return;
       }
-      const now = Date.now();
+      const now = clock();
       const last = rule === 'recovery' ? self.governed(layerKey) : undefined;
       const cut = last
         ? `${last.cutAt},${last.cutFactor.toFixed(4)},${last.cutRule},${last.cutFrom.toFixed(4)}`
@@ -392,7 +395,7 @@ export function createAdjustments(options: AdjustmentsOptions): Adjustments {
       return raw === undefined ? undefined : Number(raw);
     },
     standing(provider) {
-      const now = Date.now();
+      const now = clock();
       const paused = pair(fields[`pause:${provider}`]);
       if (paused && paused[0] > now) return { state: 'paused', untilMs: paused[0], reason: paused[1] };
       const down = pair(fields[`down:${provider}`]);
@@ -412,7 +415,7 @@ export function createAdjustments(options: AdjustmentsOptions): Adjustments {
       return { cut: cut === 1, factor: micro / 1e6, untilMs };
     },
     async markDown(provider, forMs, reason) {
-      const value = `${Date.now() + forMs},${reason.slice(0, 200)}`;
+      const value = `${clock() + forMs},${reason.slice(0, 200)}`;
       fields[`down:${provider}`] = value;
       await redis.hset(key, `down:${provider}`, value);
     },

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Keys } from '@sluice/core';
+import { systemClock, type Clock, type Keys } from '@sluice/core';
 
 /** What a signal is counted for (DESIGN.md, Signals). */
 export type SignalKind = 'provider' | 'receiver' | 'pool' | 'stream' | 'campaign' | 'tenant' | 'circuit';
@@ -61,6 +61,8 @@ export interface SignalsOptions {
   retainMs?: number;
   /** Counts are summed in memory and written this often. @defaultValue `1000` */
   flushMs?: number;
+  /** Where the buckets' times come from (tests step it). @defaultValue `Date.now` */
+  clock?: Clock;
 }
 
 /** Sliding windows of outcome counts per key, shared by every process through Redis. */
@@ -112,6 +114,7 @@ export function createSignals(options: SignalsOptions): Signals {
   const { redis, keys } = options;
   const bucketMs = options.bucketMs ?? 1_000;
   const retainMs = options.retainMs ?? 300_000;
+  const clock = options.clock ?? systemClock;
   const pending = new Map<string, Map<string, number>>();
   let flushing: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
@@ -125,7 +128,7 @@ export function createSignals(options: SignalsOptions): Signals {
 
   const self: Signals = {
     record(list, field, n = 1) {
-      const start = Math.floor(Date.now() / bucketMs) * bucketMs;
+      const start = Math.floor(clock() / bucketMs) * bucketMs;
       for (const key of list) {
         const k = bucketKey(key, start);
         let fields = pending.get(k);
@@ -153,11 +156,11 @@ export function createSignals(options: SignalsOptions): Signals {
           if (key && !indexed.has(`${key.kind}\n${key.name}`)) {
             indexed.add(`${key.kind}\n${key.name}`);
             // Scored by when it was last seen, so the index forgets quiet keys.
-            pipeline.zadd(keys.signalIndex(key.kind), Date.now(), key.name);
+            pipeline.zadd(keys.signalIndex(key.kind), clock(), key.name);
           }
         }
         for (const kind of new Set([...indexed].map((k) => k.split('\n')[0]!))) {
-          pipeline.zremrangebyscore(keys.signalIndex(kind), 0, Date.now() - retainMs);
+          pipeline.zremrangebyscore(keys.signalIndex(kind), 0, clock() - retainMs);
         }
         const results = await pipeline.exec();
         const failed = results?.find(([err]) => err)?.[0];
@@ -175,7 +178,7 @@ export function createSignals(options: SignalsOptions): Signals {
       });
       return flushing;
     },
-    async read(key, windowMs, atMs = Date.now()) {
+    async read(key, windowMs, atMs = clock()) {
       const buckets = Math.max(1, Math.ceil(windowMs / bucketMs));
       const newest = Math.floor(atMs / bucketMs) * bucketMs;
       const pipeline = redis.pipeline();
@@ -193,7 +196,7 @@ export function createSignals(options: SignalsOptions): Signals {
     },
     async sum(key, fromMs, toMs) {
       const counts: Record<string, number> = {};
-      const first = Math.max(self.bucketOf(fromMs - 1) + bucketMs, self.bucketOf(Date.now() - retainMs) + bucketMs);
+      const first = Math.max(self.bucketOf(fromMs - 1) + bucketMs, self.bucketOf(clock() - retainMs) + bucketMs);
       const pipeline = redis.pipeline();
       for (let start = first; start < toMs; start += bucketMs) pipeline.hgetall(bucketKey(key, start));
       for (const [err, value] of (await pipeline.exec()) ?? []) {
@@ -207,7 +210,7 @@ export function createSignals(options: SignalsOptions): Signals {
     },
     bucketMs,
     async active(kind) {
-      return redis.zrangebyscore(keys.signalIndex(kind), Date.now() - retainMs, '+inf');
+      return redis.zrangebyscore(keys.signalIndex(kind), clock() - retainMs, '+inf');
     },
     async close() {
       clearInterval(timer);
