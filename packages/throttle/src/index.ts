@@ -16,6 +16,12 @@ export {
   removeOverride,
   slowFactor,
   sweepOverrides,
+  adjustmentEntries,
+  adjustmentField,
+  adjustmentNames,
+  decodeAdjustment,
+  encodeAdjustment,
+  readAdjustment,
   type Adjustments,
   type AdjustmentsOptions,
   type BackpressureOptions,
@@ -25,7 +31,13 @@ export {
   type WarmupState,
   type OverrideKind,
   type OverrideState,
-} from './adjustments.js';
+  type AdjustmentFamily,
+  type AdjustmentFields,
+  type AdjustmentValue,
+  type CampaignPause,
+  type ProviderHold,
+  type SlowState,
+} from './adjustments/index.js';
 export {
   createSignals,
   type Signals,

@@ -1,5 +1,5 @@
 import { receiverFor, recipientDomain, type Keys, type ReceiverLimit, type SluiceConfig } from '@sluice/core';
-import type { Adjustments } from './adjustments.js';
+import type { Adjustments } from './adjustments/index.js';
 import type { LayerLimit, Layers } from './limiter.js';
 
 /** A campaign's own limit (from its record, else `defaults.campaign`). */
@@ -76,7 +76,10 @@ export function quotaLayers(
   // burst above a per-second limit would be refused at once.
   // An operator's rate override stands in for the configured rate, but never above the cap.
   const providerKey = keys.bucket('provider', providerId);
-  const { rate: ownRate, burst: ownBurst } = overridden({ key: providerKey, rate: provider.rate, burst: provider.burst }, adjust) as { rate: number; burst?: number };
+  const { rate: ownRate, burst: ownBurst } = overridden(
+    { key: providerKey, rate: provider.rate, burst: provider.burst },
+    adjust,
+  ) as { rate: number; burst?: number };
   const cap = adjust?.cap(providerId);
   const capped = cap !== undefined && cap < ownRate;
   const providerRate = capped ? cap : ownRate;
@@ -86,8 +89,15 @@ export function quotaLayers(
     receiver: receiver.name,
     layers: [
       // Already overridden above: the factor only.
-      effective({ key: providerKey, rate: providerRate, burst: providerBurst }, adjust && { factor: (k) => adjust.factor(k), cap: (p) => adjust.cap(p) }),
-      effective({ key: keys.bucket('receiver', receiver.name), rate: receiver.rate, burst: receiver.burst }, adjust, providerRate),
+      effective(
+        { key: providerKey, rate: providerRate, burst: providerBurst },
+        adjust && { factor: (k) => adjust.factor(k), cap: (p) => adjust.cap(p) },
+      ),
+      effective(
+        { key: keys.bucket('receiver', receiver.name), rate: receiver.rate, burst: receiver.burst },
+        adjust,
+        providerRate,
+      ),
       effective({ key: keys.bucket('pool', provider.pool), rate: pool?.rate, burst: pool?.burst }, adjust),
       campaign
         ? effective(
@@ -100,7 +110,11 @@ export function quotaLayers(
             providerRate,
           )
         : { key: keys.bucket('campaign', '-') },
-      effective({ key: keys.bucket('tenant', subject.tenantId), rate: tenant.rate, burst: tenant.burst }, adjust, providerRate),
+      effective(
+        { key: keys.bucket('tenant', subject.tenantId), rate: tenant.rate, burst: tenant.burst },
+        adjust,
+        providerRate,
+      ),
     ],
   };
 }
