@@ -1,7 +1,16 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { QUEUE_OPTIONS, receiverFor, recipientDomain, type Keys, type LayerKind, type PriorityClass, type SluiceConfig } from '@sluice/core';
+import {
+  QUEUE_OPTIONS,
+  receiverFor,
+  recipientDomain,
+  type Keys,
+  type LayerKind,
+  type PriorityClass,
+  type SluiceConfig,
+} from '@sluice/core';
 import { createStore } from '@sluice/store';
+import { readAdjustment, type AdjustmentFields } from '@sluice/throttle';
 import type { Explanation, Override } from './types.js';
 
 /** What {@link explain} needs: the fleet's config, a connection of the caller's and the key builders. */
@@ -12,9 +21,20 @@ export interface ExplainOptions {
 }
 
 const FINAL = new Set(['sent', 'rejected', 'suppressed', 'expired', 'cancelled']);
-const HELD_BY = new Set<string>(['provider', 'receiver', 'pool', 'campaign', 'tenant', 'override', 'circuit', 'warmup', 'campaign-pause']);
+const HELD_BY = new Set<string>([
+  'provider',
+  'receiver',
+  'pool',
+  'campaign',
+  'tenant',
+  'override',
+  'circuit',
+  'warmup',
+  'campaign-pause',
+]);
 
-const iso = (ms: number | string | undefined): string => (ms === undefined || ms === '' ? 'an unknown time' : new Date(Number(ms)).toISOString());
+const iso = (ms: number | string | undefined): string =>
+  ms === undefined || ms === '' ? 'an unknown time' : new Date(Number(ms)).toISOString();
 const cut = (s: string | undefined, n = 200): string => (s === undefined ? '' : s.length > n ? `${s.slice(0, n)}…` : s);
 
 function finalSummary(r: Record<string, string>): string {
@@ -37,7 +57,13 @@ function finalSummary(r: Record<string, string>): string {
 }
 
 /** The override in force on any key the message may go through, from the adjustments hash. */
-function overrideOn(config: SluiceConfig, keys: Keys, r: Record<string, string>, hash: Record<string, string>, now: number): { key: string; o: Override } | undefined {
+function overrideOn(
+  config: SluiceConfig,
+  keys: Keys,
+  r: Record<string, string>,
+  hash: AdjustmentFields,
+  now: number,
+): { key: string; o: Override } | undefined {
   const receiver = receiverFor(config, recipientDomain(r.to ?? ''));
   const provider = r.provider || config.defaultProvider;
   const candidates: [LayerKind, string][] = [
@@ -50,14 +76,9 @@ function overrideOn(config: SluiceConfig, keys: Keys, r: Record<string, string>,
   ];
   if (r.campaignId) candidates.push(['campaign', r.campaignId]);
   for (const [scope, name] of candidates) {
-    const raw = hash[`ovr:${keys.bucket(scope, name)}`];
-    if (raw === undefined) continue;
-    try {
-      const o = JSON.parse(raw) as Override;
-      if (o.untilMs > now && o.kind !== 'rate') return { key: `${scope}:${name}`, o };
-    } catch {
-      // a field nobody can read holds nothing
-    }
+    // A field nobody can read holds nothing.
+    const o = readAdjustment(hash, 'override', keys.bucket(scope, name));
+    if (o !== undefined && o.untilMs > now && o.kind !== 'rate') return { key: `${scope}:${name}`, o };
   }
   return undefined;
 }
@@ -74,7 +95,13 @@ export async function explain(options: ExplainOptions, id: string): Promise<Expl
   const [record, log] = await Promise.all([redis.hgetall(keys.message(id)), store.attempts(id)]);
   if (!record.state) {
     const days = Math.round(config.delivery.recordTtlSeconds / 86_400);
-    return { id, state: 'unknown', summary: `no message ${id}: it was never accepted, or its record expired (records are kept ${days} days after their final state)`, record: {}, attempts: 0 };
+    return {
+      id,
+      state: 'unknown',
+      summary: `no message ${id}: it was never accepted, or its record expired (records are kept ${days} days after their final state)`,
+      record: {},
+      attempts: 0,
+    };
   }
   const attempts = Math.max(Number(record.attempts ?? 0), log.length);
   const base = { id, state: record.state, record, attempts };
@@ -83,16 +110,27 @@ export async function explain(options: ExplainOptions, id: string): Promise<Expl
   const now = Date.now();
   const priority = (record.priority ?? 'normal') as PriorityClass;
   if (record.state === 'sending' || record.state === 'submitted') {
-    return { ...base, summary: `being sent now${record.provider ? ` via ${record.provider}` : ''} (attempt ${attempts})` };
+    return {
+      ...base,
+      summary: `being sent now${record.provider ? ` via ${record.provider}` : ''} (attempt ${attempts})`,
+    };
   }
 
-  const [campaign, hash] = await Promise.all([record.campaignId ? redis.hgetall(keys.campaign(record.campaignId)) : Promise.resolve({} as Record<string, string>), redis.hgetall(keys.adjustments())]);
+  const [campaign, hash] = await Promise.all([
+    record.campaignId ? redis.hgetall(keys.campaign(record.campaignId)) : Promise.resolve({} as Record<string, string>),
+    redis.hgetall(keys.adjustments()),
+  ]);
   // A paused campaign holds every message of it, admitted or not (the workers give admitted
   // ones back): whatever else was noted, this is what holds it now.
   if (record.campaignId && campaign.paused === '1') {
-    const governed = hash[`govpause:${record.campaignId}`];
-    const untilMs = governed === undefined ? undefined : Number(governed.split(',')[0]);
-    const reason = campaign.cancelled === '1' ? 'campaign cancelled' : governed !== undefined ? `campaign paused by the governor (${governed.split(',')[1] ?? ''})` : 'campaign paused';
+    const governed = readAdjustment(hash, 'campaignPause', record.campaignId);
+    const untilMs = governed?.untilMs;
+    const reason =
+      campaign.cancelled === '1'
+        ? 'campaign cancelled'
+        : governed !== undefined
+          ? `campaign paused by the governor (${governed.rule})`
+          : 'campaign paused';
     return {
       ...base,
       summary: `waiting: ${reason}${untilMs ? ` until ${iso(untilMs)}` : ' until it is resumed'}`,
@@ -103,9 +141,16 @@ export async function explain(options: ExplainOptions, id: string): Promise<Expl
   if (record.state === 'dispatched') {
     if (override?.o.kind === 'suspend') {
       const reason = `suspend by ${override.o.actor}: ${override.o.reason}`;
-      return { ...base, summary: `admitted, but ${override.key} is suspended until ${iso(override.o.untilMs)}: it goes back to admission (${reason})`, heldBy: { layer: 'override', key: override.key, untilMs: override.o.untilMs, reason } };
+      return {
+        ...base,
+        summary: `admitted, but ${override.key} is suspended until ${iso(override.o.untilMs)}: it goes back to admission (${reason})`,
+        heldBy: { layer: 'override', key: override.key, untilMs: override.o.untilMs, reason },
+      };
     }
-    return { ...base, summary: `admitted; waiting in ${keys.dispatchQueue(priority)} for its slot and a worker${record.provider ? ` (${record.provider})` : ''}` };
+    return {
+      ...base,
+      summary: `admitted; waiting in ${keys.dispatchQueue(priority)} for its slot and a worker${record.provider ? ` (${record.provider})` : ''}`,
+    };
   }
 
   // Waiting for admission (queued or retrying): the scheduler's note says why, when it has one.
@@ -115,15 +160,26 @@ export async function explain(options: ExplainOptions, id: string): Promise<Expl
     const key = record.heldKey ?? '';
     const reason = record.heldReason ?? '';
     const when = untilMs > now ? `until ${iso(untilMs)}` : `until ${iso(untilMs)} (over: it is being admitted again)`;
-    return { ...base, summary: `waiting: held by ${layer} ${key} ${when}${reason ? ` — ${reason}` : ''}`, heldBy: { layer, key, untilMs, reason } };
+    return {
+      ...base,
+      summary: `waiting: held by ${layer} ${key} ${when}${reason ? ` — ${reason}` : ''}`,
+      heldBy: { layer, key, untilMs, reason },
+    };
   }
   if (override) {
     const reason = `${override.o.kind} by ${override.o.actor}: ${override.o.reason}`;
-    return { ...base, summary: `waiting: override on ${override.key} until ${iso(override.o.untilMs)} (${reason})`, heldBy: { layer: 'override', key: override.key, untilMs: override.o.untilMs, reason } };
+    return {
+      ...base,
+      summary: `waiting: override on ${override.key} until ${iso(override.o.untilMs)} (${reason})`,
+      heldBy: { layer: 'override', key: override.key, untilMs: override.o.untilMs, reason },
+    };
   }
   if (record.state === 'retrying') {
     const at = record.retryAt ? ` at ${iso(record.retryAt)}` : '';
-    return { ...base, summary: `retrying${at} after attempt ${attempts}: ${record.lastOutcome ?? 'temporary failure'}${record.lastReply ? ` — ${cut(record.lastReply)}` : ''}` };
+    return {
+      ...base,
+      summary: `retrying${at} after attempt ${attempts}: ${record.lastOutcome ?? 'temporary failure'}${record.lastReply ? ` — ${cut(record.lastReply)}` : ''}`,
+    };
   }
   // A campaign queue held by a campaign-wide layer holds every message in it, noted or not.
   const queueName = record.campaignId ? keys.campaignQueue(record.campaignId) : keys.intakeQueue(priority);
@@ -133,7 +189,11 @@ export async function explain(options: ExplainOptions, id: string): Promise<Expl
       const ttl = await queue.getRateLimitTtl();
       if (ttl > 0) {
         const reason = 'its campaign queue is held by a campaign-wide limit';
-        return { ...base, summary: `waiting: ${reason} until ${iso(now + ttl)}`, heldBy: { layer: 'campaign', key: record.campaignId, untilMs: now + ttl, reason } };
+        return {
+          ...base,
+          summary: `waiting: ${reason} until ${iso(now + ttl)}`,
+          heldBy: { layer: 'campaign', key: record.campaignId, untilMs: now + ttl, reason },
+        };
       }
     } finally {
       await queue.close();

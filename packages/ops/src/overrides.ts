@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { LAYER_KINDS, SluiceError, type Keys, type LayerKind, type SluiceConfig } from '@sluice/core';
-import { overrideField, removeOverride, sweepOverrides } from '@sluice/throttle';
+import { adjustmentEntries, encodeAdjustment, overrideField, removeOverride, sweepOverrides } from '@sluice/throttle';
 import type { AuditEntry, Override, OverrideKind } from './types.js';
 
 /** The furthest ahead an override may end: a forgotten one must not outlive a week. */
@@ -65,22 +65,32 @@ function invalid(path: string, message: string): SluiceError {
 
 /** Checks an override before anything is written; returns it as stored. */
 function validate(config: SluiceConfig, input: SetOverrideInput, now: number): Override {
-  if (!(LAYER_KINDS as readonly string[]).includes(input.scope)) throw invalid('scope', `must be one of ${LAYER_KINDS.join(', ')}`);
+  if (!(LAYER_KINDS as readonly string[]).includes(input.scope))
+    throw invalid('scope', `must be one of ${LAYER_KINDS.join(', ')}`);
   if (!text(input.name)) throw invalid('name', 'is required');
-  if (/\s/.test(input.name) || input.name.length > 200) throw invalid('name', 'must be a key name: no spaces, at most 200 characters');
+  if (/\s/.test(input.name) || input.name.length > 200)
+    throw invalid('name', 'must be a key name: no spaces, at most 200 characters');
   // A key nobody sends through would hold nothing: a typo must not look like a pause.
-  if (input.scope === 'provider' && !(input.name in config.providers)) throw invalid('name', `names no configured provider (${Object.keys(config.providers).join(', ')})`);
-  if (input.scope === 'pool' && !(input.name in config.pools)) throw invalid('name', `names no configured pool (${Object.keys(config.pools).join(', ')})`);
+  if (input.scope === 'provider' && !(input.name in config.providers))
+    throw invalid('name', `names no configured provider (${Object.keys(config.providers).join(', ')})`);
+  if (input.scope === 'pool' && !(input.name in config.pools))
+    throw invalid('name', `names no configured pool (${Object.keys(config.pools).join(', ')})`);
   if (!KINDS.includes(input.kind)) throw invalid('kind', `must be one of ${KINDS.join(', ')}`);
   if (input.kind === 'rate') {
-    if (typeof input.rate !== 'number' || !Number.isFinite(input.rate) || input.rate <= 0) throw invalid('rate', 'must be a number of messages per second above 0');
+    if (typeof input.rate !== 'number' || !Number.isFinite(input.rate) || input.rate <= 0)
+      throw invalid('rate', 'must be a number of messages per second above 0');
   } else if (input.rate !== undefined) throw invalid('rate', `is only for kind 'rate'`);
-  if (input.forMs === undefined && input.untilMs === undefined) throw invalid('untilMs', 'an override must end by itself: give forMs or untilMs');
-  if (input.forMs !== undefined && input.untilMs !== undefined) throw invalid('forMs', 'give forMs or untilMs, not both');
-  if (input.forMs !== undefined && (!Number.isFinite(input.forMs) || input.forMs <= 0)) throw invalid('forMs', 'must be a positive number of ms');
-  if (input.untilMs !== undefined && (!Number.isFinite(input.untilMs) || input.untilMs <= now)) throw invalid('untilMs', 'must be in the future');
+  if (input.forMs === undefined && input.untilMs === undefined)
+    throw invalid('untilMs', 'an override must end by itself: give forMs or untilMs');
+  if (input.forMs !== undefined && input.untilMs !== undefined)
+    throw invalid('forMs', 'give forMs or untilMs, not both');
+  if (input.forMs !== undefined && (!Number.isFinite(input.forMs) || input.forMs <= 0))
+    throw invalid('forMs', 'must be a positive number of ms');
+  if (input.untilMs !== undefined && (!Number.isFinite(input.untilMs) || input.untilMs <= now))
+    throw invalid('untilMs', 'must be in the future');
   const untilMs = Math.round(input.untilMs ?? now + input.forMs!);
-  if (untilMs - now > OVERRIDE_MAX_MS) throw invalid(input.forMs !== undefined ? 'forMs' : 'untilMs', 'must end within 7 days');
+  if (untilMs - now > OVERRIDE_MAX_MS)
+    throw invalid(input.forMs !== undefined ? 'forMs' : 'untilMs', 'must end within 7 days');
   if (!text(input.actor)) throw invalid('actor', 'is required: who sets it');
   if (input.actor.length > 64) throw invalid('actor', 'at most 64 characters');
   if (!text(input.reason)) throw invalid('reason', 'is required: why it is set');
@@ -95,15 +105,6 @@ function validate(config: SluiceConfig, input: SetOverrideInput, now: number): O
     reason: input.reason.trim(),
     setAt: now,
   };
-}
-
-function parse(raw: string): Override | undefined {
-  try {
-    const o = JSON.parse(raw) as Override;
-    return typeof o.untilMs === 'number' ? o : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function entryOf(id: string, flat: string[]): AuditEntry {
@@ -133,12 +134,29 @@ export function createOverrides(options: OverridesOptions): Overrides {
     async set(input) {
       const now = Date.now();
       const o = validate(config, input, now);
-      const entry = ['action', 'set', 'at', String(now), 'scope', o.scope, 'name', o.name, 'kind', o.kind, 'untilMs', String(o.untilMs), 'actor', o.actor, 'reason', o.reason];
+      const entry = [
+        'action',
+        'set',
+        'at',
+        String(now),
+        'scope',
+        o.scope,
+        'name',
+        o.name,
+        'kind',
+        o.kind,
+        'untilMs',
+        String(o.untilMs),
+        'actor',
+        o.actor,
+        'reason',
+        o.reason,
+      ];
       if (o.rate !== undefined) entry.push('rate', String(o.rate));
       // The override and its audit entry together, or neither (both keys share the limiter's hash tag).
       const replies = await redis
         .multi()
-        .hset(hash, overrideField(layerKey(o.scope, o.name)), JSON.stringify(o))
+        .hset(hash, overrideField(layerKey(o.scope, o.name)), encodeAdjustment('override', o))
         .xadd(keys.audit(), 'MAXLEN', '~', AUDIT_MAXLEN, '*', ...entry)
         .exec();
       const failed = replies?.find(([err]) => err !== null)?.[0];
@@ -150,17 +168,21 @@ export function createOverrides(options: OverridesOptions): Overrides {
       if (!text(actor)) throw invalid('actor', 'is required: who clears it');
       if (!text(reason)) throw invalid('reason', 'is required: why it is cleared');
       // Only one in force: an expired one is the sweep's to record, as `expire`.
-      const removed = await removeOverride(redis, keys, layerKey(scope, name), { mode: 'live', action: 'clear', actor: actor.trim().slice(0, 64), reason: reason.trim().slice(0, 500) });
+      const removed = await removeOverride(redis, keys, layerKey(scope, name), {
+        mode: 'live',
+        action: 'clear',
+        actor: actor.trim().slice(0, 64),
+        reason: reason.trim().slice(0, 500),
+      });
       return removed !== undefined;
     },
 
     async list() {
       const now = Date.now();
       const fields = await redis.hgetall(hash);
-      return Object.entries(fields)
-        .filter(([field]) => field.startsWith('ovr:'))
-        .map(([, raw]) => parse(raw))
-        .filter((o): o is Override => o !== undefined && o.untilMs > now)
+      return adjustmentEntries(fields, 'override')
+        .map(([, o]) => o)
+        .filter((o) => o.untilMs > now)
         .sort((a, b) => a.untilMs - b.untilMs);
     },
 

@@ -9,7 +9,15 @@ import {
   type PriorityClass,
   type SluiceConfig,
 } from '@sluice/core';
-import { createAdjustments, createSignals, foldTotals, type Adjustments, type Signals } from '@sluice/throttle';
+import {
+  adjustmentEntries,
+  createAdjustments,
+  createSignals,
+  foldTotals,
+  type AdjustmentFields,
+  type Adjustments,
+  type Signals,
+} from '@sluice/throttle';
 import type { KeyStatus, Override, QueueStatus, StatusSnapshot } from './types.js';
 
 /** Options of {@link createStatus}. */
@@ -73,7 +81,8 @@ export function createStatus(options: StatusOptions): Status {
   async function plan(campaignIds: string[], campaigns: Map<string, Record<string, string>>): Promise<KeyPlan[]> {
     const [receivers, tenants] = await Promise.all([signals.active('receiver'), signals.active('tenant')]);
     const out: KeyPlan[] = [];
-    for (const [id, p] of Object.entries(config.providers)) out.push({ scope: 'provider', name: id, rate: p.rate, burst: p.burst });
+    for (const [id, p] of Object.entries(config.providers))
+      out.push({ scope: 'provider', name: id, rate: p.rate, burst: p.burst });
     for (const name of new Set([...config.receivers.map((r) => r.name), ...receivers])) {
       const r = receiverNamed(config, name);
       out.push({ scope: 'receiver', name, rate: r.rate, burst: r.burst });
@@ -91,25 +100,22 @@ export function createStatus(options: StatusOptions): Status {
         burst: h.burst ? Number(h.burst) : config.defaults.campaign.burst,
       });
     }
-    for (const name of new Set(['default', ...tenants])) out.push({ scope: 'tenant', name, rate: config.defaults.tenant.rate, burst: config.defaults.tenant.burst });
+    for (const name of new Set(['default', ...tenants]))
+      out.push({ scope: 'tenant', name, rate: config.defaults.tenant.rate, burst: config.defaults.tenant.burst });
     return out;
   }
 
-  function overridesOf(hash: Record<string, string>, now: number): Map<string, Override> {
-    const out = new Map<string, Override>();
-    for (const [field, raw] of Object.entries(hash)) {
-      if (!field.startsWith('ovr:')) continue;
-      try {
-        const o = JSON.parse(raw) as Override;
-        if (o.untilMs > now) out.set(field.slice('ovr:'.length), o);
-      } catch {
-        // A field nobody can read is no override in force.
-      }
-    }
-    return out;
+  function overridesOf(hash: AdjustmentFields, now: number): Map<string, Override> {
+    // A field nobody can read is no override in force.
+    return new Map(adjustmentEntries(hash, 'override').filter(([, o]) => o.untilMs > now));
   }
 
-  async function keyStatuses(plans: KeyPlan[], overrides: Map<string, Override>, nowMs: number, nowUs: number): Promise<KeyStatus[]> {
+  async function keyStatuses(
+    plans: KeyPlan[],
+    overrides: Map<string, Override>,
+    nowMs: number,
+    nowUs: number,
+  ): Promise<KeyStatus[]> {
     const end = signals.bucketOf(nowMs);
     const start = end - window * signals.bucketMs;
     const tats = redis.pipeline();
@@ -166,18 +172,30 @@ export function createStatus(options: StatusOptions): Status {
     });
   }
 
-  async function queueStatus(name: string, kind: QueueStatus['kind'], extra: Partial<QueueStatus>, now: number): Promise<QueueStatus> {
+  async function queueStatus(
+    name: string,
+    kind: QueueStatus['kind'],
+    extra: Partial<QueueStatus>,
+    now: number,
+  ): Promise<QueueStatus> {
     const q = queue(name);
     const [counts, oldest] = await Promise.all([
       q.getJobCounts('waiting', 'prioritized', 'delayed', 'active'),
-      Promise.all([q.getJobs(['waiting'], 0, 0, true), q.getJobs(['prioritized'], 0, 0, true), q.getJobs(['delayed'], 0, 9, true), q.getJobs(['active'], 0, 0, true)]),
+      Promise.all([
+        q.getJobs(['waiting'], 0, 0, true),
+        q.getJobs(['prioritized'], 0, 0, true),
+        q.getJobs(['delayed'], 0, 9, true),
+        q.getJobs(['active'], 0, 0, true),
+      ]),
     ]);
     const sample = oldest.flat();
     const stamps = sample.map((j) => j.timestamp).filter((t) => Number.isFinite(t) && t > 0);
     const jobs = (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0) + (counts.active ?? 0);
     // Bytes are estimated: BullMQ keeps a hash per job, and measuring every one on each read
     // would cost as much as the queue is long. The jobs fetched above are the sample.
-    const sizes = await Promise.all(sample.map((j) => redis.call('MEMORY', 'USAGE', `${keys.prefix}:${name}:${j.id}`) as Promise<number | null>));
+    const sizes = await Promise.all(
+      sample.map((j) => redis.call('MEMORY', 'USAGE', `${keys.prefix}:${name}:${j.id}`) as Promise<number | null>),
+    );
     const measured = sizes.filter((b): b is number => typeof b === 'number');
     return {
       queue: name,
@@ -195,9 +213,12 @@ export function createStatus(options: StatusOptions): Status {
     const providers = [...new Set([...Object.keys(config.providers), ...(await signals.active('provider'))])];
     const { counts, upTo } = await foldTotals({ redis, keys, signals }, providers, now);
     // Plus what has not settled yet, so the figures move while mail goes out.
-    const recent = await Promise.all(providers.map((name) => signals.sum({ kind: 'provider', name }, upTo, signals.bucketOf(now) + signals.bucketMs)));
+    const recent = await Promise.all(
+      providers.map((name) => signals.sum({ kind: 'provider', name }, upTo, signals.bucketOf(now) + signals.bucketMs)),
+    );
     for (const r of recent) for (const [f, n] of Object.entries(r)) counts[f] = (counts[f] ?? 0) + n;
-    const sumOf = (pred: (f: string) => boolean): number => Object.entries(counts).reduce((n, [f, v]) => (pred(f) ? n + v : n), 0);
+    const sumOf = (pred: (f: string) => boolean): number =>
+      Object.entries(counts).reduce((n, [f, v]) => (pred(f) ? n + v : n), 0);
     const attempts = counts.attempted ?? 0;
     const accepted = counts.accepted ?? 0;
     const rejected = counts.rejected ?? 0;
@@ -220,15 +241,22 @@ export function createStatus(options: StatusOptions): Status {
     const lists = await Promise.all(PRIORITY_CLASSES.map((p) => redis.lrange(keys.latency(p), 0, -1)));
     const out: StatusSnapshot['latency'] = {};
     PRIORITY_CLASSES.forEach((p, i) => {
-      const sorted = lists[i]!.map(Number).filter(Number.isFinite).sort((a, b) => a - b);
-      if (sorted.length > 0) out[p] = { p50: percentile(sorted, 50), p95: percentile(sorted, 95), samples: sorted.length };
+      const sorted = lists[i]!.map(Number)
+        .filter(Number.isFinite)
+        .sort((a, b) => a - b);
+      if (sorted.length > 0)
+        out[p] = { p50: percentile(sorted, 50), p95: percentile(sorted, 95), samples: sorted.length };
     });
     return out;
   }
 
   return {
     async snapshot() {
-      const [[sec, usec], hash, campaignIds] = await Promise.all([redis.time(), redis.hgetall(keys.adjustments()), redis.smembers(keys.campaigns())]);
+      const [[sec, usec], hash, campaignIds] = await Promise.all([
+        redis.time(),
+        redis.hgetall(keys.adjustments()),
+        redis.smembers(keys.campaigns()),
+      ]);
       const nowUs = Number(sec) * 1e6 + Number(usec);
       const now = Math.floor(nowUs / 1000);
       await adjustments.refresh();
@@ -256,7 +284,12 @@ export function createStatus(options: StatusOptions): Status {
           ...PRIORITY_CLASSES.map((p) => queueStatus(keys.dispatchQueue(p), 'dispatch', { priority: p }, now)),
           ...campaignIds.map((id) => {
             const priority = campaignHashes.get(id)?.priority as PriorityClass | undefined;
-            return queueStatus(keys.campaignQueue(id), 'campaign', priority ? { campaignId: id, priority } : { campaignId: id }, now);
+            return queueStatus(
+              keys.campaignQueue(id),
+              'campaign',
+              priority ? { campaignId: id, priority } : { campaignId: id },
+              now,
+            );
           }),
         ]),
         latency(),
@@ -278,7 +311,14 @@ export function createStatus(options: StatusOptions): Status {
         const final = counts.sent! + counts.rejected! + counts.suppressed! + counts.expired! + counts.cancelled!;
         counts.pending = Math.max(0, counts.accepted! - final);
         const paused = h.paused === '1' || pausedQueues[i] === true || adjustments.campaignPause(id) !== undefined;
-        const state = h.cancelled === '1' ? 'cancelled' : paused ? 'paused' : counts.accepted! > 0 && counts.pending === 0 ? 'done' : 'active';
+        const state =
+          h.cancelled === '1'
+            ? 'cancelled'
+            : paused
+              ? 'paused'
+              : counts.accepted! > 0 && counts.pending === 0
+                ? 'done'
+                : 'active';
         const entry: StatusSnapshot['campaigns'][number] = { id, state, counts };
         if (h.name) entry.name = h.name;
         if (h.priority) entry.priority = h.priority as PriorityClass;
@@ -287,7 +327,9 @@ export function createStatus(options: StatusOptions): Status {
 
       const circuits = adjustments.circuits().flatMap((name) => {
         const c = adjustments.circuit(name);
-        return c ? [{ name, state: now < c.untilMs ? ('open' as const) : ('half-open' as const), untilMs: c.untilMs }] : [];
+        return c
+          ? [{ name, state: now < c.untilMs ? ('open' as const) : ('half-open' as const), untilMs: c.untilMs }]
+          : [];
       });
 
       return {
