@@ -37,13 +37,11 @@ function rerouted(ctx: DeliveryContext, m: DispatchJobData): boolean {
   return !('provider' in choice) || choice.provider !== m.provider;
 }
 
-/**
- * Before a connection slot is taken: paused (out of its daily quota) or down since
- * admission, the message goes back to admission (true), which routes elsewhere or waits;
- * no attempt is spent. A down provider with nothing better in its route is still tried
- * (its backoff paces it).
- */
+/** Before a connection slot is taken: whether the provider's standing sent the message back to admission. */
 export async function standsAside(ctx: DeliveryContext, m: DispatchJobData): Promise<boolean> {
+  // Paused (out of its daily quota) or down since admission: back to admission, which
+  // routes elsewhere or waits; no attempt is spent. A down provider with nothing better
+  // in its route is still tried (its backoff paces it).
   const standing = ctx.adjustments.standing(m.provider);
   if (standing.state === 'paused' || (standing.state === 'down' && rerouted(ctx, m))) {
     await readmit(ctx, m, `provider ${m.provider} ${standing.state}: ${standing.reason}`);
