@@ -1,5 +1,14 @@
 export { createScheduler, type Scheduler, type SchedulerOptions } from './scheduler.js';
 export { createWorker, type SluiceWorker, type WorkerOptions } from './worker.js';
+export {
+  createDelivery,
+  type Delivery,
+  type DeliveryGate,
+  type DeliveryOptions,
+  type DeliveryResult,
+} from './delivery/engine.js';
+export type { DeliveryJob } from './delivery/precheck.js';
+export { SlotGate } from './gate.js';
 export { backoffMs, planRetry, type RetryPlan } from './retry.js';
 export { route, type RouteChoice, type RouteOptions } from './routing.js';
 export { createWarmup, type Warmup, type WarmupDecision, type WarmupOptions } from './warmup.js';

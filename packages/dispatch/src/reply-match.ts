@@ -6,11 +6,8 @@ export interface MatchedReply {
   reply: string;
   /** The classifier family (none for an ambiguous outcome). */
   family?: string | undefined;
-}
-
-/** The first RFC 3463 enhanced code in a reply (`550 5.7.1 …` → `5.7.1`). */
-function enhancedCode(reply: string): string | undefined {
-  return /\b([245]\.\d{1,3}\.\d{1,3})\b/.exec(reply)?.[1];
+  /** The RFC 3463 enhanced code the classifier found (`550 5.7.1 …` → `5.7.1`), if any. */
+  enhanced?: string | undefined;
 }
 
 /**
@@ -25,7 +22,7 @@ export function replyMatcher(rules: readonly GovernorRule[]): (reply: MatchedRep
     const test = (r: MatchedReply): boolean => {
       if (m.families && (r.family === undefined || !m.families.includes(r.family))) return false;
       if (m.codes) {
-        const code = enhancedCode(r.reply);
+        const code = r.enhanced;
         if (code === undefined || !m.codes.some((c) => code === c || code.startsWith(`${c}.`))) return false;
       }
       return text === undefined || text.test(r.reply);

@@ -152,9 +152,9 @@ describe('a rule that matches replies', () => {
 
   it('counts only the replies its match describes (enhanced code prefix and text), and holds its cut for forMs', async () => {
     const matches = replyMatcher(cfg.governor.rules);
-    expect(matches({ reply: '554 5.7.1 Service unavailable; Client host [1.2.3.4] blocked using zen.spamhaus.org', family: 'policy_block' })).toEqual(['spamhaus']);
-    expect(matches({ reply: '550 5.7.1 Message rejected as spam', family: 'policy_block' })).toEqual([]); // no Spamhaus
-    expect(matches({ reply: '451 4.7.1 listed at Spamhaus, try later', family: 'throttled' })).toEqual([]); // 4.7, not 5.7
+    expect(matches({ reply: '554 5.7.1 Service unavailable; Client host [1.2.3.4] blocked using zen.spamhaus.org', family: 'policy_block', enhanced: '5.7.1' })).toEqual(['spamhaus']);
+    expect(matches({ reply: '550 5.7.1 Message rejected as spam', family: 'policy_block', enhanced: '5.7.1' })).toEqual([]); // no Spamhaus
+    expect(matches({ reply: '451 4.7.1 listed at Spamhaus, try later', family: 'throttled', enhanced: '4.7.1' })).toEqual([]); // 4.7, not 5.7
     expect(matches({ reply: 'spamhaus said no' })).toEqual([]); // no enhanced code at all
 
     const { governor, signals, adjustments } = setup('a', cfg);

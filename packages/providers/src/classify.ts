@@ -2,20 +2,13 @@
  * Reply classification in one place (DESIGN.md, Outcomes): a versioned rule table over
  * the status, the enhanced status code (RFC 3463) and the full reply text.
  */
-import { REPLY_FAMILIES, type ReplyFamily } from '@sluice/core';
 import { RULES, type ReplyRule } from './internal/reply-rules.js';
+import { FAMILIES, type Family, type ThrottleScope } from './internal/reply-types.js';
 
-export { RULES, type ReplyRule };
+export { FAMILIES, RULES, type Family, type ReplyRule, type ThrottleScope };
 
 /** Bumped whenever a rule changes; recorded with every attempt. */
 export const CLASSIFIER_VERSION = '2026.11.30-2';
-
-/** Every family a reply can fall in (named in `@sluice/core`, where config gives each its retries). */
-export const FAMILIES = REPLY_FAMILIES;
-export type Family = ReplyFamily;
-
-/** Whose rate a throttle lowers. */
-export type ThrottleScope = 'provider' | 'receiver';
 
 /** A reply as an adapter saw it, before classification. */
 export interface Reply {
@@ -44,6 +37,12 @@ export interface Classification {
   retryAfterMs?: number;
   /** The enhanced status code found in the text, e.g. `5.1.1`. */
   enhanced?: string;
+  /**
+   * Whether the provider answered about the message: false when nothing came back at all
+   * (no response, connection refused or lost) or when its own server failed (HTTP 5xx).
+   * The worker counts those towards marking the provider down (`failover.downAfter`).
+   */
+  answered: boolean;
   /** The id of the rule that matched. */
   rule: string;
   version: string;
@@ -170,6 +169,7 @@ export function classifyReply(reply: Reply, now: number = Date.now()): Classific
     ...(rule.scope !== undefined ? { scope: rule.scope } : {}),
     ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
     ...(enhanced !== undefined ? { enhanced } : {}),
+    answered: rule.answered ?? true,
     rule: rule.id,
     version: CLASSIFIER_VERSION,
   };

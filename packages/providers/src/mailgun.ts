@@ -52,11 +52,12 @@ function toMessageData(message: QueuedMessage, context: SendContext): MessageDat
 /**
  * Mailgun through `mailgun.js` (axios; it never retries). The SDK takes no HTTP agent, so
  * submission is seen on Node's `http.client.request.start` channel, within the send's
- * async context. With no API key it sends to the sandbox.
+ * async context. With neither an API key nor an endpoint it sends to the sandbox.
  */
 export function createMailgunProvider(options: MailgunProviderOptions): Provider {
   const { config } = options;
-  const sandbox = config.apiKey === undefined;
+  // Only the embedded sandbox counts as one: an endpoint of its own is where mail goes.
+  const sandbox = config.apiKey === undefined && config.endpoint === undefined;
   const url = config.endpoint ?? (sandbox ? options.sandbox.url : MAILGUN_URL);
   const key = config.apiKey ?? 'sandbox';
   const hide = secretFilter([config.apiKey, config.apiKey && Buffer.from(`api:${config.apiKey}`).toString('base64')]);
@@ -67,7 +68,11 @@ export function createMailgunProvider(options: MailgunProviderOptions): Provider
   function outcomeOf(error: unknown, submission: Submission) {
     const err = (error ?? {}) as MgError;
     // The SDK turns "no response" into status 400 with the axios code as its message.
-    if (err.type !== 'MailgunAPIError' || typeof err.status !== 'number' || (err.status === 400 && isNoAnswerCode(err.message))) {
+    if (
+      err.type !== 'MailgunAPIError' ||
+      typeof err.status !== 'number' ||
+      (err.status === 400 && isNoAnswerCode(err.message))
+    ) {
       const text = err.type === 'MailgunAPIError' ? `${err.message ?? ''}: ${err.details ?? ''}` : errorText(error);
       return unanswered('http', hide(text), submission.submitted);
     }
@@ -89,8 +94,15 @@ export function createMailgunProvider(options: MailgunProviderOptions): Provider
     async send(message, context) {
       const submission = new Submission(context.onSubmitted);
       try {
-        const out = await tracker.run(submission, () => client.messages.create(config.domain, toMessageData(message, context)));
-        return { kind: 'accepted', providerMessageId: out.id ?? '', reply: `HTTP ${out.status} ${out.message ?? ''}`.trim() };
+        const out = await tracker.run(submission, () =>
+          client.messages.create(config.domain, toMessageData(message, context)),
+        );
+        return {
+          kind: 'accepted',
+          providerMessageId: out.id ?? '',
+          reply: `HTTP ${out.status} ${out.message ?? ''}`.trim(),
+          answered: true,
+        };
       } catch (error) {
         return outcomeOf(error, submission);
       }

@@ -13,13 +13,20 @@ interface Classified {
   version: string;
   /** The receiver's or provider's own hint ("try again in N s", `Retry-After`, `X-RateLimit-Reset`), ms from now. */
   retryAfterMs?: number;
+  /** The RFC 3463 enhanced status code the classifier found in an SMTP reply, e.g. `5.7.1`. */
+  enhanced?: string;
+  /**
+   * Whether the provider answered about the message: false when nothing came back (no
+   * response, connection refused or lost) or its own server failed (HTTP 5xx).
+   */
+  answered: boolean;
 }
 
 /**
  * The one normalised outcome every adapter returns (DESIGN.md, Outcomes).
  */
 export type Outcome =
-  | { kind: 'accepted'; providerMessageId: string; reply: string }
+  | { kind: 'accepted'; providerMessageId: string; reply: string; answered: true }
   /** Slow down: the provider or the receiver refused for rate; `scope` says whose rate to lower. */
   | (Classified & { kind: 'throttled'; scope: ThrottleScope })
   /** Temporary failure of a family; back off and retry. */
@@ -27,7 +34,7 @@ export type Outcome =
   /** Permanent: never retried; `suppress` when the recipient itself is bad. */
   | (Classified & { kind: 'rejected'; suppress: boolean })
   /** The request may have been accepted (connection lost or timed out after it was sent in full). */
-  | { kind: 'ambiguous'; reply: string };
+  | { kind: 'ambiguous'; reply: string; answered: false };
 
 /** What the worker hands an adapter with a message. */
 export interface SendContext {
@@ -78,7 +85,15 @@ export function messageIdHeader(message: QueuedMessage): string {
 
 /** The outcome a classified reply leads to: permanent → rejected, a rate scope → throttled, else deferred. */
 export function outcomeFrom(c: Classification, reply: string): Outcome {
-  const base = { reply, family: c.family, rule: c.rule, version: c.version, ...(c.retryAfterMs !== undefined ? { retryAfterMs: c.retryAfterMs } : {}) };
+  const base = {
+    reply,
+    family: c.family,
+    rule: c.rule,
+    version: c.version,
+    answered: c.answered,
+    ...(c.retryAfterMs !== undefined ? { retryAfterMs: c.retryAfterMs } : {}),
+    ...(c.enhanced !== undefined ? { enhanced: c.enhanced } : {}),
+  };
   if (c.permanent) return { ...base, kind: 'rejected', suppress: c.suppress };
   if (c.scope !== undefined) return { ...base, kind: 'throttled', scope: c.scope };
   return { ...base, kind: 'deferred' };

@@ -85,11 +85,13 @@ function lowerHeaders(headers: Record<string, unknown> | undefined): Record<stri
 
 /**
  * SendGrid v3 Mail Send through `@sendgrid/mail`, which never retries. Raw MIME cannot be
- * sent (refused without a network call). With no API key it sends to the sandbox.
+ * sent (refused without a network call). With neither an API key nor an endpoint it sends
+ * to the sandbox.
  */
 export function createSendgridProvider(options: SendgridProviderOptions): Provider {
   const { config } = options;
-  const sandbox = config.apiKey === undefined;
+  // Only the embedded sandbox counts as one: an endpoint of its own is where mail goes.
+  const sandbox = config.apiKey === undefined && config.endpoint === undefined;
   const baseUrl = config.endpoint ?? (sandbox ? options.sandbox.url : SENDGRID_URL);
   const hide = secretFilter([config.apiKey]);
   const tracker = new SubmitTracker();
@@ -111,7 +113,12 @@ export function createSendgridProvider(options: SendgridProviderOptions): Provid
   service.setClient({
     request: (data: SgRequest) => {
       const send = data.headers?.['Message-ID'];
-      return client.request({ method: data.method, url: data.url, body: data.body, ...(send ? { headers: { [SEND_HEADER]: send } } : {}) });
+      return client.request({
+        method: data.method,
+        url: data.url,
+        body: data.body,
+        ...(send ? { headers: { [SEND_HEADER]: send } } : {}),
+      });
     },
   } as unknown as Parameters<MailService['setClient']>[0]);
 
@@ -137,7 +144,12 @@ export function createSendgridProvider(options: SendgridProviderOptions): Provid
         const unwatch = tracker.watch(context.messageIdHeader, submission);
         const [response] = await service.send(toMailData(message, context, config.ipPoolName)).finally(unwatch);
         const id = lowerHeaders(response.headers as Record<string, unknown>)['x-message-id'] ?? '';
-        return { kind: 'accepted', providerMessageId: id, reply: `HTTP ${response.statusCode} X-Message-Id ${id}` };
+        return {
+          kind: 'accepted',
+          providerMessageId: id,
+          reply: `HTTP ${response.statusCode} X-Message-Id ${id}`,
+          answered: true,
+        };
       } catch (error) {
         const err = (error ?? {}) as SgError;
         if (err.response !== undefined && typeof err.code === 'number') return classified(reply(err, err.code));

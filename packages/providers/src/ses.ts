@@ -32,7 +32,11 @@ function content(message: QueuedMessage, context: SendContext): EmailContent {
   }
   if (message.template !== undefined) {
     return {
-      Template: { TemplateName: message.template.name, TemplateData: JSON.stringify(message.template.data), Headers: headers },
+      Template: {
+        TemplateName: message.template.name,
+        TemplateData: JSON.stringify(message.template.data),
+        Headers: headers,
+      },
     };
   }
   return {
@@ -47,7 +51,11 @@ function content(message: QueuedMessage, context: SendContext): EmailContent {
   };
 }
 
-function toInput(message: QueuedMessage, context: SendContext, configurationSetName: string | undefined): SendEmailCommandInput {
+function toInput(
+  message: QueuedMessage,
+  context: SendContext,
+  configurationSetName: string | undefined,
+): SendEmailCommandInput {
   return {
     FromEmailAddress: formatAddress(message.from),
     Destination: { ToAddresses: [message.to] },
@@ -60,11 +68,14 @@ function toInput(message: QueuedMessage, context: SendContext, configurationSetN
 
 /**
  * Amazon SES v2 through the real SDK. SDK retries are off (Sluice owns retries) and
- * request timeouts throw. With no credentials configured it sends to the sandbox.
+ * request timeouts throw. With neither credentials nor an endpoint configured it sends to
+ * the sandbox.
  */
 export function createSesProvider(options: SesProviderOptions): Provider {
   const { config } = options;
-  const sandbox = config.accessKeyId === undefined || config.secretAccessKey === undefined;
+  const anonymous = config.accessKeyId === undefined || config.secretAccessKey === undefined;
+  // Only the embedded sandbox counts as one: an endpoint of its own is where mail goes.
+  const sandbox = anonymous && config.endpoint === undefined;
   const endpoint = config.endpoint ?? (sandbox ? options.sandbox.url : undefined);
   const where = endpoint ?? `SES ${config.region}`;
   const hide = secretFilter([config.secretAccessKey]);
@@ -73,7 +84,7 @@ export function createSesProvider(options: SesProviderOptions): Provider {
     region: config.region,
     ...(endpoint ? { endpoint } : {}),
     // Always static: the default chain could wander off to instance metadata.
-    credentials: sandbox
+    credentials: anonymous
       ? { accessKeyId: 'SANDBOX', secretAccessKey: 'sandbox' }
       : { accessKeyId: config.accessKeyId!, secretAccessKey: config.secretAccessKey! },
     maxAttempts: 1,
@@ -106,7 +117,9 @@ export function createSesProvider(options: SesProviderOptions): Provider {
       status,
       text: hide(`${name}: ${err.message ?? ''}`),
       errorName: name,
-      ...(headers ? { headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])) } : {}),
+      ...(headers
+        ? { headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])) }
+        : {}),
     };
   }
 
@@ -119,10 +132,13 @@ export function createSesProvider(options: SesProviderOptions): Provider {
       const command = new SendEmailCommand(toInput(message, context, config.configurationSetName));
       try {
         const unwatch = tracker.watch(message.id, submission);
-        const out = await client
-          .send(command, context.signal ? { abortSignal: context.signal } : {})
-          .finally(unwatch);
-        return { kind: 'accepted', providerMessageId: out.MessageId ?? '', reply: `HTTP 200 MessageId ${out.MessageId ?? ''}` };
+        const out = await client.send(command, context.signal ? { abortSignal: context.signal } : {}).finally(unwatch);
+        return {
+          kind: 'accepted',
+          providerMessageId: out.MessageId ?? '',
+          reply: `HTTP 200 MessageId ${out.MessageId ?? ''}`,
+          answered: true,
+        };
       } catch (error) {
         const err = (error ?? {}) as SdkError;
         const status = err.$metadata?.httpStatusCode;

@@ -56,14 +56,21 @@ const bare = (id: string): string => id.replace(/^<|>$/g, '');
  * gets only says "Reached maximum number of retries", and the server's words are the
  * signal. Everything else nodemailer logs is dropped (it would carry addresses).
  */
-function poolLogger(lastWords: Map<string, string>): Record<'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal', (...args: unknown[]) => void> {
+function poolLogger(
+  lastWords: Map<string, string>,
+): Record<'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal', (...args: unknown[]) => void> {
   const ignore = (): void => undefined;
   return {
     trace: ignore,
     debug: ignore,
     info(entry, format, ...args) {
       const e = entry as { tnx?: string; messageId?: unknown };
-      if (e.tnx === 'pool' && typeof e.messageId === 'string' && typeof format === 'string' && format.includes('before message')) {
+      if (
+        e.tnx === 'pool' &&
+        typeof e.messageId === 'string' &&
+        typeof format === 'string' &&
+        format.includes('before message')
+      ) {
         const reason = args.at(-1);
         if (typeof reason === 'string') lastWords.set(bare(e.messageId), reason);
       }
@@ -144,7 +151,8 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
     // Given up on a reused connection before its data went out: the server's own answer.
     const words = lastWords.get(bare(messageId));
     const reply = words === undefined ? undefined : replyIn(words);
-    if (reply !== undefined && !submission.submitted) return classified({ channel: 'smtp', status: reply.status, text: hide(reply.text) });
+    if (reply !== undefined && !submission.submitted)
+      return classified({ channel: 'smtp', status: reply.status, text: hide(reply.text) });
     // No reply at all: refused, dropped, timed out. After the data went out, nobody knows.
     return unanswered('smtp', hide(errorText(error)), submission.submitted);
   }
@@ -155,7 +163,9 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
     sandbox,
     async send(message, context) {
       if (message.template !== undefined) {
-        return unsupported(`SMTP cannot send the ESP template "${message.template.name}": send text/html or raw MIME through this provider`);
+        return unsupported(
+          `SMTP cannot send the ESP template "${message.template.name}": send text/html or raw MIME through this provider`,
+        );
       }
       const submission = new Submission(context.onSubmitted);
       streaming.set(context.messageIdHeader, submission);
@@ -169,7 +179,7 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
           return unanswered('smtp', hide(`no recipient accepted: ${info.response}`), submission.submitted);
         }
         const id = info.serverMessageId ?? queuedAs(info.response) ?? info.messageId;
-        return { kind: 'accepted', providerMessageId: id, reply: info.response };
+        return { kind: 'accepted', providerMessageId: id, reply: info.response, answered: true };
       } catch (error) {
         return failed(error, submission, context.messageIdHeader);
       } finally {
@@ -180,7 +190,10 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
     async check() {
       try {
         await transporter.verify();
-        return { ok: true, detail: `smtp://${host}:${port}: connected${config.user !== undefined ? ' and authenticated' : ''}` };
+        return {
+          ok: true,
+          detail: `smtp://${host}:${port}: connected${config.user !== undefined ? ' and authenticated' : ''}`,
+        };
       } catch (error) {
         const err = error as SmtpError;
         const text = err.response ?? errorText(error);

@@ -229,3 +229,22 @@ describe('retry hints', () => {
     expect(classifyReply(throttled({ 'retry-after': 'soon' }), NOW).retryAfterMs).toBeUndefined();
   });
 });
+
+describe('the facts an outcome carries forward', () => {
+  it('the enhanced code found in an SMTP reply, never digits in an HTTP body', () => {
+    expect(
+      classifyReply({ channel: 'smtp', status: 554, text: '554 5.7.1 blocked using zen.spamhaus.org' }).enhanced,
+    ).toBe('5.7.1');
+    expect(classifyReply({ channel: 'smtp', status: 550, text: '550 mailbox unavailable' }).enhanced).toBeUndefined();
+    expect(classifyReply({ channel: 'http', status: 400, text: 'version 5.1.1 of the API' }).enhanced).toBeUndefined();
+  });
+
+  it('whether the provider answered: not when nothing came back or its server failed (HTTP 5xx)', () => {
+    expect(classifyReply({ channel: 'http', status: 0, text: 'ECONNREFUSED' }).answered).toBe(false);
+    expect(classifyReply({ channel: 'smtp', status: 0, text: 'ETIMEDOUT' }).answered).toBe(false);
+    expect(classifyReply({ channel: 'http', status: 503, text: 'Service Unavailable' }).answered).toBe(false);
+    expect(classifyReply({ channel: 'http', status: 429, text: 'Too Many Requests' }).answered).toBe(true);
+    // An SMTP relay's 4xx is a receiver's answer relayed: it says nothing about the relay.
+    expect(classifyReply({ channel: 'smtp', status: 451, text: '451 4.3.0 temporary failure' }).answered).toBe(true);
+  });
+});

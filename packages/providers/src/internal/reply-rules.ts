@@ -1,4 +1,4 @@
-import type { Family, ThrottleScope } from '../classify.js';
+import type { Family, ThrottleScope } from './reply-types.js';
 
 /**
  * One row of the reply classifier's table. A row matches when every condition it sets
@@ -21,6 +21,8 @@ export interface ReplyRule {
   readonly family: Family;
   readonly permanent: boolean;
   readonly scope?: ThrottleScope;
+  /** `false`: the provider gave no answer about the message (nothing came back, or its own server failed). */
+  readonly answered?: false;
 }
 
 // Wording shared by several rows. Rate wording is checked before the status class because
@@ -53,7 +55,7 @@ const SIZE =
  */
 export const RULES: readonly ReplyRule[] = [
   // ---- no answer at all --------------------------------------------------------------
-  { id: 'net.no-response', status: 0, family: 'transient_system', permanent: false },
+  { id: 'net.no-response', status: 0, family: 'transient_system', permanent: false, answered: false },
   // Mailgun's SDK reports a refused or timed-out request as status 400 with the socket code.
   { id: 'http.network-error', channel: 'http', text: NETWORK, family: 'transient_system', permanent: false },
 
@@ -74,7 +76,7 @@ export const RULES: readonly ReplyRule[] = [
   // SES refuses an address it already saw hard-bounce: the address is bad, not the message.
   { id: 'http.suppressed-address', channel: 'http', errorName: /^MessageRejected$/, text: /address blacklisted|hard bounce|suppression list/i, family: 'bad_recipient', permanent: true },
   { id: 'http.recipient-field', channel: 'http', status: [400, 499], text: /personalizations\.\d+\.(?:to|cc|bcc)\.\d+\.email|'to' parameter is not a valid address/i, family: 'bad_recipient', permanent: true },
-  { id: 'http.5xx', channel: 'http', status: [500, 599], family: 'transient_system', permanent: false },
+  { id: 'http.5xx', channel: 'http', status: [500, 599], family: 'transient_system', permanent: false, answered: false },
   { id: 'http.401', channel: 'http', status: 401, family: 'sender_config', permanent: false },
   { id: 'http.403', channel: 'http', status: 403, family: 'sender_config', permanent: true },
   { id: 'http.404', channel: 'http', status: 404, family: 'sender_config', permanent: true },

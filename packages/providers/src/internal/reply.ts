@@ -22,7 +22,7 @@ export function classified(reply: Reply): Outcome {
  */
 export function unanswered(channel: Reply['channel'], text: string, submitted: boolean): Outcome {
   const reply: Reply = { channel, status: 0, text };
-  return submitted ? { kind: 'ambiguous', reply: formatReply(reply) } : classified(reply);
+  return submitted ? { kind: 'ambiguous', reply: formatReply(reply), answered: false } : classified(reply);
 }
 
 /**
@@ -33,6 +33,7 @@ export function unsupported(reply: string): Outcome {
   return {
     kind: 'rejected',
     family: 'content_rejected',
+    answered: true,
     suppress: false,
     rule: 'adapter.unsupported-content',
     version: CLASSIFIER_VERSION,

@@ -1,0 +1,28 @@
+import type { Logger } from 'pino';
+import type { Clock, Keys, SluiceConfig } from '@sluice/core';
+import type { Outcome } from '@sluice/providers';
+import type { Queues, Store } from '@sluice/store';
+import type { Adjustments, Limiter, Signals } from '@sluice/throttle';
+import type { Latency } from '../latency.js';
+
+/** What every stage of a delivery works with: the engine's collaborators, none of them its own. */
+export interface DeliveryContext {
+  config: SluiceConfig;
+  keys: Keys;
+  store: Store;
+  limiter: Limiter;
+  adjustments: Adjustments;
+  signals: Signals;
+  latency: Latency;
+  queues: Queues;
+  logger: Logger;
+  clock: Clock;
+}
+
+/** An outcome that may lead to another attempt: temporary, or unknown (`ambiguous`). */
+export type RetryOutcome = Exclude<Outcome, { kind: 'accepted' | 'rejected' }>;
+
+/** The family a temporary outcome is retried and counted under (`ambiguous` has its own). */
+export function familyOf(outcome: RetryOutcome): string {
+  return outcome.kind === 'ambiguous' ? 'ambiguous' : outcome.family;
+}

@@ -1,0 +1,93 @@
+import type { Logger } from 'pino';
+import { createKeys, systemClock, type Clock, type PriorityClass, type SluiceConfig } from '@sluice/core';
+import type { Outcome, Provider } from '@sluice/providers';
+import type { Queues, Store } from '@sluice/store';
+import type { Adjustments, Limiter, Signals } from '@sluice/throttle';
+import type { Latency } from '../latency.js';
+import type { DeliveryContext } from './context.js';
+import { createLearner } from './learn.js';
+import { precheck, standsAside, type DeliveryJob } from './precheck.js';
+import { send } from './send.js';
+import { settle } from './settle.js';
+
+/** Options of {@link createDelivery}: its collaborators, each the caller's to close. */
+export interface DeliveryOptions {
+  config: SluiceConfig;
+  store: Store;
+  limiter: Limiter;
+  adjustments: Adjustments;
+  /** Where attempts' outcomes are counted (what the governor reads). */
+  signals: Signals;
+  /** Where the latency of sent mail is sampled. */
+  latency: Latency;
+  /** Adapters by provider id. */
+  providers: ReadonlyMap<string, Provider>;
+  /** Where a message goes back to admission (its intake or campaign queue). */
+  queues: Queues;
+  logger: Logger;
+  /** @defaultValue `Date.now` */
+  clock?: Clock;
+}
+
+/** Local permits over the connection slots held (the worker's `SlotGate`). */
+export interface DeliveryGate {
+  /** Waits for a permit; returns its release function. */
+  acquire(priority: PriorityClass): Promise<() => void>;
+}
+
+/** How a delivery ended for its job: done (whatever its message's state), or delayed in its dispatch queue. */
+export type DeliveryResult = 'done' | 'delayed';
+
+/** The worker's engine: one dispatch job in, at most one send, exactly one next state out. */
+export interface Delivery {
+  /**
+   * Delivers one dispatch job through its stages: precheck (provider standing, late
+   * re-admission, suspension, the record's move to `sending`, expiry), send, learn (the
+   * signals and what the outcome says about its keys) and settle (the outcome table).
+   * The connection permit is held from the late re-admission to the end of the send.
+   */
+  deliver(job: DeliveryJob, gate: DeliveryGate): Promise<DeliveryResult>;
+}
+
+/** Creates the delivery engine. It holds nothing to close but its collaborators, which are the caller's. */
+export function createDelivery(options: DeliveryOptions): Delivery {
+  const { config, providers } = options;
+  const ctx: DeliveryContext = {
+    config,
+    keys: createKeys(config.redis.prefix),
+    store: options.store,
+    limiter: options.limiter,
+    adjustments: options.adjustments,
+    signals: options.signals,
+    latency: options.latency,
+    queues: options.queues,
+    logger: options.logger,
+    clock: options.clock ?? systemClock,
+  };
+  const learner = createLearner(ctx);
+
+  return {
+    async deliver(job, gate) {
+      const m = job.data;
+      const provider = providers.get(m.provider);
+      if (!provider) throw new Error(`no provider ${m.provider} configured in this worker`);
+      if (await standsAside(ctx, m)) return 'done';
+
+      const release = await gate.acquire(m.priority);
+      let outcome: Outcome;
+      let attempt: number;
+      try {
+        const ready = await precheck(ctx, job);
+        if (ready.kind !== 'send') return ready.kind;
+        attempt = ready.attempt;
+        outcome = await send(ctx.store, provider, m);
+      } finally {
+        release();
+      }
+
+      await learner.learn(m, outcome);
+      await settle(ctx, m, outcome, attempt);
+      return 'done';
+    },
+  };
+}

@@ -1,0 +1,128 @@
+import { circuitId, layerKeysOf, layerNamesOf, poolOf, type DispatchJobData } from '@sluice/core';
+import type { Outcome } from '@sluice/providers';
+import type { SignalKey } from '@sluice/throttle';
+import { replyMatcher } from '../reply-match.js';
+import type { DeliveryContext } from './context.js';
+
+/** What a process learns from its attempts' outcomes. */
+export interface Learner {
+  /** Counts an outcome's signals and acts on what it says about its keys and provider. */
+  learn(m: DispatchJobData, outcome: Outcome): Promise<void>;
+}
+
+/** Every key an attempt counts under: its five layers, its stream and its circuit. */
+function signalKeysOf(ctx: DeliveryContext, m: DispatchJobData): SignalKey[] {
+  const { config, keys } = ctx;
+  const on: SignalKey[] = layerKeysOf(keys, layerNamesOf(config, m)).map(({ kind, name }) => ({ kind, name }));
+  on.push({ kind: 'stream', name: m.stream });
+  on.push({
+    kind: 'circuit',
+    name: circuitId({ receiver: m.receiver, pool: poolOf(config, m.provider), stream: m.stream }),
+  });
+  return on;
+}
+
+/**
+ * What a reply says about the key it came from: a throttle lowers that key's rate for
+ * every process; a daily quota pauses the provider; failures without an answer in a row,
+ * or an account that stopped sending, mark the provider down so routing fails over.
+ */
+export function createLearner(ctx: DeliveryContext): Learner {
+  const { config, keys, adjustments, signals, logger, clock } = ctx;
+  const matches = replyMatcher(config.governor.rules);
+  /** Failures without an answer (or 5xx) in a row, per provider, in this process. */
+  const failingInARow = new Map<string, number>();
+
+  /** Counts an attempt's outcome for every key it belongs to (what the governor reads). */
+  function count(m: DispatchJobData, outcome: Outcome): void {
+    const on = signalKeysOf(ctx, m);
+    signals.record(on, 'attempted');
+    if (outcome.kind !== 'accepted') {
+      const classified = outcome.kind === 'ambiguous' ? {} : { family: outcome.family, enhanced: outcome.enhanced };
+      for (const rule of matches({ reply: outcome.reply, ...classified })) signals.record(on, `matched:${rule}`);
+    }
+    if (outcome.kind === 'rejected') signals.record(on, `rejected:${outcome.family}`);
+    if (outcome.kind === 'throttled') {
+      // A throttle counts against whoever refused: a receiver's 421 says nothing about the
+      // provider (or pool) that carried it, and a provider's 429 nothing about the receiver.
+      // For those keys it is a deferral by family (a receiver throttling a cold pool's IPs
+      // is still what the pool's warm-up judges).
+      const refusedBy = outcome.scope === 'provider' ? ['receiver'] : ['provider', 'pool'];
+      signals.record(
+        on.filter((k) => !refusedBy.includes(k.kind)),
+        'throttled',
+      );
+      signals.record(
+        on.filter((k) => refusedBy.includes(k.kind)),
+        'deferred:throttled',
+      );
+    } else if (outcome.kind === 'accepted' || outcome.kind === 'rejected') signals.record(on, outcome.kind);
+    else signals.record(on, `deferred:${outcome.kind === 'ambiguous' ? 'ambiguous' : outcome.family}`);
+    // A recipient's first temporary failure (its job has no retry of any family yet): the
+    // deferred recipients, each once, beside the deferred attempts.
+    if (
+      outcome.kind !== 'accepted' &&
+      outcome.kind !== 'rejected' &&
+      Object.keys(m.retry?.byFamily ?? {}).length === 0
+    ) {
+      signals.record(on, 'recipient_deferred');
+    }
+  }
+
+  /** A throttle: the provider paused when out of quota, else the refusing key slowed down. */
+  async function throttled(m: DispatchJobData, outcome: Extract<Outcome, { kind: 'throttled' }>): Promise<void> {
+    if (outcome.family === 'quota_exhausted') {
+      // Until the next GetAccount reading says whether the rolling window has room again.
+      const provider = config.providers[m.provider];
+      const untilMs =
+        clock() + Math.max(outcome.retryAfterMs ?? 0, provider?.kind === 'ses' ? provider.quotaRefreshMs : 60_000);
+      await adjustments.pause(m.provider, untilMs, outcome.reply);
+      logger.warn({ provider: m.provider, until: new Date(untilMs).toISOString() }, 'provider out of quota: paused');
+      return;
+    }
+    const key =
+      outcome.scope === 'provider' ? keys.bucket('provider', m.provider) : keys.bucket('receiver', m.receiver);
+    // A key the governor has set is the governor's to pace.
+    if (config.governor.enabled && adjustments.governed(key) !== undefined) return;
+    const { cut, factor } = await adjustments.slowDown(key);
+    if (cut) {
+      const reply = outcome.reply.slice(0, 200);
+      logger.info(
+        { provider: m.provider, receiver: m.receiver, scope: outcome.scope, factor, reply },
+        'throttled: rate lowered',
+      );
+    }
+  }
+
+  return {
+    async learn(m, outcome) {
+      count(m, outcome);
+      if (outcome.kind === 'accepted') {
+        failingInARow.delete(m.provider);
+        return;
+      }
+      if (outcome.kind === 'throttled') {
+        await throttled(m, outcome);
+        return;
+      }
+      // The provider itself failing: no answer at all, or an HTTP 5xx. (A receiver's 4xx
+      // relayed by an SMTP smarthost says nothing about the smarthost.)
+      const noAnswer = !outcome.answered;
+      if (outcome.kind === 'deferred' && outcome.family === 'sender_config') {
+        await adjustments.markDown(m.provider, config.failover.downForMs, outcome.reply);
+        logger.error(
+          { provider: m.provider, reply: outcome.reply.slice(0, 300) },
+          'provider refuses the account: marked down',
+        );
+      } else if (noAnswer) {
+        const n = (failingInARow.get(m.provider) ?? 0) + 1;
+        failingInARow.set(m.provider, n);
+        if (n >= config.failover.downAfter) {
+          failingInARow.delete(m.provider);
+          await adjustments.markDown(m.provider, config.failover.downForMs, `${n} failures in a row: ${outcome.reply}`);
+          logger.error({ provider: m.provider, failures: n }, 'provider failing: marked down');
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,162 @@
+import {
+  expiresAt,
+  layerKeysOf,
+  layerNamesOf,
+  receiverNamed,
+  type DispatchJobData,
+  type ReceiverLimit,
+} from '@sluice/core';
+import { quotaLayers, type OverrideState } from '@sluice/throttle';
+import { route } from '../routing.js';
+import type { DeliveryContext } from './context.js';
+import { readmit } from './readmit.js';
+
+/** A dispatch job as the engine sees it: its data, and how it waits in its queue for a later slot. */
+export interface DeliveryJob {
+  readonly data: DispatchJobData;
+  /**
+   * Moves the job back to its dispatch queue with `data`, delayed until `untilMs` (BullMQ:
+   * `updateData`, then `moveToDelayed`). The wiring ends the job's run afterwards
+   * (`DelayedError`).
+   */
+  delay(data: DispatchJobData, untilMs: number): Promise<void>;
+}
+
+/** What the checks before a send found. */
+export type Ready =
+  /** Send now: this is attempt number `attempt`. */
+  | { kind: 'send'; attempt: number }
+  /** Nothing to send: given back to admission, final already, counted as sent, or expired. */
+  | { kind: 'done' }
+  /** Booked for a later slot: the job waits in its dispatch queue ({@link DeliveryJob.delay}). */
+  | { kind: 'delayed' };
+
+function rerouted(ctx: DeliveryContext, m: DispatchJobData): boolean {
+  const { config, adjustments, keys } = ctx;
+  const choice = route(config, adjustments, (p) => keys.bucket('provider', p), m.stream);
+  return !('provider' in choice) || choice.provider !== m.provider;
+}
+
+/** Before a connection slot is taken: whether the provider's standing sent the message back to admission. */
+export async function standsAside(ctx: DeliveryContext, m: DispatchJobData): Promise<boolean> {
+  // Paused (out of its daily quota) or down since admission: back to admission, which
+  // routes elsewhere or waits; no attempt is spent. A down provider with nothing better
+  // in its route is still tried (its backoff paces it).
+  const standing = ctx.adjustments.standing(m.provider);
+  if (standing.state === 'paused' || (standing.state === 'down' && rerouted(ctx, m))) {
+    await readmit(ctx, m, `provider ${m.provider} ${standing.state}: ${standing.reason}`);
+    return true;
+  }
+  return false;
+}
+
+function loweredSince(ctx: DeliveryContext, m: DispatchJobData): boolean {
+  const { adjustments, keys } = ctx;
+  const decided = m.decidedAt ?? m.admittedAt;
+  const at = Math.max(
+    adjustments.loweredAt(keys.bucket('receiver', m.receiver)) ?? 0,
+    adjustments.loweredAt(keys.bucket('provider', m.provider)) ?? 0,
+  );
+  return at > decided;
+}
+
+/** A `suspend` override in force on any key the message goes through, if one is. */
+function suspendedBy(ctx: DeliveryContext, m: DispatchJobData): OverrideState | undefined {
+  const layers = layerKeysOf(ctx.keys, layerNamesOf(ctx.config, m));
+  return layers.map((l) => ctx.adjustments.override(l.key)).find((o) => o?.kind === 'suspend');
+}
+
+/**
+ * The receiver bucket the scheduler chose (by the domain's organisation): the limit the
+ * job carries, else looked up by name. No DNS here.
+ */
+function receiverOf(ctx: DeliveryContext, m: DispatchJobData): ReceiverLimit {
+  if (m.receiverLimit === undefined) return receiverNamed(ctx.config, m.receiver);
+  return { name: m.receiver, rate: m.receiverLimit.rate, burst: m.receiverLimit.burst };
+}
+
+/**
+ * A late message's second admission: granted → send now; booked → wait in this
+ * queue for the new slot; denied → back to its intake queue.
+ */
+async function readmitLate(
+  ctx: DeliveryContext,
+  job: DeliveryJob,
+): Promise<'granted' | Exclude<Ready['kind'], 'send'>> {
+  const { config, keys, store, limiter, adjustments, clock } = ctx;
+  const m = job.data;
+  const campaign = m.campaignId !== undefined ? await store.campaignLimit(m.campaignId) : undefined;
+  const subject = { to: m.to, tenantId: m.tenantId, campaign, provider: m.provider, receiver: receiverOf(ctx, m) };
+  const { layers } = quotaLayers(config, keys, subject, adjustments);
+  const decision = await limiter.admit({
+    layers,
+    priority: m.priority,
+    horizonMs: config.horizonsMs[m.priority],
+    waitlist: [],
+  });
+  if (decision.outcome === 'granted') return 'granted';
+  if (decision.outcome === 'denied') {
+    await readmit(ctx, m, `slot missed by ${clock() - m.admittedAt} ms: admitted again`);
+    return 'done';
+  }
+  const at = clock() + decision.waitMs;
+  await job.delay({ ...m, admittedAt: at, decidedAt: clock() }, at);
+  return 'delayed';
+}
+
+/**
+ * With its connection slot held, the checks between admission and the send: a late or
+ * outpaced message asks the limiter again, a suspended one goes back, and the record moves
+ * to `sending` (counting the attempt) unless it is final or its campaign paused. The
+ * previous attempt's lost answer may count as sent; an expired message is not sent.
+ */
+export async function precheck(ctx: DeliveryContext, job: DeliveryJob): Promise<Ready> {
+  const { config, store, clock } = ctx;
+  const m = job.data;
+  const base = { campaignId: m.campaignId, provider: m.provider };
+  // Here (with its connection slot) well after its slot, because no worker was free or
+  // none ran: sending now would add to a later second's sends, so it asks the limiter
+  // again. Only a first try nobody has started: one cut off by a crash goes on below.
+  // Admitted at a rate that has since been lowered (a throttle came back for its
+  // receiver or provider): the limiter decides again at the lowered rate, so the
+  // messages behind a throttle wait instead of meeting the same refusal.
+  if (clock() - m.admittedAt > config.worker.lateAfterMs || loweredSince(ctx, m)) {
+    const late = await store.transition(m.id, 'dispatched', { from: 'dispatched' });
+    if (late.result === 'moved') {
+      const again = await readmitLate(ctx, job);
+      if (again !== 'granted') return { kind: again };
+    }
+  }
+  // Suspended by an operator since admission: back to admission, which holds it until
+  // the override ends (as a paused campaign's mail, below). No attempt is spent.
+  const suspended = suspendedBy(ctx, m);
+  if (suspended !== undefined) {
+    await readmit(ctx, m, `suspended: ${suspended.scope} ${suspended.name}`.slice(0, 60));
+    return { kind: 'done' };
+  }
+  let t = await store.transition(m.id, 'sending', { attempt: true, campaignId: m.campaignId });
+  if (t.result === 'missing') {
+    await store.accept(m);
+    t = await store.transition(m.id, 'sending', { attempt: true, campaignId: m.campaignId });
+  }
+  if (t.result === 'final') return { kind: 'done' }; // sent, cancelled or expired already: never twice
+  if (t.result === 'held') {
+    await readmit(ctx, m, 'held: campaign paused');
+    return { kind: 'done' };
+  }
+  if (t.ambiguous && config.delivery.onAmbiguous[m.priority] === 'assume-sent') {
+    await store.finalize(m.id, 'sent', {
+      ...base,
+      receiver: m.receiver,
+      outcome: 'ambiguous',
+      reply:
+        'the previous attempt was submitted but its answer was lost with its worker; counted as sent (delivery.onAmbiguous)',
+    });
+    return { kind: 'done' };
+  }
+  if (clock() >= expiresAt(m, config.delivery.lifetimeMs)) {
+    await store.finalize(m.id, 'expired', { ...base, reply: 'expired before sending' });
+    return { kind: 'done' };
+  }
+  return { kind: 'send', attempt: t.attempts };
+}

@@ -1,0 +1,51 @@
+import { jobIdOf, type DispatchJobData, type IntakeJobData, type RetryCounts } from '@sluice/core';
+import { familyOf, type DeliveryContext, type RetryOutcome } from './context.js';
+
+/** A retry's plan, as {@link readmit} writes it. */
+export interface ReadmitRetry {
+  delayMs: number;
+  counts: RetryCounts;
+  outcome: RetryOutcome;
+}
+
+/**
+ * Gives a message back to its intake queue, to be admitted again (after `delayMs`): its
+ * campaign was paused after admission, it came late and its quotas are busy now, or it
+ * is to be retried, in which case it goes through every quota check again at the
+ * rates lowered meanwhile. Record first, then job: this dispatch job stays until we
+ * return, so a crash in between runs it again, and the intake job never finds a record
+ * that says it was dispatched.
+ */
+export async function readmit(
+  ctx: DeliveryContext,
+  m: DispatchJobData,
+  reason: string,
+  retry?: ReadmitRetry,
+): Promise<void> {
+  const { store, queues } = ctx;
+  const queue = queues.intakeOf(m);
+  const {
+    provider: _p,
+    receiver: _r,
+    receiverLimit: _l,
+    admittedAt: _a,
+    decidedAt: _d,
+    failover: _f,
+    ticket: _t,
+    ...message
+  } = m;
+  const hop = (m.hop ?? 0) + 1;
+  const data: IntakeJobData = retry ? { ...message, hop, retry: retry.counts } : { ...message, hop };
+  if (retry) {
+    await store.transition(m.id, 'retrying', {
+      fields: {
+        lastReply: retry.outcome.reply.slice(0, 2000),
+        lastOutcome: familyOf(retry.outcome),
+        retryAt: String(ctx.clock() + retry.delayMs),
+      },
+    });
+  } else {
+    await store.transition(m.id, 'queued', { fields: { lastOutcome: reason } });
+  }
+  await queue.add('send', data, { jobId: jobIdOf(data), ...(retry ? { delay: retry.delayMs } : {}) });
+}

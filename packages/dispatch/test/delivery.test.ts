@@ -1,0 +1,415 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { createKeys, parseConfig, type DispatchJobData, type Keys, type SluiceConfig } from '@sluice/core';
+import { createDelivery, createLatency, SlotGate, type Delivery, type DeliveryJob } from '@sluice/dispatch';
+import { createProviders } from '@sluice/providers';
+import { createSandbox, type Sandbox, type SandboxOptions } from '@sluice/sandbox';
+import { createQueues, createStore, type Queues, type Store } from '@sluice/store';
+import {
+  createAdjustments,
+  createLimiter,
+  createSignals,
+  overrideField,
+  type Adjustments,
+  type SignalKey,
+  type Signals,
+} from '@sluice/throttle';
+
+// The worker's outcome table, in process: the delivery engine with real collaborators on
+// real Redis, sending through the real SMTP adapter to the sandbox (whose scenario picks
+// the reply: accept, 550 5.1.1, 421 4.7.28, 451 4.3.0, a connection lost after DATA).
+
+let redis: Redis;
+let keys: Keys;
+const open: { close(): unknown }[] = [];
+
+beforeEach(() => {
+  redis = new Redis(inject('redisUrl'));
+  keys = createKeys(`t-${randomUUID().slice(0, 8)}`);
+});
+afterEach(async () => {
+  for (const o of open.splice(0).reverse()) await o.close();
+  const found = await redis.keys(`*${keys.prefix}*`);
+  if (found.length) await redis.del(...found);
+  await redis.quit();
+});
+
+interface Setup {
+  config: SluiceConfig;
+  delivery: Delivery;
+  store: Store;
+  queues: Queues;
+  signals: Signals;
+  adjustments: Adjustments;
+  sandbox: Sandbox;
+  gate: SlotGate;
+  /** The engine's clock: it stands still unless a test moves it. */
+  now: number;
+}
+
+async function setup(scenario: SandboxOptions['scenario'] = {}, extra: Record<string, unknown> = {}): Promise<Setup> {
+  const sandbox = await createSandbox({ scenario });
+  open.push(sandbox);
+  const config = parseConfig({
+    redis: { url: inject('redisUrl'), prefix: keys.prefix },
+    defaultProvider: 'relay',
+    providers: { relay: { kind: 'smtp', rate: 1000, burst: 100, concurrency: 4 } },
+    sandbox: { url: sandbox.url, smtpHost: '127.0.0.1', smtpPort: sandbox.smtpPort },
+    ...extra,
+  });
+  const store = createStore({ redis, keys });
+  const limiter = createLimiter({ redis, reserves: config.reserves, jitterSlackMs: config.jitterSlackMs });
+  const adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
+  await adjustments.start();
+  const signals = createSignals({ redis, keys, flushMs: 60_000 });
+  const latency = createLatency({ redis, keys, flushMs: 60_000 });
+  const queues = createQueues({ redis, keys });
+  const providers = createProviders(config);
+  open.push({ close: () => adjustments.close() }, signals, latency, queues, {
+    close: () => Promise.all([...providers.values()].map((p) => p.close())),
+  });
+  const s: Setup = {
+    config,
+    store,
+    queues,
+    signals,
+    adjustments,
+    sandbox,
+    gate: new SlotGate(1),
+    now: Date.now(),
+    delivery: undefined as never,
+  };
+  s.gate.resize(4);
+  const logger = pino({ level: 'silent' });
+  s.delivery = createDelivery({
+    config,
+    store,
+    limiter,
+    adjustments,
+    signals,
+    latency,
+    providers,
+    queues,
+    logger,
+    clock: () => s.now,
+  });
+  return s;
+}
+
+let counter = 0;
+
+/** An admitted message to `to` (as the scheduler leaves it: a record in `dispatched`). */
+async function admitted(s: Setup, to: string, extra: Partial<DispatchJobData> = {}): Promise<DispatchJobData> {
+  counter += 1;
+  const m: DispatchJobData = {
+    id: `m-${keys.prefix}-${counter}`,
+    acceptedAt: s.now,
+    from: { address: 'sender@sluice.test', name: 'Sluice Test' },
+    to,
+    subject: 'Hello',
+    text: 'Hello there',
+    priority: 'normal',
+    stream: 'transactional',
+    tenantId: 'acme',
+    campaignId: 'spring',
+    tags: {},
+    headers: {},
+    provider: 'relay',
+    receiver: to.slice(to.indexOf('@') + 1),
+    admittedAt: s.now,
+    decidedAt: s.now,
+    ...extra,
+  };
+  await s.store.accept(m);
+  await s.store.transition(m.id, 'dispatched');
+  return m;
+}
+
+/** A dispatch job of `m`; a delayed job (a booked second admission) is kept in `delayed`. */
+function jobOf(m: DispatchJobData, delayed: { data: DispatchJobData; untilMs: number }[] = []): DeliveryJob {
+  return { data: m, delay: async (data, untilMs) => void delayed.push({ data, untilMs }) };
+}
+
+const sentTo = (s: Setup, to: string): number => s.sandbox.accepted().filter((r) => r.to.includes(to)).length;
+
+describe('the delivery engine’s outcome table', () => {
+  it('accepted → sent, with no attempt log entry on a first attempt', async () => {
+    const s = await setup();
+    const m = await admitted(s, 'ok@accept.test');
+    expect(await s.delivery.deliver(jobOf(m), s.gate)).toBe('done');
+    const record = await s.store.get(m.id);
+    expect(record).toMatchObject({
+      state: 'sent',
+      attempts: 1,
+      lastOutcome: 'accepted',
+      provider: 'relay',
+      receiver: 'accept.test',
+    });
+    expect(record?.providerMessageId).toBeTruthy();
+    expect(await s.store.attempts(m.id)).toEqual([]);
+    expect(sentTo(s, 'ok@accept.test')).toBe(1);
+    expect(s.gate.inUse).toBe(0);
+  });
+
+  it('rejected bad_recipient → rejected, logged, and the address suppressed for its tenant', async () => {
+    const s = await setup({ default: { bounce: ['gone@*'] } });
+    const m = await admitted(s, 'gone@bounce.test');
+    await s.delivery.deliver(jobOf(m), s.gate);
+    expect(await s.store.get(m.id)).toMatchObject({ state: 'rejected', lastOutcome: 'bad_recipient' });
+    expect(await s.store.suppressed('acme', 'gone@bounce.test')).not.toBeNull();
+    const log = await s.store.attempts(m.id);
+    expect(log).toMatchObject([
+      {
+        outcome: 'rejected',
+        family: 'bad_recipient',
+        rule: 'smtp.bad-mailbox-code',
+        action: 'final: rejected, recipient suppressed',
+      },
+    ]);
+    expect(log[0]!.reply).toMatch(/^550 5\.1\.1/);
+  });
+
+  it('throttled → retrying after a delay, back in its campaign queue, and the receiver slowed down', async () => {
+    const s = await setup({ domains: { 'slow.test': { rate: 0.001, burst: 1 } } });
+    await s.delivery.deliver(jobOf(await admitted(s, 'a@slow.test')), s.gate);
+    const m = await admitted(s, 'b@slow.test');
+    await s.delivery.deliver(jobOf(m), s.gate);
+    const record = await s.store.get(m.id);
+    expect(record).toMatchObject({ state: 'retrying', lastOutcome: 'throttled', attempts: 1 });
+    expect(record?.lastReply).toMatch(/^421.4\.7\.28/);
+    const [entry] = await s.store.attempts(m.id);
+    expect(entry).toMatchObject({
+      outcome: 'throttled',
+      family: 'throttled',
+      action: expect.stringMatching(/^retry in \d+ ms$/),
+    });
+    const delayMs = Number(/retry in (\d+) ms/.exec(entry!.action!)![1]);
+    expect(delayMs).toBeGreaterThan(0);
+    // One delayed job in the campaign's queue: the next trip through admission, with its retry counts.
+    const [job, ...more] = await s.queues.campaign('spring').getDelayed();
+    expect(more).toEqual([]);
+    expect(job).toMatchObject({
+      id: `${m.id}-1`,
+      delay: delayMs,
+      data: { id: m.id, hop: 1, retry: { failures: 0, byFamily: { throttled: 1 } } },
+    });
+    expect(job!.data).not.toHaveProperty('provider');
+    expect(await s.queues.intake('normal').count()).toBe(0);
+    expect(s.adjustments.factor(keys.bucket('receiver', 'slow.test'))).toBeLessThan(1);
+    expect(s.adjustments.factor(keys.bucket('provider', 'relay'))).toBe(1);
+  });
+
+  it('a transactional retry goes back to its class’s intake queue', async () => {
+    const s = await setup({ default: { fail: ['*@flaky.test'] } });
+    const m = await admitted(s, 'x@flaky.test', { campaignId: undefined, priority: 'high' });
+    await s.delivery.deliver(jobOf(m), s.gate);
+    expect(await s.store.get(m.id)).toMatchObject({ state: 'retrying', lastOutcome: 'transient_system' });
+    expect((await s.queues.intake('high').getDelayed()).map((j) => j.id)).toEqual([`${m.id}-1`]);
+  });
+
+  it('deferred with its lifetime over before the next attempt → expired', async () => {
+    const s = await setup({ default: { fail: ['*@flaky.test'] } });
+    // transient_system's first backoff is at least 500 ms: longer than the message has.
+    const m = await admitted(s, 'x@flaky.test', { expiresAt: Date.now() + 400 });
+    await s.delivery.deliver(jobOf(m), s.gate);
+    expect(await s.store.get(m.id)).toMatchObject({
+      state: 'expired',
+      lastOutcome: 'transient_system: lifetime over before the next attempt',
+    });
+    expect(await s.store.attempts(m.id)).toMatchObject([
+      { outcome: 'deferred', family: 'transient_system', action: 'final: expired' },
+    ]);
+    expect(await s.queues.campaign('spring').count()).toBe(0);
+  });
+
+  it('expired before sending: no send at all', async () => {
+    const s = await setup();
+    const m = await admitted(s, 'ok@accept.test', { expiresAt: s.now + 1_000 });
+    s.now += 1_000;
+    await s.delivery.deliver(jobOf(m), s.gate);
+    expect(await s.store.get(m.id)).toMatchObject({ state: 'expired', lastReply: 'expired before sending' });
+    expect(sentTo(s, 'ok@accept.test')).toBe(0);
+  });
+
+  it('ambiguous under resend (critical): counted, logged and resent through admission', async () => {
+    const s = await setup({ default: { dropAfterData: ['lost@*'] } });
+    const m = await admitted(s, 'lost@drop.test', { campaignId: undefined, priority: 'critical' });
+    await s.delivery.deliver(jobOf(m), s.gate);
+    expect(await s.store.get(m.id)).toMatchObject({ state: 'retrying', ambiguous: 1, lastOutcome: 'ambiguous' });
+    expect(await s.store.attempts(m.id)).toMatchObject([
+      { outcome: 'ambiguous', action: expect.stringMatching(/^retry in/) },
+    ]);
+    expect((await s.queues.intake('critical').getDelayed()).map((j) => j.data.retry)).toEqual([
+      { failures: 1, byFamily: { ambiguous: 1 } },
+    ]);
+    // The sandbox did get it: that is why it is ambiguous.
+    expect(sentTo(s, 'lost@drop.test')).toBe(1);
+  });
+
+  it('ambiguous under assume-sent (normal): counted as sent, never resent', async () => {
+    const s = await setup({ default: { dropAfterData: ['lost@*'] } });
+    const m = await admitted(s, 'lost@drop.test');
+    await s.delivery.deliver(jobOf(m), s.gate);
+    expect(await s.store.get(m.id)).toMatchObject({ state: 'sent', ambiguous: 1, lastOutcome: 'ambiguous' });
+    expect(await s.store.attempts(m.id)).toMatchObject([
+      { outcome: 'ambiguous', action: 'final: counted as sent (delivery.onAmbiguous: assume-sent)' },
+    ]);
+    expect(await s.queues.campaign('spring').count()).toBe(0);
+  });
+
+  it('a previous attempt submitted and cut off, under assume-sent: counted as sent without a send', async () => {
+    const s = await setup();
+    const m = await admitted(s, 'ok@accept.test');
+    // A worker died after the request went out in full: the record says `submitted`.
+    await s.store.transition(m.id, 'sending', { attempt: true, campaignId: m.campaignId });
+    await s.store.transition(m.id, 'submitted');
+    await s.delivery.deliver(jobOf(m), s.gate);
+    expect(await s.store.get(m.id)).toMatchObject({ state: 'sent', lastOutcome: 'ambiguous' });
+    expect(sentTo(s, 'ok@accept.test')).toBe(0);
+  });
+
+  it('a final record is never sent again', async () => {
+    const s = await setup();
+    const m = await admitted(s, 'ok@accept.test');
+    await s.delivery.deliver(jobOf(m), s.gate);
+    // The same job again (a crash before BullMQ completed it): nothing is sent twice.
+    expect(await s.delivery.deliver(jobOf(m), s.gate)).toBe('done');
+    expect(sentTo(s, 'ok@accept.test')).toBe(1);
+    expect(await s.store.get(m.id)).toMatchObject({ state: 'sent', attempts: 1 });
+  });
+
+  it('a campaign paused since admission → back to its campaign queue, no attempt spent', async () => {
+    const s = await setup();
+    const m = await admitted(s, 'ok@accept.test');
+    await s.store.setCampaignPaused('spring', true);
+    await s.delivery.deliver(jobOf(m), s.gate);
+    expect(await s.store.get(m.id)).toMatchObject({
+      state: 'queued',
+      attempts: 0,
+      lastOutcome: 'held: campaign paused',
+    });
+    expect((await s.queues.campaign('spring').getWaiting()).map((j) => j.id)).toEqual([`${m.id}-1`]);
+    expect(sentTo(s, 'ok@accept.test')).toBe(0);
+  });
+
+  it('a suspend override since admission → readmitted without an attempt', async () => {
+    const s = await setup();
+    const m = await admitted(s, 'ok@accept.test');
+    const at = Date.now();
+    const override = {
+      scope: 'tenant',
+      name: 'acme',
+      kind: 'suspend',
+      untilMs: at + 60_000,
+      actor: 'ops',
+      reason: 'incident',
+      setAt: at,
+    };
+    await redis.hset(keys.adjustments(), overrideField(keys.bucket('tenant', 'acme')), JSON.stringify(override));
+    await s.adjustments.refresh();
+    await s.delivery.deliver(jobOf(m), s.gate);
+    expect(await s.store.get(m.id)).toMatchObject({
+      state: 'queued',
+      attempts: 0,
+      lastOutcome: 'suspended: tenant acme',
+    });
+    expect((await s.queues.campaign('spring').getWaiting()).map((j) => j.id)).toEqual([`${m.id}-1`]);
+    expect(await s.store.attempts(m.id)).toEqual([]);
+    expect(sentTo(s, 'ok@accept.test')).toBe(0);
+  });
+
+  it('a late message asks the limiter again: granted → sent now; busy → booked for a later slot in its dispatch queue', async () => {
+    const s = await setup(
+      {},
+      {
+        providers: { relay: { kind: 'smtp', rate: 1, burst: 1, concurrency: 4 } },
+        horizonsMs: { critical: 1_000, high: 1_000, normal: 5_000, low: 0 },
+      },
+    );
+    // Admitted long ago (no worker was free): the first takes the provider's one token now.
+    const first = await admitted(s, 'a@accept.test', { admittedAt: s.now - 10_000 });
+    expect(await s.delivery.deliver(jobOf(first), s.gate)).toBe('done');
+    expect(await s.store.get(first.id)).toMatchObject({ state: 'sent' });
+    const m = await admitted(s, 'b@accept.test', { admittedAt: s.now - 10_000 });
+    const delayed: { data: DispatchJobData; untilMs: number }[] = [];
+    expect(await s.delivery.deliver(jobOf(m, delayed), s.gate)).toBe('delayed');
+    expect(delayed).toHaveLength(1);
+    expect(delayed[0]!.untilMs).toBeGreaterThan(s.now);
+    expect(delayed[0]!.data).toMatchObject({ id: m.id, admittedAt: delayed[0]!.untilMs, decidedAt: s.now });
+    expect(await s.store.get(m.id)).toMatchObject({ state: 'dispatched', attempts: 0 });
+    expect(sentTo(s, 'b@accept.test')).toBe(0);
+    // With no slot within its class's horizon: back to admission, no attempt spent.
+    const low = await admitted(s, 'c@accept.test', { admittedAt: s.now - 10_000, priority: 'low' });
+    expect(await s.delivery.deliver(jobOf(low, delayed), s.gate)).toBe('done');
+    expect(await s.store.get(low.id)).toMatchObject({
+      state: 'queued',
+      attempts: 0,
+      lastOutcome: 'slot missed by 10000 ms: admitted again',
+    });
+    expect((await s.queues.campaign('spring').getWaiting()).map((j) => j.id)).toEqual([`${low.id}-1`]);
+    expect(delayed).toHaveLength(1);
+    expect(s.gate.inUse).toBe(0);
+  });
+});
+
+describe('what the engine learns from an outcome', () => {
+  it('counts an attempt under every key: provider, receiver, pool, stream, tenant, campaign and its circuit', async () => {
+    const s = await setup({ domains: { 'slow.test': { rate: 0.001, burst: 1 } } });
+    await s.delivery.deliver(jobOf(await admitted(s, 'a@slow.test')), s.gate);
+    await s.delivery.deliver(jobOf(await admitted(s, 'b@slow.test')), s.gate);
+    await s.signals.flush();
+    const on: SignalKey[] = [
+      { kind: 'provider', name: 'relay' },
+      { kind: 'receiver', name: 'slow.test' },
+      { kind: 'pool', name: 'default' },
+      { kind: 'stream', name: 'transactional' },
+      { kind: 'tenant', name: 'acme' },
+      { kind: 'campaign', name: 'spring' },
+      { kind: 'circuit', name: 'slow.test|default|transactional' },
+    ];
+    const counts = await Promise.all(
+      on.map(async (k) => [`${k.kind}:${k.name}`, (await s.signals.read(k, 60_000)).counts] as const),
+    );
+    const receiverRefused = { attempted: 2, accepted: 1, throttled: 1, recipient_deferred: 1 };
+    const carrierDeferred = { attempted: 2, accepted: 1, 'deferred:throttled': 1, recipient_deferred: 1 };
+    // A receiver's 421 counts as a throttle against the receiver's keys, and as a
+    // deferral for the provider and pool that carried it.
+    expect(Object.fromEntries(counts)).toEqual({
+      'provider:relay': carrierDeferred,
+      'receiver:slow.test': receiverRefused,
+      'pool:default': carrierDeferred,
+      'stream:transactional': receiverRefused,
+      'tenant:acme': receiverRefused,
+      'campaign:spring': receiverRefused,
+      'circuit:slow.test|default|transactional': receiverRefused,
+    });
+  });
+
+  it('counts a rule’s match on the enhanced code the classifier found', async () => {
+    const rules = [
+      { id: 'policy-57', signal: 'matched', match: { codes: ['5.7'] }, atLeast: 1, scope: 'receiver', multiply: 0.5 },
+    ];
+    const s = await setup({ default: { block: ['spam@*'], bounce: ['gone@*'] } }, { governor: { rules } });
+    await s.delivery.deliver(jobOf(await admitted(s, 'spam@block.test')), s.gate);
+    await s.delivery.deliver(jobOf(await admitted(s, 'gone@block.test')), s.gate);
+    await s.signals.flush();
+    const receiver = await s.signals.read({ kind: 'receiver', name: 'block.test' }, 60_000);
+    expect(receiver.count('rejected:policy_block')).toBe(1);
+    expect(receiver.count('rejected:bad_recipient')).toBe(1);
+    expect(receiver.count('matched:policy-57')).toBe(1);
+  });
+
+  it('marks a provider down after failover.downAfter attempts in a row with no answer', async () => {
+    const s = await setup({ default: { dropBeforeData: ['*@void.test'] } }, { failover: { downAfter: 2 } });
+    await s.delivery.deliver(jobOf(await admitted(s, 'a@void.test')), s.gate);
+    expect(s.adjustments.standing('relay').state).toBe('ok');
+    const m = await admitted(s, 'b@void.test');
+    await s.delivery.deliver(jobOf(m), s.gate);
+    expect(await s.store.get(m.id)).toMatchObject({ state: 'retrying', lastOutcome: 'transient_system' });
+    await s.adjustments.refresh();
+    expect(s.adjustments.standing('relay')).toMatchObject({ state: 'down' });
+    // Down, with nothing else in its route: still tried (its backoff paces it), no re-routing.
+  });
+});
