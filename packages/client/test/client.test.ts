@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createKeys, type MessageInput } from '@sluice/core';
 import { createClient, type SluiceClient } from '@sluice/client';
-import { createQueues } from '@sluice/store';
+import { createCampaigns, createQueues } from '@sluice/store';
 
 let redis: Redis;
 let client: SluiceClient;
@@ -161,5 +161,29 @@ describe('campaigns', () => {
     await client.campaigns.resume('spring');
     expect((await client.campaigns.status('spring')).paused).toBe(false);
     await expect(client.campaigns.pause('nope')).rejects.toMatchObject({ code: 'unknown_campaign' });
+  });
+
+  it('refuses to resume a cancelled campaign: campaign_cancelled, and its queue and flag stay paused', async () => {
+    const keys = createKeys(prefix);
+    const queues = createQueues({ redis, keys });
+    try {
+      await client.campaigns.create({ id: 'recalled', priority: 'low' });
+      await client.send({ ...ok, campaignId: 'recalled' });
+      await createCampaigns({ redis, keys, queues }).cancel('recalled', {
+        actor: 'ops',
+        reason: 'wrong price',
+        waitMs: 0,
+      });
+      const error = await client.campaigns.resume('recalled').catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: 'SluiceError', code: 'campaign_cancelled', path: 'campaignId' });
+      expect((error as Error).message).toBe(
+        'campaign recalled was cancelled: it cannot be resumed (cancelling cannot be undone)',
+      );
+      expect(await client.campaigns.status('recalled')).toMatchObject({ paused: true, cancelled: true });
+      expect(await queues.campaign('recalled').isPaused()).toBe(true);
+      expect(await redis.hget(keys.campaign('recalled'), 'paused')).toBe('1');
+    } finally {
+      await queues.close();
+    }
   });
 });
