@@ -69,14 +69,12 @@ export function createAdmin(options: AdminOptions): Admin {
     }
     const code = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (code === 500) logger.error({ event: 'admin_error', err: err.message }, 'request failed');
-    return reply
-      .code(code)
-      .send({
-        error: {
-          code: code === 500 ? 'internal' : (err.code ?? 'bad_request'),
-          message: code === 500 ? 'internal error' : err.message,
-        },
-      });
+    return reply.code(code).send({
+      error: {
+        code: code === 500 ? 'internal' : (err.code ?? 'bad_request'),
+        message: code === 500 ? 'internal error' : err.message,
+      },
+    });
   });
 
   const page = (file: string): string => readFileSync(new URL(file, PUBLIC), 'utf8');
