@@ -4,9 +4,9 @@ import { Redis } from 'ioredis';
 import { createKeys, SluiceError, type ServiceLogger, type SluiceConfig } from '@sluice/core';
 import { createMetricsHandler, createOverrides, createStatus } from '@sluice/ops';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { createStore } from '@sluice/store';
+import { createCampaigns, createQueues, createStore } from '@sluice/store';
 import { registerAuth } from './auth.js';
-import { createCampaignControl, registerBoard } from './board.js';
+import { registerBoard } from './board.js';
 
 /** Options of {@link createAdmin}. */
 export interface AdminOptions {
@@ -56,38 +56,61 @@ export function createAdmin(options: AdminOptions): Admin {
   const keys = createKeys(config.redis.prefix);
   const store = createStore({ redis, keys });
   const status = createStatus({ config, redis, keys });
-  const control = createCampaignControl({ redis, keys, store, logger });
-  const board = registerBoard(server, { redis, keys, store, control, logger });
+  const queues = createQueues({ redis, keys });
+  const campaigns = createCampaigns({ redis, keys, queues, store, logger });
+  const board = registerBoard(server, { redis, keys, queues, campaigns, logger });
 
   server.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, _req, reply) => {
     if (err instanceof SluiceError && err.code === 'unknown_campaign') {
       return reply.code(404).send({ error: { code: err.code, message: err.message } });
     }
+    if (err instanceof SluiceError && err.code === 'campaign_cancelled') {
+      return reply.code(409).send({ error: { code: err.code, message: err.message } });
+    }
     const code = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (code === 500) logger.error({ event: 'admin_error', err: err.message }, 'request failed');
-    return reply.code(code).send({ error: { code: code === 500 ? 'internal' : (err.code ?? 'bad_request'), message: code === 500 ? 'internal error' : err.message } });
+    return reply.code(code).send({
+      error: {
+        code: code === 500 ? 'internal' : (err.code ?? 'bad_request'),
+        message: code === 500 ? 'internal error' : err.message,
+      },
+    });
   });
 
   const page = (file: string): string => readFileSync(new URL(file, PUBLIC), 'utf8');
   const html = page('dashboard.html');
   const script = page('dashboard.js');
   server.get('/', async (_req, reply) => reply.redirect('/dashboard'));
-  server.get('/dashboard', async (_req, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html));
-  server.get('/dashboard/dashboard.js', async (_req, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-store').send(script));
+  server.get('/dashboard', async (_req, reply) =>
+    reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html),
+  );
+  server.get('/dashboard/dashboard.js', async (_req, reply) =>
+    reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-store').send(script),
+  );
 
   server.get('/api/status', async () => status.snapshot());
   // Prometheus scrapes with the bearer token like any other client (`authorization` in its scrape config).
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const metrics = createMetricsHandler({ registry, config, redis, keys, status, onError: (err) => logger.error({ event: 'metrics_failed', err: String(err) }, 'metrics snapshot failed') });
-  server.get('/metrics', async (_req, reply) => reply.header('content-type', metrics.contentType).send(await metrics.body()));
+  const metrics = createMetricsHandler({
+    registry,
+    config,
+    redis,
+    keys,
+    status,
+    onError: (err) => logger.error({ event: 'metrics_failed', err: String(err) }, 'metrics snapshot failed'),
+  });
+  server.get('/metrics', async (_req, reply) =>
+    reply.header('content-type', metrics.contentType).send(await metrics.body()),
+  );
   const overrides = createOverrides({ config, redis, keys });
   server.get('/api/overrides', async () => overrides.list());
   for (const action of ['pause', 'resume'] as const) {
     server.post<{ Params: { id: string } }>(`/api/campaigns/:id/${action}`, async (req) => {
       const { id } = req.params;
-      if (!CAMPAIGN_ID.test(id)) throw new SluiceError('unknown_campaign', `no campaign with id ${id}`, { path: 'campaignId' });
-      await control[action](id, req.actor);
+      if (!CAMPAIGN_ID.test(id))
+        throw new SluiceError('unknown_campaign', `no campaign with id ${id}`, { path: 'campaignId' });
+      await campaigns[action](id, { actor: req.actor });
       await board.refresh();
       return { id, paused: action === 'pause', actor: req.actor };
     });
@@ -102,7 +125,11 @@ export function createAdmin(options: AdminOptions): Admin {
       await board.refresh();
       await server.ready();
       timer = setInterval(() => {
-        running = board.refresh().catch((err: Error) => logger.error({ event: 'admin_refresh_failed', err: err.message }, 'campaign list not refreshed'));
+        running = board
+          .refresh()
+          .catch((err: Error) =>
+            logger.error({ event: 'admin_refresh_failed', err: err.message }, 'campaign list not refreshed'),
+          );
       }, refreshMs);
       timer.unref();
     })());
@@ -122,8 +149,7 @@ export function createAdmin(options: AdminOptions): Admin {
       if (timer) clearInterval(timer);
       await server.close();
       await running;
-      await board.close();
-      await control.close();
+      await queues.close();
       await metrics.close();
       await status.close();
       if (ownsRedis) await redis.quit();

@@ -1,69 +1,24 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
-import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
-import { PRIORITY_CLASSES, QUEUE_OPTIONS, SluiceError, type Keys, type ServiceLogger } from '@sluice/core';
-import type { Store } from '@sluice/store';
-
-/** Pausing and resuming campaigns the way `@sluice/client` does: the store's flag and the queue. */
-export interface CampaignControl {
-  /** The flag stops admitted mail at the workers; the queue pause stops admission. */
-  pause(id: string, actor: string): Promise<void>;
-  resume(id: string, actor: string): Promise<void>;
-  queue(id: string): Queue;
-  close(): Promise<void>;
-}
-
-export function createCampaignControl(deps: { redis: Redis; keys: Keys; store: Store; logger: ServiceLogger }): CampaignControl {
-  const { redis, keys, store, logger } = deps;
-  const queues = new Map<string, Queue>();
-  const queue = (id: string): Queue => {
-    let q = queues.get(id);
-    if (!q) {
-      q = new Queue(keys.campaignQueue(id), { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix });
-      queues.set(id, q);
-    }
-    return q;
-  };
-  const mustExist = async (id: string): Promise<void> => {
-    if (!(await redis.hexists(keys.campaign(id), 'createdAt'))) {
-      throw new SluiceError('unknown_campaign', `no campaign with id ${id}`, { path: 'campaignId' });
-    }
-  };
-  return {
-    queue,
-    async pause(id, actor) {
-      await mustExist(id);
-      await store.setCampaignPaused(id, true);
-      await queue(id).pause();
-      logger.info({ event: 'campaign_paused', campaignId: id, actor }, 'campaign paused');
-    },
-    async resume(id, actor) {
-      await mustExist(id);
-      await queue(id).resume();
-      await store.setCampaignPaused(id, false);
-      logger.info({ event: 'campaign_resumed', campaignId: id, actor }, 'campaign resumed');
-    },
-    async close() {
-      for (const q of queues.values()) await q.close();
-      queues.clear();
-    },
-  };
-}
+import type { Redis } from 'ioredis';
+import { PRIORITY_CLASSES, SluiceError, type Keys, type ServiceLogger } from '@sluice/core';
+import type { Campaigns, Queues } from '@sluice/store';
 
 /**
- * A campaign's queue on the board. Its Pause and Resume are the campaign's (flag and queue,
- * as the client does), not only the BullMQ queue's: a queue-only pause would stop admission
- * but let mail already admitted go out. Its name and state show in the display name.
+ * A campaign's queue on the board. Its Pause and Resume are the campaign's (the lifecycle's:
+ * flag and queue, as the client does), not only the BullMQ queue's: a queue-only pause would
+ * stop admission but let mail already admitted go out. Resume refuses a cancelled campaign
+ * (409, `campaign_cancelled`). Its name and state show in the display name.
  */
 class CampaignQueueAdapter extends BullMQAdapter {
   label: string;
   constructor(
     queue: Queue,
     private readonly id: string,
-    private readonly control: CampaignControl,
+    private readonly campaigns: Campaigns,
   ) {
     super(queue, { description: `campaign ${id}: Pause here pauses the campaign (its admitted mail too)` });
     this.label = `campaign ${id}`;
@@ -72,10 +27,10 @@ class CampaignQueueAdapter extends BullMQAdapter {
     return this.label;
   }
   override pause(): Promise<void> {
-    return this.control.pause(this.id, 'bull-board');
+    return this.campaigns.pause(this.id, { actor: 'bull-board' });
   }
-  override resume(): Promise<void> {
-    return this.control.resume(this.id, 'bull-board');
+  override async resume(): Promise<void> {
+    await this.campaigns.resume(this.id, { actor: 'bull-board' });
   }
 }
 
@@ -118,7 +73,9 @@ function guardBoardWrites(server: FastifyInstance, basePath: string): void {
  */
 class ClassQueueAdapter extends BullMQAdapter {
   constructor(queue: Queue) {
-    super(queue, { description: 'Sluice moves these jobs itself: retry failed jobs here; hold traffic with `sluice override`' });
+    super(queue, {
+      description: 'Sluice moves these jobs itself: retry failed jobs here; hold traffic with `sluice override`',
+    });
   }
   override pause(): Promise<void> {
     return Promise.resolve();
@@ -128,23 +85,63 @@ class ClassQueueAdapter extends BullMQAdapter {
   }
 }
 
-/** Bull Board at `/board` over every Sluice queue, campaigns added as they appear. */
+/**
+ * Bull Board's Resume all resumes queue after queue, and would stop at the first cancelled
+ * campaign (its Resume is refused). Sluice answers it instead: every paused campaign on the
+ * board is resumed and a cancelled one passed by, still paused, as the governor does. (The
+ * class queues' Resume does nothing anyway.)
+ */
+function answerResumeAll(
+  server: FastifyInstance,
+  basePath: string,
+  ids: () => string[],
+  queues: Queues,
+  campaigns: Campaigns,
+): void {
+  server.addHook('onRequest', async (req, reply) => {
+    if (req.method !== 'PUT' || req.url.split('?')[0] !== `${basePath}/api/queues/resume`) return;
+    for (const id of ids()) {
+      if (await queues.campaign(id).isPaused())
+        await campaigns.resume(id, { actor: 'bull-board', ifCancelled: 'skip' });
+    }
+    return reply.code(200).send({});
+  });
+}
+
+/** What Bull Board's server adapter answers for an error. */
+type BoardAnswer = ReturnType<Parameters<FastifyAdapter['setErrorHandler']>[0]>;
+
+/**
+ * The board's error answers, as Bull Board's own (a key and the message), except that a
+ * refused Resume of a cancelled campaign is a 409 that says so.
+ */
+function boardError(err: Error & { statusCode?: number }): BoardAnswer {
+  if (err instanceof SluiceError && err.code === 'campaign_cancelled') {
+    return { status: 409, body: { error: { key: 'ERRORS.FORBIDDEN' }, code: err.code, message: err.message } };
+  }
+  const status = (err.statusCode || 500) as BoardAnswer['status'];
+  return { status, body: { error: { key: 'ERRORS.INTERNAL_SERVER_ERROR' }, message: err.message } };
+}
+
+/**
+ * Bull Board at `/board` over every Sluice queue, campaigns added as they appear. Its queue
+ * handles are the app's (`createQueues`), closed with them.
+ */
 export interface Board {
   /** Reads the campaign set: adds new campaigns, names and states, mirrors pauses made elsewhere. */
   refresh(): Promise<void>;
-  close(): Promise<void>;
 }
 
 export function registerBoard(
   server: FastifyInstance,
-  deps: { redis: Redis; keys: Keys; store: Store; control: CampaignControl; logger: ServiceLogger; basePath?: string },
+  deps: { redis: Redis; keys: Keys; queues: Queues; campaigns: Campaigns; logger: ServiceLogger; basePath?: string },
 ): Board {
-  const { redis, keys, store, control, logger } = deps;
+  const { redis, keys, queues, campaigns, logger } = deps;
   const basePath = deps.basePath ?? '/board';
-  const fixed = PRIORITY_CLASSES.flatMap((p) => [keys.intakeQueue(p), keys.dispatchQueue(p)]).map(
-    (name) => new Queue(name, { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix }),
-  );
+  const fixed = PRIORITY_CLASSES.flatMap((p) => [queues.intake(p), queues.dispatch(p)]);
   guardBoardWrites(server, basePath);
+  const adapters = new Map<string, CampaignQueueAdapter>();
+  answerResumeAll(server, basePath, () => [...adapters.keys()], queues, campaigns);
   const serverAdapter = new FastifyAdapter();
   serverAdapter.setBasePath(basePath);
   const board = createBullBoard({
@@ -152,37 +149,39 @@ export function registerBoard(
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Sluice', miscLinks: [{ text: 'Dashboard', url: '/dashboard' }] } },
   });
+  serverAdapter.setErrorHandler(boardError);
   void server.register(serverAdapter.registerPlugin(), { prefix: basePath });
-  const campaigns = new Map<string, CampaignQueueAdapter>();
 
   return {
     async refresh() {
-      const ids = (await redis.smembers(keys.campaigns())).sort();
+      const ids = await campaigns.ids();
       for (const id of ids) {
-        let adapter = campaigns.get(id);
+        let adapter = adapters.get(id);
         if (!adapter) {
-          adapter = new CampaignQueueAdapter(control.queue(id), id, control);
-          campaigns.set(id, adapter);
+          adapter = new CampaignQueueAdapter(queues.campaign(id), id, campaigns);
+          adapters.set(id, adapter);
           board.addQueue(adapter);
         }
-        const [[name, flag], queuePaused] = await Promise.all([redis.hmget(keys.campaign(id), 'name', 'paused'), control.queue(id).isPaused()]);
-        if (queuePaused && flag !== '1') {
-          // Paused by something that only knows BullMQ (another board, a script): make it the
-          // campaign's pause, so its admitted mail holds too.
-          await store.setCampaignPaused(id, true);
-          logger.info({ event: 'campaign_pause_mirrored', campaignId: id }, 'campaign queue was paused outside Sluice: campaign paused');
+        const [[name, flag, cancelled], queuePaused] = await Promise.all([
+          redis.hmget(keys.campaign(id), 'name', 'paused', 'cancelled'),
+          queues.campaign(id).isPaused(),
+        ]);
+        // Paused by something that only knows BullMQ (another board, a script): made the
+        // campaign's pause, so its admitted mail holds too.
+        if (queuePaused && flag !== '1' && (await campaigns.adoptQueuePause(id))) {
+          logger.info(
+            { event: 'campaign_pause_mirrored', campaignId: id },
+            'campaign queue was paused outside Sluice: campaign paused',
+          );
         }
-        const paused = queuePaused || flag === '1';
-        adapter.label = `campaign ${name && name !== id ? `${name} (${id})` : id} · ${paused ? 'paused' : 'active'}`;
+        const state = cancelled === '1' ? 'cancelled' : queuePaused || flag === '1' ? 'paused' : 'active';
+        adapter.label = `campaign ${name && name !== id ? `${name} (${id})` : id} · ${state}`;
       }
-      for (const [id, adapter] of campaigns) {
+      for (const [id, adapter] of adapters) {
         if (ids.includes(id)) continue;
         board.removeQueue(adapter);
-        campaigns.delete(id);
+        adapters.delete(id);
       }
-    },
-    async close() {
-      for (const q of fixed) await q.close();
     },
   };
 }

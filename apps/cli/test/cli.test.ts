@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createKeys, type Keys, type MessageInput } from '@sluice/core';
 import { createClient, type SluiceClient } from '@sluice/client';
+import { createQueues } from '@sluice/store';
 import { run } from '../src/index.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -92,7 +93,11 @@ afterAll(async () => {
 
 describe.concurrent('help and usage errors', () => {
   it('lists the commands and explains each one', async () => {
-    const [top, set, none] = await Promise.all([sluiceProcess('--help'), sluiceProcess('override', 'set', '--help'), sluiceProcess()]);
+    const [top, set, none] = await Promise.all([
+      sluiceProcess('--help'),
+      sluiceProcess('override', 'set', '--help'),
+      sluiceProcess(),
+    ]);
     expect(top.code).toBe(0);
     for (const c of ['status', 'campaigns pause', 'override set', 'override audit', 'explain', 'suppressions add'])
       expect(top.stdout).toContain(c);
@@ -309,6 +314,26 @@ describe('campaigns', () => {
     expect(resume.code).toBe(1);
     expect(resume.stderr).toContain('campaign autumn was cancelled: it cannot be resumed');
     expect((await client.campaigns.status('autumn')).paused).toBe(true);
+  });
+
+  it('refuses to resume a cancelled campaign: exit 1 with campaign_cancelled’s message, queue and flag stay paused', async () => {
+    await client.campaigns.create({ id: 'recalled', priority: 'low' });
+    await client.send({ ...mail, to: 'w@example.test', campaignId: 'recalled' });
+    expect((await sluice('campaigns', 'cancel', 'recalled', '--reason', 'wrong price', '--wait', '1ms')).code).toBe(0);
+    const resume = await sluice('campaigns', 'resume', 'recalled', '--json');
+    expect(resume).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        'sluice campaigns resume: campaign recalled was cancelled: it cannot be resumed (cancelling cannot be undone)\n',
+    });
+    const queues = createQueues({ redis, keys });
+    try {
+      expect(await queues.campaign('recalled').isPaused()).toBe(true);
+    } finally {
+      await queues.close();
+    }
+    expect(await redis.hmget(keys.campaign('recalled'), 'paused', 'cancelled')).toEqual(['1', '1']);
   });
 });
 

@@ -1,7 +1,7 @@
-import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { SluiceClient } from '@sluice/client';
-import { PRIORITY_CLASSES, QUEUE_OPTIONS, receiverFor, type Keys, type SluiceConfig } from '@sluice/core';
+import { PRIORITY_CLASSES, receiverFor, type Keys, type SluiceConfig } from '@sluice/core';
+import { createQueues } from '@sluice/store';
 import type { OtpLatencySummary } from './otp-latency.js';
 
 /** One sends-per-second figure: a field of the per-second stats hash and its limit. */
@@ -65,17 +65,17 @@ export function receiverColumns(config: SluiceConfig, domains: readonly string[]
   return [...columns.values()];
 }
 
-/** Creates the reader; it opens one BullMQ `Queue` per queue it counts, on `redis`. */
+/** Creates the reader; it opens one BullMQ `Queue` handle per queue it counts, on `redis`. */
 export function createStatusReader(options: StatusReaderOptions): StatusReader {
   const { config, keys, redis, client, campaignId } = options;
   const providers = providerColumns(config);
   const receivers = receiverColumns(config, options.domains);
-  const names = [
-    ...PRIORITY_CLASSES.map((p) => keys.intakeQueue(p)),
-    keys.campaignQueue(campaignId),
-    ...PRIORITY_CLASSES.map((p) => keys.dispatchQueue(p)),
+  const handles = createQueues({ redis, keys });
+  const queues = [
+    ...PRIORITY_CLASSES.map((p) => handles.intake(p)),
+    handles.campaign(campaignId),
+    ...PRIORITY_CLASSES.map((p) => handles.dispatch(p)),
   ];
-  const queues = names.map((name) => new Queue(name, { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix }));
 
   async function backlog(): Promise<StatusReading['backlog']> {
     const counts = await Promise.all(queues.map((q) => q.getJobCounts('waiting', 'delayed', 'active', 'prioritized')));
@@ -111,7 +111,7 @@ export function createStatusReader(options: StatusReaderOptions): StatusReader {
       };
     },
     async close() {
-      await Promise.all(queues.map((q) => q.close()));
+      await handles.close();
     },
   };
 }
@@ -124,7 +124,8 @@ const ms = (v: number | undefined): string => (v === undefined ? '-' : `${Math.r
  */
 export function formatStatus(elapsedMs: number, reading: StatusReading, otp: OtpLatencySummary): string {
   const n = reading.newsletter;
-  const rate = (c: RateColumn & { sent: number }): string => `${c.label} ${String(c.sent).padStart(2)}/${c.limit ?? '-'}`;
+  const rate = (c: RateColumn & { sent: number }): string =>
+    `${c.label} ${String(c.sent).padStart(2)}/${c.limit ?? '-'}`;
   const parts = [
     reading.providers.map((c) => `${rate(c)}/s`).join(' '),
     reading.receivers.map(rate).join(' '),

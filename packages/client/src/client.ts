@@ -8,9 +8,16 @@ import {
   type PriorityClass,
   type QueuedMessage,
 } from '@sluice/core';
-import { createStore, messageId, type AttemptEntry, type MessageRecord, type Store } from '@sluice/store';
-import { createCampaigns, type Campaigns } from './campaigns.js';
-import { QueueCache } from './internal/queues.js';
+import {
+  createCampaigns,
+  createQueues,
+  createStore,
+  messageId,
+  type AttemptEntry,
+  type MessageRecord,
+  type Store,
+} from '@sluice/store';
+import { clientCampaigns, type Campaigns } from './campaigns.js';
 import { createClientSuppressions, type ClientSuppressions } from './suppressions.js';
 
 /** Options of {@link createClient}. */
@@ -65,12 +72,13 @@ export interface SluiceClient {
 /** Creates a client. */
 export function createClient(options: ClientOptions): SluiceClient {
   const ownsRedis = typeof options.redis === 'string';
-  const redis = typeof options.redis === 'string' ? new Redis(options.redis, { maxRetriesPerRequest: 3 }) : options.redis;
+  const redis =
+    typeof options.redis === 'string' ? new Redis(options.redis, { maxRetriesPerRequest: 3 }) : options.redis;
   const keys: Keys = createKeys(options.prefix);
   const chunkSize = options.chunkSize ?? 1000;
   const store: Store = createStore({ redis, keys });
-  const queues = new QueueCache(redis, keys.prefix);
-  const campaigns = createCampaigns(redis, keys, store, queues);
+  const queues = createQueues({ redis, keys });
+  const campaigns = clientCampaigns(createCampaigns({ redis, keys, queues, store }));
   const knownCampaigns = new Map<string, PriorityClass>();
   let closed = false;
 
@@ -86,7 +94,11 @@ export function createClient(options: ClientOptions): SluiceClient {
         const campaign = await campaigns.get(m.campaignId);
         if (!campaign) {
           const at = [...path, 'campaignId'].join('.');
-          throw new SluiceError('unknown_campaign', `invalid message: ${at}: no campaign with id ${m.campaignId} (create it first)`, { path: at });
+          throw new SluiceError(
+            'unknown_campaign',
+            `invalid message: ${at}: no campaign with id ${m.campaignId} (create it first)`,
+            { path: at },
+          );
         }
         priority = campaign.priority;
         knownCampaigns.set(m.campaignId, priority);
@@ -106,7 +118,9 @@ export function createClient(options: ClientOptions): SluiceClient {
   async function enqueue(batch: { message: QueuedMessage; queue: string }[]): Promise<SendResult[]> {
     // Only an idempotency key can name an existing message; random ids skip the lookup.
     const existing = await Promise.all(
-      batch.map(({ message }) => (message.idempotencyKey === undefined ? Promise.resolve(0) : redis.exists(keys.message(message.id)))),
+      batch.map(({ message }) =>
+        message.idempotencyKey === undefined ? Promise.resolve(0) : redis.exists(keys.message(message.id)),
+      ),
     );
     // The first occurrence of an id in the batch that has no record yet is the one to enqueue.
     const seen = new Set<string>();
@@ -123,7 +137,7 @@ export function createClient(options: ClientOptions): SluiceClient {
       byQueue.set(queue, list);
     }
     for (const [queue, messages] of byQueue) {
-      await queues.get(queue).addBulk(messages.map((m) => ({ name: 'send', data: m, opts: { jobId: m.id } })));
+      await queues.named(queue).addBulk(messages.map((m) => ({ name: 'send', data: m, opts: { jobId: m.id } })));
     }
     // A scheduler may already have taken a job and written its record (it does when it finds
     // none); either way the message is new to this caller, so `duplicate` is decided above.

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createKeys, type MessageInput } from '@sluice/core';
 import { createClient, type SluiceClient } from '@sluice/client';
+import { createCampaigns, createQueues } from '@sluice/store';
 
 let redis: Redis;
 let client: SluiceClient;
@@ -12,9 +12,9 @@ let prefix: string;
 const ok: MessageInput = { from: 'Acme <hello@acme.test>', to: 'someone@example.test', subject: 'Hi', text: 'Hello' };
 
 async function jobsIn(name: string): Promise<number> {
-  const q = new Queue(name, { connection: redis, prefix });
-  const counts = await q.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
-  await q.close();
+  const queues = createQueues({ redis, keys: createKeys(prefix) });
+  const counts = await queues.named(name).getJobCounts('waiting', 'delayed', 'active', 'prioritized');
+  await queues.close();
   return Object.values(counts).reduce((a, b) => a + b, 0);
 }
 const records = async (): Promise<number> => (await redis.keys(`${prefix}:msg:*`)).length;
@@ -34,15 +34,35 @@ afterAll(async () => {
 describe('send() rejects bad input naming the field, and writes nothing', () => {
   const cases: [string, MessageInput, string, RegExp][] = [
     ['a bad address', { ...ok, to: 'not-an-address' }, 'to', /^invalid message: to: must be an email address/],
-    ['CR/LF in a header', { ...ok, headers: { 'X-Campaign': 'a\r\nBcc: victim@example.test' } }, 'headers.X-Campaign', /must not contain CR or LF/],
+    [
+      'CR/LF in a header',
+      { ...ok, headers: { 'X-Campaign': 'a\r\nBcc: victim@example.test' } },
+      'headers.X-Campaign',
+      /must not contain CR or LF/,
+    ],
     ['CR/LF in the subject', { ...ok, subject: 'Hi\nBcc: x@example.test' }, 'subject', /must not contain CR or LF/],
-    ['an unknown priority', { ...ok, priority: 'urgent' as never }, 'priority', /must be one of critical, high, normal, low/],
+    [
+      'an unknown priority',
+      { ...ok, priority: 'urgent' as never },
+      'priority',
+      /must be one of critical, high, normal, low/,
+    ],
     ['no body', { from: ok.from, to: ok.to, subject: 'Hi' }, 'text', /a message needs text or html/],
     ['a header Sluice sets', { ...ok, headers: { 'Message-ID': '<x@y>' } }, 'headers.Message-ID', /set by Sluice/],
     ['an unknown field', { ...ok, cc: 'x@example.test' } as never, 'cc', /cc: unknown key/],
     ['text and raw MIME together', { ...ok, raw: 'Subject: x\r\n\r\nhi' }, 'raw', /alternatives: give one/],
-    ['raw MIME with headers beside it', { from: ok.from, to: ok.to, raw: 'Subject: x\r\n\r\nhi', headers: { 'X-A': '1' } }, 'headers', /goes in the raw MIME/],
-    ['no subject without a template', { from: ok.from, to: ok.to, text: 'hi' }, 'subject', /required unless a template/],
+    [
+      'raw MIME with headers beside it',
+      { from: ok.from, to: ok.to, raw: 'Subject: x\r\n\r\nhi', headers: { 'X-A': '1' } },
+      'headers',
+      /goes in the raw MIME/,
+    ],
+    [
+      'no subject without a template',
+      { from: ok.from, to: ok.to, text: 'hi' },
+      'subject',
+      /required unless a template/,
+    ],
   ];
   for (const [what, input, path, message] of cases) {
     it(what, async () => {
@@ -73,7 +93,12 @@ describe('idempotency', () => {
   it('returns the first message’s id for a repeated key and enqueues nothing more', async () => {
     const queue = createKeys(prefix).intakeQueue('high');
     const first = await client.send({ ...ok, priority: 'high', idempotencyKey: 'order-42-receipt' });
-    const again = await client.send({ ...ok, priority: 'high', subject: 'changed', idempotencyKey: 'order-42-receipt' });
+    const again = await client.send({
+      ...ok,
+      priority: 'high',
+      subject: 'changed',
+      idempotencyKey: 'order-42-receipt',
+    });
     expect(first.duplicate).toBe(false);
     expect(again).toEqual({ id: first.id, duplicate: true });
     expect(await jobsIn(queue)).toBe(1);
@@ -92,7 +117,13 @@ describe('idempotency', () => {
 
   it('records what was accepted, to be looked up', async () => {
     const { id } = await client.send({ ...ok, priority: 'critical' });
-    expect(await client.messages.status(id)).toMatchObject({ id, state: 'queued', priority: 'critical', to: ok.to, attempts: 0 });
+    expect(await client.messages.status(id)).toMatchObject({
+      id,
+      state: 'queued',
+      priority: 'critical',
+      to: ok.to,
+      attempts: 0,
+    });
     expect(await client.messages.status('m-unknown')).toBeNull();
     expect(await client.messages.cancel(id)).toBe(true);
     expect(await client.messages.cancel(id)).toBe(false);
@@ -103,16 +134,56 @@ describe('idempotency', () => {
 describe('campaigns', () => {
   it('creates, refuses a second with the same id, and gives campaign mail the campaign’s class', async () => {
     await client.campaigns.create({ id: 'spring', priority: 'low', rate: 10 });
-    await expect(client.campaigns.create({ id: 'spring' })).rejects.toMatchObject({ code: 'campaign_exists', path: 'id' });
-    await expect(client.campaigns.create({ id: 'bad id' })).rejects.toMatchObject({ code: 'invalid_argument', path: 'id' });
+    await expect(client.campaigns.create({ id: 'spring' })).rejects.toMatchObject({
+      code: 'campaign_exists',
+      path: 'id',
+    });
+    await expect(client.campaigns.create({ id: 'bad id' })).rejects.toMatchObject({
+      code: 'invalid_argument',
+      path: 'id',
+    });
     const { id } = await client.send({ ...ok, campaignId: 'spring' });
-    expect(await client.messages.status(id)).toMatchObject({ priority: 'low', campaignId: 'spring', queue: 'campaign-spring' });
+    expect(await client.messages.status(id)).toMatchObject({
+      priority: 'low',
+      campaignId: 'spring',
+      queue: 'campaign-spring',
+    });
     const status = await client.campaigns.status('spring');
-    expect(status).toMatchObject({ id: 'spring', paused: false, rate: 10, pending: 1, counts: { accepted: 1, sent: 0 } });
+    expect(status).toMatchObject({
+      id: 'spring',
+      paused: false,
+      rate: 10,
+      pending: 1,
+      counts: { accepted: 1, sent: 0 },
+    });
     await client.campaigns.pause('spring');
     expect((await client.campaigns.status('spring')).paused).toBe(true);
     await client.campaigns.resume('spring');
     expect((await client.campaigns.status('spring')).paused).toBe(false);
     await expect(client.campaigns.pause('nope')).rejects.toMatchObject({ code: 'unknown_campaign' });
+  });
+
+  it('refuses to resume a cancelled campaign: campaign_cancelled, and its queue and flag stay paused', async () => {
+    const keys = createKeys(prefix);
+    const queues = createQueues({ redis, keys });
+    try {
+      await client.campaigns.create({ id: 'recalled', priority: 'low' });
+      await client.send({ ...ok, campaignId: 'recalled' });
+      await createCampaigns({ redis, keys, queues }).cancel('recalled', {
+        actor: 'ops',
+        reason: 'wrong price',
+        waitMs: 0,
+      });
+      const error = await client.campaigns.resume('recalled').catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: 'SluiceError', code: 'campaign_cancelled', path: 'campaignId' });
+      expect((error as Error).message).toBe(
+        'campaign recalled was cancelled: it cannot be resumed (cancelling cannot be undone)',
+      );
+      expect(await client.campaigns.status('recalled')).toMatchObject({ paused: true, cancelled: true });
+      expect(await queues.campaign('recalled').isPaused()).toBe(true);
+      expect(await redis.hget(keys.campaign('recalled'), 'paused')).toBe('1');
+    } finally {
+      await queues.close();
+    }
   });
 });

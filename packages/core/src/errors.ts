@@ -8,6 +8,7 @@ export type SluiceErrorCode =
   | 'invalid_argument'
   | 'unknown_campaign'
   | 'campaign_exists'
+  | 'campaign_cancelled'
   | 'redis_unavailable'
   | 'closed';
 

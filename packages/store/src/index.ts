@@ -21,3 +21,17 @@ export {
 } from './suppressions.js';
 export { createFeedback, type ApplyResult, type Feedback, type FeedbackOptions } from './feedback.js';
 export { createQueues, type Queues, type QueuesOptions } from './queues.js';
+export {
+  campaignCancelledError,
+  campaignInputSchema,
+  createCampaigns,
+  parseCampaign,
+  type Campaign,
+  type CampaignInput,
+  type CampaignStatus,
+  type Campaigns,
+  type CampaignsOptions,
+  type PauseOptions,
+  type ResumeOptions,
+} from './campaigns.js';
+export { type CancelOptions, type CancelResult } from './campaign-cancel.js';

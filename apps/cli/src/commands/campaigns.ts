@@ -10,14 +10,9 @@ interface CampaignRow extends CampaignStatus {
   state: 'active' | 'paused' | 'cancelled' | 'done';
 }
 
-async function isCancelled(ctx: Context, id: string): Promise<boolean> {
-  const { redis, keys } = await ctx.deps();
-  return (await redis.hget(keys.campaign(id), 'cancelled')) === '1';
-}
-
 async function row(ctx: Context, id: string): Promise<CampaignRow> {
   const s = await (await ctx.client()).campaigns.status(id);
-  const state = (await isCancelled(ctx, id))
+  const state = s.cancelled
     ? 'cancelled'
     : s.paused
       ? 'paused'
@@ -98,16 +93,13 @@ const pause: Command = {
 const resume: Command = {
   path: ['campaigns', 'resume'],
   usage: '<id> [--json]',
-  summary: 'continue a paused campaign where it stopped',
+  summary: 'continue a paused campaign where it stopped (a cancelled one is refused)',
   args: ID,
   options: { ...JSON_OPTION },
   async run(ctx, { args }) {
     const id = args.id!;
-    const client = await ctx.client();
-    // Unknown ids get the client's error; a cancelled campaign stays cancelled.
-    await client.campaigns.status(id);
-    if (await isCancelled(ctx, id)) throw new Error(`campaign ${id} was cancelled: it cannot be resumed`);
-    await client.campaigns.resume(id);
+    // The lifecycle refuses an unknown id and a cancelled campaign (`campaign_cancelled`).
+    await (await ctx.client()).campaigns.resume(id);
     ctx.print(ctx.json ? json({ id, paused: false }) : `campaign ${id} resumed`);
     return 0;
   },

@@ -7,6 +7,7 @@ const SCRIPTS = {
   sluiceTransition: { file: 'transition-2.lua', keys: 2 },
   sluiceFinalize: { file: 'finalize-4.lua', keys: 4 },
   sluiceApplyEvent: { file: 'apply-event-4.lua', keys: 4 },
+  sluiceResumeCampaign: { file: 'resume-campaign-1.lua', keys: 1 },
 };
 
 /** A Redis client with the store's scripts defined. */

@@ -1,0 +1,268 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import {
+  PRIORITY_CLASSES,
+  SluiceError,
+  parseInput,
+  type FinalState,
+  type Keys,
+  type PriorityClass,
+  type ServiceLogger,
+} from '@sluice/core';
+import { cancelCampaign, type CancelOptions, type CancelResult } from './campaign-cancel.js';
+import { defineScripts } from './internal/scripts.js';
+import type { Queues } from './queues.js';
+import { createStore, type Store } from './store.js';
+
+const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** What `campaigns.create` accepts. */
+export const campaignInputSchema = z.strictObject({
+  /** Defaults to a random id. */
+  id: z.string().regex(NAME, { message: 'must match [A-Za-z0-9_-]{1,64}' }).optional(),
+  name: z.string().max(200).optional(),
+  tenantId: z.string().regex(NAME, { message: 'must match [A-Za-z0-9_-]{1,64}' }).default('default'),
+  /** Class of the campaign's mail. @defaultValue `'low'` */
+  priority: z.enum(PRIORITY_CLASSES).default('low'),
+  /** The campaign's own limit, per second. @defaultValue config `defaults.campaign` */
+  rate: z.number().positive().optional(),
+  burst: z.number().int().positive().optional(),
+});
+
+/** Input of `campaigns.create`. */
+export type CampaignInput = z.input<typeof campaignInputSchema>;
+
+/** A campaign's settings. */
+export interface Campaign {
+  id: string;
+  name: string;
+  tenantId: string;
+  priority: PriorityClass;
+  rate: number | undefined;
+  burst: number | undefined;
+  createdAt: number;
+}
+
+/** `campaigns.status(id)`. */
+export interface CampaignStatus extends Campaign {
+  /** Its queue is paused (admission stops there). */
+  paused: boolean;
+  /** Cancelled (`campaigns.cancel`, `sluice campaigns cancel`): paused for good. */
+  cancelled: boolean;
+  /** Messages accepted and in each final state. */
+  counts: Record<'accepted' | FinalState, number>;
+  /** Accepted and not final yet. */
+  pending: number;
+  /** Jobs in the campaign's queue: waiting (incl. paused) and delayed (booked or backing off). */
+  queue: { waiting: number; delayed: number; active: number };
+}
+
+/** Options of `campaigns.pause`. */
+export interface PauseOptions {
+  /** Who pauses (logged). @defaultValue `'unknown'` */
+  actor?: string;
+}
+
+/** Options of `campaigns.resume`. */
+export interface ResumeOptions {
+  /** Who resumes (logged). @defaultValue `'unknown'` */
+  actor?: string;
+  /**
+   * What resuming a cancelled campaign does: `'refuse'` throws `campaign_cancelled`;
+   * `'skip'` leaves it as it is and resolves `false` (the governor, Bull Board's Resume all).
+   * @defaultValue `'refuse'`
+   */
+  ifCancelled?: 'refuse' | 'skip';
+}
+
+/**
+ * The campaign lifecycle: the one place that creates, pauses, resumes, cancels and reads a
+ * campaign. The client, the admin API, Bull Board, the CLI and the governor all call it, so
+ * "a cancelled campaign is never resumed" holds for each of them.
+ */
+export interface Campaigns {
+  /** Claims the id (`campaign_exists` if taken) and writes the settings. */
+  create(input: CampaignInput): Promise<Campaign>;
+  /** The campaign's settings; null if there is none with this id. */
+  get(id: string): Promise<Campaign | null>;
+  /** Every campaign's id, sorted. */
+  ids(): Promise<string[]>;
+  /**
+   * Stops the campaign's sends within a second; its backlog waits. The flag stops admitted
+   * mail at the workers; the queue pause stops admission. `unknown_campaign` if none.
+   */
+  pause(id: string, options?: PauseOptions): Promise<void>;
+  /**
+   * Continues where it stopped: un-pauses its queue and clears the flag. A cancelled campaign
+   * is refused (`campaign_cancelled`, nothing changed) or, with `ifCancelled: 'skip'`, left as
+   * it is (resolves `false`). `unknown_campaign` if none. Resolves `true` when resumed.
+   */
+  resume(id: string, options?: ResumeOptions): Promise<boolean>;
+  /**
+   * Cancels the campaign for good (see {@link cancelCampaign}): flags, queue pause, every
+   * message not yet final ends `cancelled`, its jobs are removed, sends under way are waited for.
+   */
+  cancel(id: string, options: CancelOptions): Promise<CancelResult>;
+  /** Settings, pause and cancel, counters and queue counts. `unknown_campaign` if none. */
+  status(id: string): Promise<CampaignStatus>;
+  /**
+   * Makes a campaign queue paused outside Sluice (another board, a script that knows only
+   * BullMQ) the campaign's pause: sets the flag, so its admitted mail holds too. Nothing if
+   * the queue is not paused or the flag is set. Resolves `true` when it set the flag.
+   */
+  adoptQueuePause(id: string): Promise<boolean>;
+}
+
+/** Options of {@link createCampaigns}. */
+export interface CampaignsOptions {
+  /** A connection of the caller's; not closed here. */
+  redis: Redis;
+  keys: Keys;
+  /** The process's queue handles (`createQueues`); not closed here. */
+  queues: Queues;
+  /** The record store, for the fleet's `recordTtlSeconds`. @defaultValue `createStore({ redis, keys })` */
+  store?: Store;
+  /** Logs each pause and resume with its actor. @defaultValue none */
+  logger?: ServiceLogger;
+}
+
+/** Reads a campaign hash. */
+export function parseCampaign(id: string, h: Record<string, string>): Campaign | null {
+  if (!h.createdAt) return null;
+  return {
+    id,
+    name: h.name ?? id,
+    tenantId: h.tenantId ?? 'default',
+    priority: (h.priority as PriorityClass | undefined) ?? 'low',
+    rate: h.rate ? Number(h.rate) : undefined,
+    burst: h.burst ? Number(h.burst) : undefined,
+    createdAt: Number(h.createdAt),
+  };
+}
+
+/** What the `resume-campaign` script returns. */
+const RESUMED = { cleared: 1, cancelled: 0, unknown: -1 } as const;
+
+const unknownCampaign = (id: string): SluiceError =>
+  new SluiceError('unknown_campaign', `no campaign with id ${id}`, { path: 'campaignId' });
+
+/** The error every surface shows for resuming a cancelled campaign. */
+export const campaignCancelledError = (id: string): SluiceError =>
+  new SluiceError(
+    'campaign_cancelled',
+    `campaign ${id} was cancelled: it cannot be resumed (cancelling cannot be undone)`,
+    {
+      path: 'campaignId',
+    },
+  );
+
+/** Creates the campaign lifecycle of one process. */
+export function createCampaigns(options: CampaignsOptions): Campaigns {
+  const { keys, queues, logger } = options;
+  const redis = defineScripts(options.redis);
+  const store = options.store ?? createStore({ redis: options.redis, keys });
+
+  async function mustGet(id: string): Promise<Campaign> {
+    const c = parseCampaign(id, await redis.hgetall(keys.campaign(id)));
+    if (!c) throw unknownCampaign(id);
+    return c;
+  }
+
+  function refused(id: string, ifCancelled: ResumeOptions['ifCancelled']): false {
+    if (ifCancelled === 'skip') return false;
+    throw campaignCancelledError(id);
+  }
+
+  return {
+    async create(input) {
+      const c = parseInput(campaignInputSchema, input, { code: 'invalid_argument', what: 'campaign' });
+      const id = c.id ?? `c${randomBytes(8).toString('hex')}`;
+      const fields: Record<string, string> = {
+        name: c.name ?? id,
+        tenantId: c.tenantId,
+        priority: c.priority,
+        createdAt: String(Date.now()),
+      };
+      if (c.rate !== undefined) fields.rate = String(c.rate);
+      if (c.burst !== undefined) fields.burst = String(c.burst);
+      // HSETNX on createdAt claims the id; the rest is written only by the winner.
+      const claimed = await redis.hsetnx(keys.campaign(id), 'createdAt', fields.createdAt!);
+      if (claimed === 0) throw new SluiceError('campaign_exists', `campaign ${id} exists`, { path: 'id' });
+      await redis.multi().hset(keys.campaign(id), fields).sadd(keys.campaigns(), id).exec();
+      return (await this.get(id))!;
+    },
+
+    async get(id) {
+      return parseCampaign(id, await redis.hgetall(keys.campaign(id)));
+    },
+
+    async ids() {
+      return (await redis.smembers(keys.campaigns())).sort();
+    },
+
+    async pause(id, opts = {}) {
+      await mustGet(id);
+      // The flag stops admitted mail at the workers; the queue pause stops admission.
+      await store.setCampaignPaused(id, true);
+      await queues.campaign(id).pause();
+      logger?.info({ event: 'campaign_paused', campaignId: id, actor: opts.actor ?? 'unknown' }, 'campaign paused');
+    },
+
+    async resume(id, opts = {}) {
+      const [created, cancelled] = await redis.hmget(keys.campaign(id), 'createdAt', 'cancelled');
+      if (!created) throw unknownCampaign(id);
+      // Cancelling cannot be undone: nothing is touched.
+      if (cancelled === '1') return refused(id, opts.ifCancelled);
+      const queue = queues.campaign(id);
+      await queue.resume();
+      // The flag is cleared only if the campaign is still not cancelled (one Lua call). A
+      // cancel that landed after the check above set its flags first: its pause wins, and
+      // the queue this call un-paused is paused again.
+      const code = Number(await redis.sluiceResumeCampaign(keys.campaign(id)));
+      if (code === RESUMED.unknown) throw unknownCampaign(id);
+      if (code === RESUMED.cancelled) {
+        await queue.pause();
+        return refused(id, opts.ifCancelled);
+      }
+      logger?.info({ event: 'campaign_resumed', campaignId: id, actor: opts.actor ?? 'unknown' }, 'campaign resumed');
+      return true;
+    },
+
+    cancel: (id, opts) => cancelCampaign({ redis, keys, store, queues }, id, opts),
+
+    async status(id) {
+      const c = await mustGet(id);
+      const q = queues.campaign(id);
+      const [paused, cancelled, counts, jobs] = await Promise.all([
+        q.isPaused(),
+        redis.hget(keys.campaign(id), 'cancelled'),
+        store.campaignCounts(id),
+        q.getJobCounts('waiting', 'delayed', 'active', 'prioritized'),
+      ]);
+      const final = counts.sent + counts.rejected + counts.suppressed + counts.expired + counts.cancelled;
+      return {
+        ...c,
+        paused,
+        cancelled: cancelled === '1',
+        counts,
+        pending: Math.max(0, counts.accepted - final),
+        queue: {
+          waiting: (jobs.waiting ?? 0) + (jobs.prioritized ?? 0),
+          delayed: jobs.delayed ?? 0,
+          active: jobs.active ?? 0,
+        },
+      };
+    },
+
+    async adoptQueuePause(id) {
+      const [flag, queuePaused] = await Promise.all([
+        redis.hget(keys.campaign(id), 'paused'),
+        queues.campaign(id).isPaused(),
+      ]);
+      if (!queuePaused || flag === '1') return false;
+      await store.setCampaignPaused(id, true);
+      return true;
+    },
+  };
+}
