@@ -64,9 +64,10 @@ it('holds the provider and receiver limits across processes and uses what they a
     `rates: provider peak ${providerPeak}/s (limit ${PROVIDER.rate}+${PROVIDER.burst}), slow peak ${slowPeak}/s (limit ${SLOW.rate}+${SLOW.burst}), ` +
       `provider use ${(providerUse * 100).toFixed(1)}%, slow tail use ${(tailUse * 100).toFixed(1)}% over ${tail.length}`,
   );
-  // Starved (a lost slot, a stuck worker) is well below this; the goal of 95% is the bench's.
-  expect(providerUse).toBeGreaterThanOrEqual(0.6);
-  expect(tailUse).toBeGreaterThanOrEqual(0.6);
+  // Half the limit unused means lost slots or a stalled pipeline; the goals (95% of a provider's,
+  // 90% of a receiver's) are the bench's `accuracy` rows.
+  expect(providerUse).toBeGreaterThanOrEqual(0.5);
+  expect(tailUse).toBeGreaterThanOrEqual(0.5);
   expect(fleet().sandbox.stats()).toMatchObject({ accepted: TOTAL + 8, duplicates: 0, throttled: 0 });
 
   const status = await waitFor(
