@@ -135,7 +135,9 @@ async function fileRedis(): Promise<{ url: string; db?: number; server?: RedisSe
  * ioredis, a BullMQ Queue's or Worker's connection, whether the test or the product code opened
  * it. Clients opened in `beforeAll` must be closed by the file's `afterAll`, checked after it.
  * A reported client is not reported again. Call it first in the file (or describe), before hooks
- * that read it.
+ * that read it; the file's tests run one at a time (no `it.concurrent`). A BullMQ `Queue` on a
+ * connection passed in opens no socket of its own, so leaving one open is not seen (a `Worker`
+ * always opens one).
  */
 export function useRedisPrefix(options: RedisPrefixOptions = {}): RedisPrefix {
   const closeWaitMs = options.closeWaitMs ?? 2_000;
