@@ -1,5 +1,5 @@
-import { maxInWindow, startFleet, type Fleet } from '../support/fleet.js';
-import { bulk, sleep, warmUp } from './support.js';
+import { maxInWindow, startFleet, waitFor, type Fleet } from '../support/fleet.js';
+import { bulk, warmUp } from './support.js';
 
 /** One run of the accuracy scenario. */
 export interface AccuracyRun {
@@ -65,7 +65,7 @@ async function measure(fleet: Fleet, limit: number, burst: number, n: number): P
   await fleet.client.campaigns.pause('accuracy');
   await fleet.client.sendBulk(bulk(n, (i) => `d${i % 20}.test`, { campaignId: 'accuracy' }));
   await fleet.client.campaigns.resume('accuracy');
-  while (fleet.sandbox.stats().accepted < before + n) await sleep(50);
+  await waitFor(() => fleet.sandbox.stats().accepted >= before + n, 60_000 + (n / limit) * 2_000, `${n} accepted`);
   const times = fleet.sandbox
     .accepted()
     .slice(before)
