@@ -1,5 +1,5 @@
-import { maxInWindow, startFleet } from '../support/fleet.js';
-import { bulk, sleep, warmUp } from './support.js';
+import { maxInWindow, startFleet, waitFor, type Fleet } from '../support/fleet.js';
+import { bulk, warmUp } from './support.js';
 
 /** One run of the accuracy scenario. */
 export interface AccuracyRun {
@@ -24,7 +24,11 @@ export interface AccuracyFigures {
  * limit + burst in any 1 s window of the sandbox's arrival times, and the share of the
  * limit used while backlog exists (after the first second, which holds the burst).
  */
-export async function benchAccuracy(redisUrl: string, seconds: number, workerCounts = [1, 4, 8]): Promise<AccuracyFigures> {
+export async function benchAccuracy(
+  redisUrl: string,
+  seconds: number,
+  workerCounts = [1, 4, 8],
+): Promise<AccuracyFigures> {
   const limit = 100;
   const burst = 10;
   const runs: AccuracyRun[] = [];
@@ -37,26 +41,7 @@ export async function benchAccuracy(redisUrl: string, seconds: number, workerCou
     });
     try {
       await warmUp(fleet);
-      const before = fleet.sandbox.stats().accepted;
-      const n = limit * seconds;
-      // Enqueue while paused, so this process (which also stamps the sandbox's arrivals)
-      // is idle when sending starts.
-      await fleet.client.campaigns.create({ id: 'accuracy', priority: 'low' });
-      await fleet.client.campaigns.pause('accuracy');
-      await fleet.client.sendBulk(bulk(n, (i) => `d${i % 20}.test`, { campaignId: 'accuracy' }));
-      await fleet.client.campaigns.resume('accuracy');
-      while (fleet.sandbox.stats().accepted < before + n) await sleep(50);
-      const times = fleet.sandbox.accepted().slice(before).map((a) => a.arrivedAt);
-      const peak = maxInWindow(times);
-      const first = Math.min(...times);
-      const last = Math.max(...times);
-      const steady = times.filter((t) => t >= first + 1000).length;
-      runs.push({
-        workers,
-        peak,
-        overshootPct: (Math.max(0, peak - (limit + burst)) / (limit + burst)) * 100,
-        utilizationPct: (steady / ((last - first - 1000) / 1000) / limit) * 100,
-      });
+      runs.push({ workers, ...(await measure(fleet, limit, burst, limit * seconds)) });
     } finally {
       await fleet.stop();
     }
@@ -69,4 +54,55 @@ export async function benchAccuracy(redisUrl: string, seconds: number, workerCou
     utilizationPct: Math.min(...runs.map((r) => r.utilizationPct)),
     runs,
   };
+}
+
+/** Peak and use of one limit (`limit` + `burst`) by a campaign of `n` sent while backlog exists. */
+async function measure(fleet: Fleet, limit: number, burst: number, n: number): Promise<Omit<AccuracyRun, 'workers'>> {
+  const before = fleet.sandbox.stats().accepted;
+  // Enqueue while paused, so this process (which also stamps the sandbox's arrivals)
+  // is idle when sending starts.
+  await fleet.client.campaigns.create({ id: 'accuracy', priority: 'low' });
+  await fleet.client.campaigns.pause('accuracy');
+  await fleet.client.sendBulk(bulk(n, (i) => `d${i % 20}.test`, { campaignId: 'accuracy' }));
+  await fleet.client.campaigns.resume('accuracy');
+  await waitFor(() => fleet.sandbox.stats().accepted >= before + n, 60_000 + (n / limit) * 2_000, `${n} accepted`);
+  const times = fleet.sandbox
+    .accepted()
+    .slice(before)
+    .map((a) => a.arrivedAt);
+  const peak = maxInWindow(times);
+  const first = Math.min(...times);
+  const last = Math.max(...times);
+  const steady = times.filter((t) => t >= first + 1000).length;
+  return {
+    peak,
+    overshootPct: (Math.max(0, peak - (limit + burst)) / (limit + burst)) * 100,
+    utilizationPct: (steady / ((last - first - 1000) / 1000) / limit) * 100,
+  };
+}
+
+/** A receiver's limit (its 20 domains, 50/s, burst 5) under a provider with room to spare, shared by `workers` processes. */
+export async function benchReceiverAccuracy(
+  redisUrl: string,
+  seconds: number,
+  workers = 4,
+): Promise<AccuracyRun & { limitPerSec: number; burst: number }> {
+  const limit = 50;
+  const burst = 5;
+  const fleet = await startFleet({
+    redisUrl,
+    schedulers: 1,
+    workers,
+    config: {
+      providers: { ses: { kind: 'ses', rate: 400, burst: 40, concurrency: 64 } },
+      receivers: [{ name: 'capped', domains: Array.from({ length: 20 }, (_, i) => `d${i}.test`), rate: limit, burst }],
+      reserves: { critical: 0 },
+    },
+  });
+  try {
+    await warmUp(fleet);
+    return { workers, limitPerSec: limit, burst, ...(await measure(fleet, limit, burst, limit * seconds)) };
+  } finally {
+    await fleet.stop();
+  }
 }

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { startFleet } from '../support/fleet.js';
+import { startFleet, waitFor } from '../support/fleet.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { bulk, sleep } from './support.js';
 
@@ -41,9 +41,11 @@ export async function benchMemory(recipients: number): Promise<MemoryFigures> {
       }
     })();
     for (let i = 0; i < recipients; i += 1000) {
-      await fleet.client.sendBulk(bulk(Math.min(1000, recipients - i), (k) => `d${(i + k) % 100}.test`, { campaignId: 'big' }));
+      await fleet.client.sendBulk(
+        bulk(Math.min(1000, recipients - i), (k) => `d${(i + k) % 100}.test`, { campaignId: 'big' }),
+      );
     }
-    while (fleet.sandbox.stats().accepted < recipients) await sleep(100);
+    await waitFor(() => fleet.sandbox.stats().accepted >= recipients, 600_000, `${recipients} accepted`);
     await sleep(1000);
     sampling = false;
     await sampler;

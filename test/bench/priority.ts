@@ -1,4 +1,4 @@
-import { startFleet } from '../support/fleet.js';
+import { startFleet, waitFor } from '../support/fleet.js';
 import { bulk, percentile, sleep, warmUp } from './support.js';
 
 /** Figures of the priority scenario. */
@@ -28,16 +28,26 @@ export async function benchPriority(redisUrl: string, floodMessages: number, otp
     const sentAt = new Map<string, number>();
     for (let i = 0; i < otps; i++) {
       const t = Date.now();
-      const { id } = await fleet.client.send({ from: 'auth@acme.test', to: `otp${i}@users.test`, subject: 'code', text: String(i), priority: 'critical' });
+      const { id } = await fleet.client.send({
+        from: 'auth@acme.test',
+        to: `otp${i}@users.test`,
+        subject: 'code',
+        text: String(i),
+        priority: 'critical',
+      });
       sentAt.set(id, t);
       await sleep(200);
     }
     const otpArrivals = () => fleet.sandbox.accepted().filter((a) => a.domain === 'users.test');
-    while (otpArrivals().length < otps) await sleep(50);
-    const latencies = otpArrivals().map((a) => a.arrivedAt - sentAt.get(a.sluiceId!)!).sort((a, b) => a - b);
+    await waitFor(() => otpArrivals().length >= otps, 60_000, `${otps} OTPs accepted`);
+    const latencies = otpArrivals()
+      .map((a) => a.arrivedAt - sentAt.get(a.sluiceId!)!)
+      .sort((a, b) => a - b);
     const first = Math.min(...sentAt.values());
     const last = Math.max(...sentAt.values());
-    const bulkDuring = fleet.sandbox.accepted().filter((a) => a.domain === 'bulk.test' && a.arrivedAt >= first && a.arrivedAt <= last).length;
+    const bulkDuring = fleet.sandbox
+      .accepted()
+      .filter((a) => a.domain === 'bulk.test' && a.arrivedAt >= first && a.arrivedAt <= last).length;
     return {
       criticalP50Ms: percentile(latencies, 0.5),
       criticalP99Ms: percentile(latencies, 0.99),

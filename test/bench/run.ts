@@ -4,9 +4,11 @@ import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startRedisServer } from '../support/redis-server.js';
-import { benchAccuracy } from './accuracy.js';
+import { benchAccuracy, benchReceiverAccuracy } from './accuracy.js';
+import { benchIsolation } from './isolation.js';
 import { benchLimiter } from './limiter.js';
 import { benchMemory } from './memory.js';
+import { benchPause } from './pause.js';
 import { benchPipeline } from './pipeline.js';
 import { benchPriority } from './priority.js';
 import { benchWaste } from './waste.js';
@@ -14,8 +16,28 @@ import { benchWaste } from './waste.js';
 const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
 const quick = values.quick;
 const plan = quick
-  ? { limiterSeconds: 3, pipelineMessages: 3_000, accuracySeconds: 4, flood: 1_500, otps: 25, wasteRate: 40, recipients: 20_000 }
-  : { limiterSeconds: 10, pipelineMessages: 20_000, accuracySeconds: 15, flood: 6_000, otps: 100, wasteRate: 100, recipients: 100_000 };
+  ? {
+      limiterSeconds: 3,
+      pipelineMessages: 3_000,
+      accuracySeconds: 4,
+      flood: 1_500,
+      otps: 25,
+      wasteRate: 40,
+      recipients: 20_000,
+      pauseMessages: 300,
+      isolationMessages: 100,
+    }
+  : {
+      limiterSeconds: 10,
+      pipelineMessages: 20_000,
+      accuracySeconds: 15,
+      flood: 6_000,
+      otps: 100,
+      wasteRate: 100,
+      recipients: 100_000,
+      pauseMessages: 300,
+      isolationMessages: 200,
+    };
 
 const step = (name: string): void => {
   process.stderr.write(`bench: ${name}…\n`);
@@ -29,25 +51,80 @@ try {
   const pipeline = await benchPipeline(server.url, plan.pipelineMessages);
   step('accuracy (1, 4 and 8 workers)');
   const accuracy = await benchAccuracy(server.url, plan.accuracySeconds);
+  step('accuracy of a receiver limit (4 workers)');
+  const receiverAccuracy = await benchReceiverAccuracy(server.url, plan.accuracySeconds);
   step('priority');
   const priority = await benchPriority(server.url, plan.flood, plan.otps);
   step('waste');
   const waste = await benchWaste(server.url, plan.wasteRate);
+  step('pause');
+  const pause = await benchPause(server.url, plan.pauseMessages);
+  step('isolation (a blocking receiver, a 421 storm)');
+  const isolation = await benchIsolation(server.url, plan.isolationMessages);
   step(`memory (${plan.recipients} recipients)`);
   const memory = await benchMemory(plan.recipients);
 
   const results = {
-    limiter: { layers: limiter.layers, decisionsPerSec: limiter.decisionsPerSec, fiveCallsDecisionsPerSec: limiter.fiveCallsDecisionsPerSec, ratio: round(limiter.ratio, 2) },
-    pipeline: { messagesPerSec: round(pipeline.messagesPerSec), bullmqOneHopPerSec: round(pipeline.bullmqOneHopPerSec), ratio: round(pipeline.ratio, 2), processes: pipeline.processes },
-    accuracy: { limitPerSec: accuracy.limitPerSec, burst: accuracy.burst, workers: accuracy.workers, maxOvershootPct: round(accuracy.maxOvershootPct, 2), utilizationPct: round(accuracy.utilizationPct, 1) },
-    priority: { criticalP50Ms: priority.criticalP50Ms, criticalP99Ms: priority.criticalP99Ms, floodMessages: priority.floodMessages },
+    limiter: {
+      layers: limiter.layers,
+      decisionsPerSec: limiter.decisionsPerSec,
+      fiveCallsDecisionsPerSec: limiter.fiveCallsDecisionsPerSec,
+      ratio: round(limiter.ratio, 2),
+    },
+    pipeline: {
+      messagesPerSec: round(pipeline.messagesPerSec),
+      bullmqOneHopPerSec: round(pipeline.bullmqOneHopPerSec),
+      ratio: round(pipeline.ratio, 2),
+      processes: pipeline.processes,
+    },
+    accuracy: {
+      limitPerSec: accuracy.limitPerSec,
+      burst: accuracy.burst,
+      workers: accuracy.workers,
+      maxOvershootPct: round(accuracy.maxOvershootPct, 2),
+      utilizationPct: round(accuracy.utilizationPct, 1),
+    },
+    receiverAccuracy: {
+      limitPerSec: receiverAccuracy.limitPerSec,
+      burst: receiverAccuracy.burst,
+      workers: receiverAccuracy.workers,
+      overshootPct: round(receiverAccuracy.overshootPct, 2),
+      utilizationPct: round(receiverAccuracy.utilizationPct, 1),
+    },
+    priority: {
+      criticalP50Ms: priority.criticalP50Ms,
+      criticalP99Ms: priority.criticalP99Ms,
+      floodMessages: priority.floodMessages,
+      bulkPerSecMeanwhile: round(priority.bulkPerSecMeanwhile, 1),
+    },
+    pause: {
+      lastSendAfterPauseMs: pause.lastSendAfterPauseMs,
+      sentBeforeHold: pause.sentBeforeHold,
+      campaignMessages: pause.campaignMessages,
+    },
+    isolation: {
+      messages: isolation.messages,
+      blockRatio: round(isolation.block.withTroubleSeconds / isolation.block.aloneSeconds, 2),
+      stormRatio: round(isolation.storm.withTroubleSeconds / isolation.storm.aloneSeconds, 2),
+      attemptsPerStormRecipient: round(isolation.storm.attemptsPerStormRecipient, 3),
+    },
     waste: { oversubscription: waste.oversubscription, limiterCallsPerSend: round(waste.limiterCallsPerSend, 3) },
-    memory: { campaignRecipients: memory.campaignRecipients, redisPeakBytes: memory.redisPeakBytes, redisBytesPerRecipient: round(memory.redisBytesPerRecipient, 1) },
+    memory: {
+      campaignRecipients: memory.campaignRecipients,
+      redisPeakBytes: memory.redisPeakBytes,
+      redisBytesPerRecipient: round(memory.redisBytesPerRecipient, 1),
+    },
   };
   writeFileSync(resolve(import.meta.dirname, '../../bench-results.json'), `${JSON.stringify(results, null, 2)}\n`);
 
   const rows: [string, string, string, string, string][] = [
-    ['limiter: 5-layer decisions/s', fmt(limiter.decisionsPerSec), `${fmt(limiter.fiveCallsDecisionsPerSec)} (5 textbook calls)`, `${limiter.ratio.toFixed(2)}×`, '≥ 2× and ≥ 30,000/s'],
+    [
+      'limiter: 5-layer decisions/s',
+      fmt(limiter.decisionsPerSec),
+      `${fmt(limiter.fiveCallsDecisionsPerSec)} (5 textbook calls)`,
+      `${limiter.ratio.toFixed(2)}×`,
+      '≥ 2× and ≥ 30,000/s',
+    ],
     [
       'limiter: Redis CPU per decision',
       `${limiter.redisMicrosPerDecision.toFixed(1)} µs`,
@@ -55,8 +132,20 @@ try {
       `${(limiter.fiveCallsRedisMicrosPerDecision / limiter.redisMicrosPerDecision).toFixed(2)}× less`,
       'context',
     ],
-    ['pipeline: messages/s end to end', fmt(pipeline.messagesPerSec), `${fmt(pipeline.bullmqOneHopPerSec)} (BullMQ one hop)`, `${pipeline.ratio.toFixed(2)}`, `≥ 0.4 (${pipeline.processes} processes)`],
-    ['pipeline: vs the SES SDK alone', fmt(pipeline.messagesPerSec), `${fmt(pipeline.sdkAlonePerSec)} (SDK → sandbox, 1 process)`, `${(pipeline.messagesPerSec / pipeline.sdkAlonePerSec).toFixed(2)}`, 'context'],
+    [
+      'pipeline: messages/s end to end',
+      fmt(pipeline.messagesPerSec),
+      `${fmt(pipeline.bullmqOneHopPerSec)} (BullMQ one hop)`,
+      `${pipeline.ratio.toFixed(2)}`,
+      `≥ 0.4 (${pipeline.processes} processes)`,
+    ],
+    [
+      'pipeline: vs the SES SDK alone',
+      fmt(pipeline.messagesPerSec),
+      `${fmt(pipeline.sdkAlonePerSec)} (SDK → sandbox, 1 process)`,
+      `${(pipeline.messagesPerSec / pipeline.sdkAlonePerSec).toFixed(2)}`,
+      'context',
+    ],
     ...accuracy.runs.map((r): [string, string, string, string, string] => [
       `accuracy: ${r.workers} worker${r.workers > 1 ? 's' : ''}, peak in 1 s`,
       `${r.peak}/s`,
@@ -64,14 +153,65 @@ try {
       `+${r.overshootPct.toFixed(1)}%, use ${r.utilizationPct.toFixed(1)}%`,
       '≤ 1% over, ≥ 95% used',
     ]),
-    ['priority: critical p50 / p99', `${priority.criticalP50Ms} / ${priority.criticalP99Ms} ms`, `${priority.bulkPerSecMeanwhile.toFixed(1)}/s bulk meanwhile`, '-', 'p99 ≤ 1,000 ms'],
-    ['waste: limiter calls per send (10×)', waste.limiterCallsPerSend.toFixed(3), `${waste.pollingCallsPerSend.toFixed(1)} (polling every 10 ms)`, `${(waste.pollingCallsPerSend / waste.limiterCallsPerSend).toFixed(0)}× fewer`, '≤ 1.1'],
-    ['memory: Redis bytes per recipient', fmt(memory.redisBytesPerRecipient), `peak ${fmt(memory.redisPeakBytes)} B for ${fmt(memory.campaignRecipients)}`, `${fmt(memory.bytesPerRecipientAfterSend)} B left after send`, 'reported'],
+    [
+      `accuracy: receiver, ${receiverAccuracy.workers} workers, peak in 1 s`,
+      `${receiverAccuracy.peak}/s`,
+      `${receiverAccuracy.limitPerSec + receiverAccuracy.burst}/s (limit + burst)`,
+      `+${receiverAccuracy.overshootPct.toFixed(1)}%, use ${receiverAccuracy.utilizationPct.toFixed(1)}%`,
+      '≤ 1% over, ≥ 90% used',
+    ],
+    [
+      'priority: critical p50 / p99',
+      `${priority.criticalP50Ms} / ${priority.criticalP99Ms} ms`,
+      `${priority.bulkPerSecMeanwhile.toFixed(1)}/s bulk meanwhile`,
+      '-',
+      'p99 ≤ 1,000 ms; bulk ≥ 72/s',
+    ],
+    [
+      'waste: limiter calls per send (10×)',
+      waste.limiterCallsPerSend.toFixed(3),
+      `${waste.pollingCallsPerSend.toFixed(1)} (polling every 10 ms)`,
+      `${(waste.pollingCallsPerSend / waste.limiterCallsPerSend).toFixed(0)}× fewer`,
+      '≤ 1.1',
+    ],
+    [
+      'pause: last send after pause()',
+      `${fmt(pause.lastSendAfterPauseMs)} ms`,
+      `${pause.sentBeforeHold} of ${pause.campaignMessages} sent before it held`,
+      '-',
+      '≤ 1,000 ms',
+    ],
+    isolationRow('isolation: other receiver, one blocking', isolation.block),
+    isolationRow('isolation: other receiver, a 421 storm', isolation.storm),
+    ['storm: attempts per storm recipient', isolation.storm.attemptsPerStormRecipient.toFixed(3), '-', '-', '≤ 1.2'],
+    [
+      'memory: Redis bytes per recipient',
+      fmt(memory.redisBytesPerRecipient),
+      `peak ${fmt(memory.redisPeakBytes)} B for ${fmt(memory.campaignRecipients)}`,
+      `${fmt(memory.bytesPerRecipientAfterSend)} B left after send`,
+      'reported',
+    ],
   ];
   printTable(['figure', 'Sluice', 'baseline (same run)', 'ratio', 'target'], rows);
-  process.stderr.write(`bench: done in ${((Date.now() - started) / 1000).toFixed(0)} s; figures in bench-results.json\n`);
+  process.stderr.write(
+    `bench: done in ${((Date.now() - started) / 1000).toFixed(0)} s; figures in bench-results.json\n`,
+  );
 } finally {
   await server.stop();
+}
+
+/** A receiver's batch with another in trouble against it alone; the fleet tests' old bound. */
+function isolationRow(
+  figure: string,
+  run: { aloneSeconds: number; withTroubleSeconds: number },
+): [string, string, string, string, string] {
+  return [
+    figure,
+    `${run.withTroubleSeconds.toFixed(2)} s`,
+    `${run.aloneSeconds.toFixed(2)} s alone`,
+    `${(run.withTroubleSeconds / run.aloneSeconds).toFixed(2)}×`,
+    '≤ 1.25× alone + 0.2 s',
+  ];
 }
 
 function round(n: number, digits = 0): number {

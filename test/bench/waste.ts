@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { createKeys, defineScripts, parseConfig } from '@sluice/core';
 import { createScheduler } from '@sluice/dispatch';
-import { startFleet } from '../support/fleet.js';
+import { startFleet, waitFor } from '../support/fleet.js';
 import { bulk, sleep, warmUp } from './support.js';
 
 /** Figures of the waste scenario. */
@@ -21,17 +21,26 @@ export async function benchWaste(redisUrl: string, rate: number): Promise<WasteF
   const n = rate * 10;
   const providers = { ses: { kind: 'ses', rate: 100_000, burst: 1000, concurrency: 32 } };
   const fleet = await startFleet({ redisUrl, schedulers: 0, workers: 1, config: { providers } });
-  const config = parseConfig({ redis: { url: redisUrl, prefix: fleet.prefix }, sandbox: { url: fleet.sandbox.url }, providers });
+  const config = parseConfig({
+    redis: { url: redisUrl, prefix: fleet.prefix },
+    sandbox: { url: fleet.sandbox.url },
+    providers,
+  });
   const scheduler = createScheduler({ config, logger: pino({ level: 'silent' }) });
   let limiterCallsPerSend: number;
   try {
     await scheduler.start();
     await warmUp(fleet);
-    await fleet.client.campaigns.create({ id: 'hot', priority: 'low', rate, burst: Math.max(1, Math.round(rate / 10)) });
+    await fleet.client.campaigns.create({
+      id: 'hot',
+      priority: 'low',
+      rate,
+      burst: Math.max(1, Math.round(rate / 10)),
+    });
     const callsBefore = scheduler.limiterCalls;
     const before = fleet.sandbox.stats().accepted;
     await fleet.client.sendBulk(bulk(n, (i) => `d${i % 20}.test`, { campaignId: 'hot' }));
-    while (fleet.sandbox.stats().accepted < before + n) await sleep(50);
+    await waitFor(() => fleet.sandbox.stats().accepted >= before + n, 120_000, `${n} accepted`);
     limiterCallsPerSend = (scheduler.limiterCalls - callsBefore) / n;
   } finally {
     await scheduler.close();
@@ -39,7 +48,9 @@ export async function benchWaste(redisUrl: string, rate: number): Promise<WasteF
   }
 
   // Baseline: waiters poll the textbook bucket every 10 ms until each is granted.
-  const redis = defineScripts(new Redis(redisUrl), new URL('./', import.meta.url), { benchTokenBucket: { file: 'token-bucket-1.lua', keys: 1 } });
+  const redis = defineScripts(new Redis(redisUrl), new URL('./', import.meta.url), {
+    benchTokenBucket: { file: 'token-bucket-1.lua', keys: 1 },
+  });
   const key = `${createKeys(`bench-w${Date.now()}`).bucket('campaign', 'hot')}:tb`;
   const waiters = rate * 4;
   let calls = 0;

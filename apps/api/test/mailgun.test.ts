@@ -1,15 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 import { MAILGUN_KEY, createWorld, mailgunSignature, type World } from './support.js';
 
+const r = useRedisPrefix();
 let world: World;
 
-beforeAll(async () => {
-  world = await createWorld({
+beforeEach(async () => {
+  world = await createWorld(r, {
     api: { webhooks: { mailgun: { signingKey: MAILGUN_KEY } } },
     suppression: { softBounces: { count: 2 } },
   });
 });
-afterAll(() => world.close());
+afterEach(() => world.close());
 
 // The permanent failure of the Mailgun webhook-payloads docs (reference §4.3), our ids in user-variables.
 const failed = (to: string, vars: Record<string, string>, over: Record<string, unknown> = {}) => ({
@@ -121,7 +123,7 @@ describe('POST /webhooks/mailgun', () => {
   });
 
   it('answers 503 and takes nothing when no signing key is configured', async () => {
-    const bare = await createWorld({});
+    const bare = await createWorld(r, {});
     try {
       const res = await bare.api.server.inject({
         method: 'POST',

@@ -1,14 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 import { createSendgridSigner, createWorld, type World } from './support.js';
 
 const signer = createSendgridSigner();
 const other = createSendgridSigner();
+const r = useRedisPrefix();
 let world: World;
 
-beforeAll(async () => {
-  world = await createWorld({ api: { webhooks: { sendgrid: { publicKey: signer.publicKey } } } });
+beforeEach(async () => {
+  world = await createWorld(r, { api: { webhooks: { sendgrid: { publicKey: signer.publicKey } } } });
 });
-afterAll(() => world.close());
+afterEach(() => world.close());
 
 // A batch as SendGrid posts it: a JSON array, `\r\n` between events and at the end
 // (reference §4.2), our custom_args flattened into each event.
@@ -117,7 +119,7 @@ describe('POST /webhooks/sendgrid (signed Event Webhook)', () => {
   });
 
   it('answers 503 and takes nothing when no key is configured', async () => {
-    const bare = await createWorld({});
+    const bare = await createWorld(r, {});
     try {
       const body = batch([{ email: 'victim@example.com', event: 'spamreport', sg_event_id: 'sg-x', timestamp: now() }]);
       const res = await bare.api.server.inject({

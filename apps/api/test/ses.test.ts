@@ -1,14 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 import type { SnsEnvelope } from '@sluice/events';
 import { CERT_URL, TOPIC, createSnsSigner, createWorld, type World } from './support.js';
 
 const signer = createSnsSigner();
 const fetched: string[] = [];
 const confirmed: string[] = [];
+const r = useRedisPrefix();
 let world: World;
 
-beforeAll(async () => {
+beforeEach(async () => {
   world = await createWorld(
+    r,
     {
       api: { webhooks: { ses: { topicArns: [TOPIC] } } },
       suppression: { softBounces: { count: 2, windowMs: 86_400_000 } },
@@ -24,7 +27,7 @@ beforeAll(async () => {
     },
   );
 });
-afterAll(() => world.close());
+afterEach(() => world.close());
 
 // The AWS bounce example (notification-contents), with our tags as event publishing returns them.
 function bounce(to: string, id: string | undefined, type: 'Permanent' | 'Transient', feedbackId: string): string {
@@ -229,6 +232,7 @@ describe('POST /webhooks/ses (SNS)', () => {
 describe('POST /webhooks/ses with no topic configured', () => {
   it('refuses everything with 503, never taking an unverified event', async () => {
     const bare = await createWorld(
+      r,
       {},
       { fetchCertificate: async () => signer.certificate, confirmSubscription: async (u) => void confirmed.push(u) },
     );

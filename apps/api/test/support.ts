@@ -1,9 +1,9 @@
 import { createHmac, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { inject } from 'vitest';
-import { createKeys, parseConfig, parseMessage, type Keys, type QueuedMessage, type ServiceLogger } from '@sluice/core';
+import type { Redis } from 'ioredis';
+import { parseConfig, parseMessage, type Keys, type QueuedMessage, type ServiceLogger } from '@sluice/core';
 import { createStore, createSuppressions, messageId, type Store, type Suppressions } from '@sluice/store';
 import { createSignals, type Signals } from '@sluice/throttle';
+import type { RedisPrefix } from '../../../test/support/redis-prefix.js';
 import { createApi, type Api, type ApiOptions } from '../src/api.js';
 
 export const TOPIC = 'arn:aws:sns:us-east-1:123456789012:ses-events';
@@ -61,7 +61,7 @@ export const quietLogger: ServiceLogger & { lines: string[] } = {
   },
 };
 
-/** One test file's world: its own key prefix, a store, the API over the test Redis. */
+/** One test's world: its key prefix (from `useRedisPrefix`), a store, the API over the test's Redis. */
 export interface World {
   redis: Redis;
   keys: Keys;
@@ -77,10 +77,13 @@ export interface World {
   close(): Promise<void>;
 }
 
-export async function createWorld(config: Record<string, unknown>, options: Partial<ApiOptions> = {}): Promise<World> {
-  const redis = new Redis(inject('redisUrl'));
-  const prefix = `t${randomUUID().slice(0, 8)}`;
-  const keys = createKeys(prefix);
+/** A world on the test's prefix; `close()` closes what it opened (the helper deletes the keys). */
+export async function createWorld(
+  test: RedisPrefix,
+  config: Record<string, unknown>,
+  options: Partial<ApiOptions> = {},
+): Promise<World> {
+  const { redis, keys, prefix } = test;
   const store = createStore({ redis, keys, recordTtlSeconds: 60 });
   const signals = createSignals({ redis, keys, flushMs: 3_600_000 });
   const api = createApi({
@@ -127,9 +130,6 @@ export async function createWorld(config: Record<string, unknown>, options: Part
     async close() {
       await api.close();
       await signals.close();
-      const found = await redis.keys(`${prefix}:*`);
-      if (found.length) await redis.del(...found);
-      await redis.quit();
     },
   };
 }

@@ -1,11 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { QUEUE_OPTIONS, createKeys, parseConfig } from '@sluice/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { QUEUE_OPTIONS, parseConfig, type SluiceConfig } from '@sluice/core';
 import {
   FLEET_METRIC_NAMES,
   createMetricsHandler,
@@ -17,7 +15,10 @@ import {
   type StatusSnapshot,
 } from '@sluice/ops';
 import { fromSources, startProcess } from '../../../test/support/process.js';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 import { freePort } from '../../../test/support/redis-server.js';
+
+const r = useRedisPrefix();
 
 /**
  * prom-client's registry as far as the collectors use it (this package has no prom-client:
@@ -163,22 +164,18 @@ describe('fleet metrics from a status snapshot', () => {
   });
 });
 
-const redis = new Redis(inject('redisUrl'));
-afterAll(async () => {
-  await redis.quit();
-});
-
 describe('fleet metrics from Redis', () => {
-  const prefix = `t${randomUUID().slice(0, 8)}`;
-  const keys = createKeys(prefix);
-  const config = parseConfig({
-    redis: { url: inject('redisUrl'), prefix },
-    providers: { ses: { kind: 'ses', rate: 40 } },
-    receivers: [{ name: 'google', domains: ['gmail.com'], rate: 20 }],
-  });
-  const queue = new Queue(keys.dispatchQueue('low'), { ...QUEUE_OPTIONS, connection: redis, prefix });
+  let config: SluiceConfig;
+  let queue: Queue;
 
-  beforeAll(async () => {
+  beforeEach(async () => {
+    const { redis, keys, prefix } = r;
+    config = parseConfig({
+      redis: { url: r.url, prefix },
+      providers: { ses: { kind: 'ses', rate: 40 } },
+      receivers: [{ name: 'google', domains: ['gmail.com'], rate: 20 }],
+    });
+    queue = new Queue(keys.dispatchQueue('low'), { ...QUEUE_OPTIONS, connection: redis, prefix });
     await queue.add('send', { id: 'm1' });
     await queue.add('send', { id: 'm2' }, { delay: 60_000 });
     await createOverrides({ config, redis, keys }).set({
@@ -192,14 +189,12 @@ describe('fleet metrics from Redis', () => {
     });
   });
 
-  afterAll(async () => {
-    await queue.obliterate({ force: true });
+  afterEach(async () => {
     await queue.close();
-    const found = await redis.keys(`*${prefix}*`);
-    if (found.length) await redis.del(...found);
   });
 
   it('shows the configured keys, the queues and the overrides of a real fleet', async () => {
+    const { redis, keys } = r;
     const registry = fakeRegistry();
     const handler = createMetricsHandler({ registry, config, redis, keys });
     try {
@@ -227,12 +222,14 @@ describe('fleet metrics from Redis', () => {
 // A process test (the wiring of apps/worker/src/main.ts), from its sources.
 describe('a worker started with SLUICE_METRICS_PORT', () => {
   it('serves /metrics on that port while it runs, and closes it on SIGTERM', async () => {
-    const prefix = `t${randomUUID().slice(0, 8)}`;
     const dir = mkdtempSync(join(tmpdir(), 'sluice-metrics-'));
     const configPath = join(dir, 'sluice.yaml');
-    writeFileSync(configPath, JSON.stringify({ redis: { prefix }, providers: { ses: { kind: 'ses', rate: 50 } } }));
+    writeFileSync(
+      configPath,
+      JSON.stringify({ redis: { prefix: r.prefix }, providers: { ses: { kind: 'ses', rate: 50 } } }),
+    );
     const port = await freePort();
-    const env = { ...process.env, SLUICE_CONFIG: configPath, REDIS_URL: inject('redisUrl'), SLUICE_METRICS_PORT: String(port) };
+    const env = { ...process.env, SLUICE_CONFIG: configPath, REDIS_URL: r.url, SLUICE_METRICS_PORT: String(port) };
     const worker = await startProcess('worker', fromSources('worker'), env, '"event":"ready"');
     try {
       expect(worker.output()).toContain(`"url":"http://127.0.0.1:${port}/metrics"`);
@@ -248,8 +245,6 @@ describe('a worker started with SLUICE_METRICS_PORT', () => {
     } finally {
       expect(await worker.stop()).toBe(0);
       rmSync(dir, { recursive: true, force: true });
-      const found = await redis.keys(`*${prefix}*`);
-      if (found.length) await redis.del(...found);
     }
     await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();
   });

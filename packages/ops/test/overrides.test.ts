@@ -1,10 +1,11 @@
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createKeys, parseConfig, SluiceError, type Keys } from '@sluice/core';
+import type { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig, SluiceError, type Keys } from '@sluice/core';
 import { createOverrides, type Overrides, type SetOverrideInput } from '@sluice/ops';
 import { createAdjustments, quotaLayers, type Adjustments } from '@sluice/throttle';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
+const r = useRedisPrefix();
 let redis: Redis;
 let keys: Keys;
 let overrides: Overrides;
@@ -15,15 +16,13 @@ const config = parseConfig({
 });
 const backpressure = { factor: 0.5, minFactor: 0.1, cooldownMs: 200, holdMs: 1_000 };
 
-beforeAll(() => {
-  redis = new Redis(inject('redisUrl'));
-  keys = createKeys(`t-${randomUUID().slice(0, 8)}`);
+beforeEach(() => {
+  redis = r.redis;
+  keys = r.keys;
   overrides = createOverrides({ config, redis, keys });
 });
-afterAll(async () => {
-  for (const a of open) a.close();
-  await redis.del(keys.adjustments(), keys.audit());
-  await redis.quit();
+afterEach(() => {
+  for (const a of open.splice(0)) a.close();
 });
 
 async function reader(): Promise<Adjustments> {
@@ -41,7 +40,14 @@ async function snapshot(): Promise<Record<string, unknown>> {
   return out;
 }
 
-const good: SetOverrideInput = { scope: 'receiver', name: 'gmail', kind: 'pause', forMs: 60_000, actor: 'ana', reason: 'blocks from Gmail, OPS-12' };
+const good: SetOverrideInput = {
+  scope: 'receiver',
+  name: 'gmail',
+  kind: 'pause',
+  forMs: 60_000,
+  actor: 'ana',
+  reason: 'blocks from Gmail, OPS-12',
+};
 
 describe('overrides', () => {
   it('refuses an override without an expiry or with a bad field, naming the field, and writes nothing', async () => {
@@ -100,7 +106,9 @@ describe('overrides', () => {
     ]);
     for (const e of trail) expect(e.at).toBeGreaterThanOrEqual(before);
     await a.refresh();
-    expect(quotaLayers(config, keys, { to: 'x@gmail.test', tenantId: 'default' }, a).layers[0]).toMatchObject({ rate: 100 });
+    expect(quotaLayers(config, keys, { to: 'x@gmail.test', tenantId: 'default' }, a).layers[0]).toMatchObject({
+      rate: 100,
+    });
   });
 
   it('expires on time by itself, and two sweeps write one expire entry', async () => {
@@ -120,8 +128,19 @@ describe('overrides', () => {
     expect(swept.flat()).toHaveLength(1);
     expect(await redis.hexists(keys.adjustments(), `ovr:${keys.bucket('receiver', 'gmail')}`)).toBe(0);
     const expired = (await overrides.audit()).filter((e) => e.action === 'expire');
-    expect(expired).toEqual([expect.objectContaining({ action: 'expire', scope: 'receiver', name: 'gmail', kind: 'pause', actor: 'sluice', untilMs: set.untilMs })]);
-    console.log(`overrides: gone for readers ${Date.now() - set.untilMs} ms after its end, no sweep needed; concurrent sweeps expired ${swept.map((s) => s.length).join('+')}`);
+    expect(expired).toEqual([
+      expect.objectContaining({
+        action: 'expire',
+        scope: 'receiver',
+        name: 'gmail',
+        kind: 'pause',
+        actor: 'sluice',
+        untilMs: set.untilMs,
+      }),
+    ]);
+    console.log(
+      `overrides: gone for readers ${Date.now() - set.untilMs} ms after its end, no sweep needed; concurrent sweeps expired ${swept.map((s) => s.length).join('+')}`,
+    );
   });
 
   it('never sweeps an override set again in its place', async () => {

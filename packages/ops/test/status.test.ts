@@ -1,36 +1,33 @@
-import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { afterEach, beforeEach, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { QUEUE_OPTIONS, createKeys, parseConfig, type Keys, type SluiceConfig } from '@sluice/core';
+import { QUEUE_OPTIONS, parseConfig, type Keys, type SluiceConfig } from '@sluice/core';
 import { createSignals } from '@sluice/throttle';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 import { createStatus, type Status } from '../src/status.js';
 import type { Override } from '../src/types.js';
 
+const r = useRedisPrefix();
 let redis: Redis;
 let keys: Keys;
 let config: SluiceConfig;
 let status: Status;
 const queues: Queue[] = [];
 
-beforeAll(async () => {
-  const prefix = `t${randomUUID().slice(0, 8)}`;
-  redis = new Redis(inject('redisUrl'));
-  keys = createKeys(prefix);
+beforeEach(() => {
+  redis = r.redis;
+  keys = r.keys;
   config = parseConfig({
-    redis: { url: inject('redisUrl'), prefix },
+    redis: { url: r.url, prefix: r.prefix },
     providers: { ses: { kind: 'ses', rate: 100, burst: 20 } },
     receivers: [{ name: 'google', domains: ['gmail.com'], rate: 40 }],
   });
   status = createStatus({ config, redis, keys });
 });
 
-afterAll(async () => {
+afterEach(async () => {
   await status.close();
-  for (const q of queues) await q.close();
-  const found = await redis.keys(`*${keys.prefix}*`);
-  if (found.length) await redis.del(...found);
-  await redis.quit();
+  for (const q of queues.splice(0)) await q.close();
 });
 
 it('shows every key, queue, latency, outcome, circuit, override and campaign the fleet wrote', async () => {
@@ -40,24 +37,52 @@ it('shows every key, queue, latency, outcome, circuit, override and campaign the
   const signals = createSignals({ redis, keys, flushMs: 60_000 });
   for (let s = 1; s <= 6; s++) {
     const start = signals.bucketOf(now) - s * 1000;
-    await redis.hset(keys.signals('provider', 'ses', start), { attempted: 20, accepted: 17, 'deferred:throttled': 2, recipient_deferred: 1, rejected: 1 });
+    await redis.hset(keys.signals('provider', 'ses', start), {
+      attempted: 20,
+      accepted: 17,
+      'deferred:throttled': 2,
+      recipient_deferred: 1,
+      rejected: 1,
+    });
     await redis.hset(keys.signals('receiver', 'google', start), { attempted: 10, accepted: 10 });
     await redis.zadd(keys.signalIndex('receiver'), now, 'google');
   }
   await signals.close();
   // The governor lowered google to half; an operator set ses to 60/s; a circuit is open.
-  const sesOverride: Override = { scope: 'provider', name: 'ses', kind: 'rate', rate: 60, untilMs: now + 60_000, actor: 'alice', reason: 'test', setAt: now };
+  const sesOverride: Override = {
+    scope: 'provider',
+    name: 'ses',
+    kind: 'rate',
+    rate: 60,
+    untilMs: now + 60_000,
+    actor: 'alice',
+    reason: 'test',
+    setAt: now,
+  };
   await redis.hset(keys.adjustments(), {
     [`gov:${keys.bucket('receiver', 'google')}`]: `0.5000,${now},r,1.0000,${now},0.5000,r,1.0000`,
     [`ovr:${keys.bucket('provider', 'ses')}`]: JSON.stringify(sesOverride),
-    [`ovr:${keys.bucket('tenant', 'old')}`]: JSON.stringify({ ...sesOverride, scope: 'tenant', name: 'old', untilMs: now - 1 }),
+    [`ovr:${keys.bucket('tenant', 'old')}`]: JSON.stringify({
+      ...sesOverride,
+      scope: 'tenant',
+      name: 'old',
+      untilMs: now - 1,
+    }),
     'circuit:google|default|default': `${now + 30_000},30000,3,blocks`,
   });
   // The ses bucket is 0.5 s ahead: its shared slice has spent some of its burst.
   const [sec, usec] = await redis.time();
   await redis.hset(keys.bucket('provider', 'ses'), '1', String(Number(sec) * 1e6 + Number(usec) + 500_000));
   // A campaign, paused, with counters and a backlog; latency samples of two classes.
-  await redis.hset(keys.campaign('spring'), { createdAt: String(now), name: 'Spring', priority: 'low', paused: '1', 'n:accepted': '10', 'n:sent': '4', 'n:rejected': '1' });
+  await redis.hset(keys.campaign('spring'), {
+    createdAt: String(now),
+    name: 'Spring',
+    priority: 'low',
+    paused: '1',
+    'n:accepted': '10',
+    'n:sent': '4',
+    'n:rejected': '1',
+  });
   await redis.sadd(keys.campaigns(), 'spring');
   const q = new Queue(keys.campaignQueue('spring'), { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix });
   queues.push(q);
@@ -77,7 +102,9 @@ it('shows every key, queue, latency, outcome, circuit, override and campaign the
   expect(google).toMatchObject({ configuredRate: 40, effectiveRate: 20, factor: 0.5, sendRate: 10 });
   expect(google.tokens).toBeGreaterThan(0);
   expect(s.keys.find((k) => k.scope === 'pool' && k.name === 'default')).toMatchObject({ factor: 1, sendRate: 0 });
-  expect(s.keys.find((k) => k.scope === 'campaign' && k.name === 'spring')).toMatchObject({ configuredRate: config.defaults.campaign.rate });
+  expect(s.keys.find((k) => k.scope === 'campaign' && k.name === 'spring')).toMatchObject({
+    configuredRate: config.defaults.campaign.rate,
+  });
   expect(s.keys.find((k) => k.scope === 'tenant' && k.name === 'default')).toBeDefined();
 
   expect(s.overrides).toEqual([sesOverride]); // the expired one is not in force
@@ -85,16 +112,49 @@ it('shows every key, queue, latency, outcome, circuit, override and campaign the
   expect(s.latency.critical).toEqual({ p50: 50, p95: 95, samples: 100 });
   expect(s.latency.low).toEqual({ p50: 5000, p95: 5000, samples: 1 });
   expect(s.latency.high).toBeUndefined();
-  expect(s.outcomes).toEqual({ recipients: 108, attempts: 120, accepted: 102, deferred: 12, deferredRecipients: 6, rejected: 6, retries: 12, attemptsPerRecipient: 120 / 108 });
+  expect(s.outcomes).toEqual({
+    recipients: 108,
+    attempts: 120,
+    accepted: 102,
+    deferred: 12,
+    deferredRecipients: 6,
+    rejected: 6,
+    retries: 12,
+    attemptsPerRecipient: 120 / 108,
+  });
 
   const spring = s.queues.find((x) => x.queue === 'campaign-spring')!;
-  expect(spring).toMatchObject({ kind: 'campaign', campaignId: 'spring', priority: 'low', waiting: 2, delayed: 1, active: 0 });
+  expect(spring).toMatchObject({
+    kind: 'campaign',
+    campaignId: 'spring',
+    priority: 'low',
+    waiting: 2,
+    delayed: 1,
+    active: 0,
+  });
   expect(spring.oldestAgeMs).toBeGreaterThanOrEqual(7_000);
-  expect(s.queues.map((x) => x.queue)).toEqual(expect.arrayContaining(['intake-critical', 'intake-low', 'dispatch-critical', 'dispatch-low']));
-  expect(s.queues.find((x) => x.queue === 'dispatch-normal')).toMatchObject({ waiting: 0, delayed: 0, active: 0, oldestAgeMs: 0 });
-  expect(s.campaigns).toEqual([{ id: 'spring', name: 'Spring', priority: 'low', state: 'paused', counts: { accepted: 10, sent: 4, rejected: 1, suppressed: 0, expired: 0, cancelled: 0, pending: 5 } }]);
+  expect(s.queues.map((x) => x.queue)).toEqual(
+    expect.arrayContaining(['intake-critical', 'intake-low', 'dispatch-critical', 'dispatch-low']),
+  );
+  expect(s.queues.find((x) => x.queue === 'dispatch-normal')).toMatchObject({
+    waiting: 0,
+    delayed: 0,
+    active: 0,
+    oldestAgeMs: 0,
+  });
+  expect(s.campaigns).toEqual([
+    {
+      id: 'spring',
+      name: 'Spring',
+      priority: 'low',
+      state: 'paused',
+      counts: { accepted: 10, sent: 4, rejected: 1, suppressed: 0, expired: 0, cancelled: 0, pending: 5 },
+    },
+  ]);
 
   // Totals are folded once: a second snapshot counts the same buckets the same.
   expect((await status.snapshot()).outcomes.attempts).toBe(120);
-  console.log(`status: ${s.keys.length} keys, ${s.queues.length} queues; ses tokens ${ses.tokens}, google tokens ${google.tokens}`);
+  console.log(
+    `status: ${s.keys.length} keys, ${s.queues.length} queues; ses tokens ${ses.tokens}, google tokens ${google.tokens}`,
+  );
 });
