@@ -47,6 +47,9 @@ export interface Warmup {
   tick(now: number): Promise<WarmupDecision[]>;
 }
 
+/** A warming pool's schedule (config `pools.<name>.warmup`). */
+type WarmupSchedule = NonNullable<SluiceConfig['pools'][string]['warmup']>;
+
 /** Signal buckets are read this long after they end: workers write them up to a second late. */
 const SETTLE_MS = 2_000;
 
@@ -60,6 +63,17 @@ function dayOf(h: Record<string, string>): WarmupDecision['day'] {
     complained: n('complained'),
     throttled: n('throttled'),
   };
+}
+
+/** Why a day was not healthy enough to move the step on (`undefined`: it was). */
+function whyHeld(day: WarmupDecision['day'], h: WarmupSchedule['healthy']): string | undefined {
+  if (day.attempted < h.minVolume) return `${day.attempted} attempts, fewer than ${h.minVolume}`;
+  if (day.bounced / day.attempted > h.bounceRate) return `bounces ${day.bounced}/${day.attempted} over ${h.bounceRate}`;
+  if (day.complained / Math.max(1, day.accepted) > h.complaintRate)
+    return `complaints ${day.complained}/${day.accepted} over ${h.complaintRate}`;
+  if (day.throttled / day.attempted > h.throttleRate)
+    return `throttles and blocks ${day.throttled}/${day.attempted} over ${h.throttleRate}`;
+  return undefined;
 }
 
 /**
@@ -153,17 +167,7 @@ export function createWarmup(options: WarmupOptions): Warmup {
         if (now < dayEnd + SETTLE_MS) continue;
 
         const day = dayOf(await redis.hgetall(key));
-        const h = warmup.healthy;
-        const why =
-          day.attempted < h.minVolume
-            ? `${day.attempted} attempts, fewer than ${h.minVolume}`
-            : day.bounced / day.attempted > h.bounceRate
-              ? `bounces ${day.bounced}/${day.attempted} over ${h.bounceRate}`
-              : day.complained / Math.max(1, day.accepted) > h.complaintRate
-                ? `complaints ${day.complained}/${day.accepted} over ${h.complaintRate}`
-                : day.throttled / day.attempted > h.throttleRate
-                  ? `throttles and blocks ${day.throttled}/${day.attempted} over ${h.throttleRate}`
-                  : undefined;
+        const why = whyHeld(day, warmup.healthy);
         const step = why === undefined ? state.step + 1 : state.step;
         const warm = step >= warmup.schedule.length;
         await redis.multi().del(key).hset(key, 'processedUntil', signals.bucketOf(now)).exec();
