@@ -86,8 +86,20 @@ export async function applyRule(
     const result = evaluate(rule, await signals.read({ kind: scope, name }, windowMs, now));
     calm.set(layerKey, (calm.get(layerKey) ?? true) && result.calm);
     if (!result.fires) continue;
-    const cut = await cutKey(ctx, rule, layerKey, current?.factor ?? 1, result, now);
-    if (cut) decisions.push({ ...cut, scope, name });
+    const from = current?.factor ?? 1;
+    const to = await cutKey(ctx, rule, layerKey, from, result);
+    if (to !== undefined)
+      decisions.push({
+        at: now,
+        rule: rule.id,
+        version: g.version,
+        scope,
+        name,
+        action: 'lower',
+        from,
+        to,
+        inputs: result.inputs,
+      });
     if (rule.pause !== undefined && scope === 'campaign') {
       const cls = await campaigns.campaignClass(name);
       if (cls !== undefined && rule.pause.includes(cls as never) && adjustments.campaignPause(name) === undefined) {
@@ -110,15 +122,17 @@ export async function applyRule(
   return decisions;
 }
 
-/** A rule's cut of one layer key that tripped it (multiply, or in proportion) from its factor `from`, when it lowers the key. */
+/**
+ * A rule's cut of one layer key that tripped it (multiply, or in proportion) from its
+ * factor `from`: the factor it set, or `undefined` when it would not lower the key.
+ */
 async function cutKey(
   ctx: ControlContext,
   rule: GovernorRule,
   layerKey: string,
   from: number,
   result: Evaluation,
-  now: number,
-): Promise<Omit<GovernorDecision, 'scope' | 'name'> | undefined> {
+): Promise<number | undefined> {
   const { governor: g, adjustments } = ctx;
   if (rule.multiply === undefined && !rule.proportional) return undefined;
   // A proportional cut: to just under the share that got through. It scales what was
@@ -129,7 +143,7 @@ async function cutKey(
   const to = round(Math.max(g.floor, Math.min(from * (rule.multiply ?? 1), target)));
   if (to >= from) return undefined;
   await adjustments.setGoverned(layerKey, to, rule.id, from);
-  return { at: now, rule: rule.id, version: g.version, action: 'lower', from, to, inputs: result.inputs };
+  return to;
 }
 
 /** Resumes the campaigns whose governor pause is over. */
