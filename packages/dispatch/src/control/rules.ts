@@ -88,7 +88,7 @@ export async function applyRule(
     if (!result.fires) continue;
     const from = current?.factor ?? 1;
     const to = await cutKey(ctx, rule, layerKey, from, result);
-    if (to !== undefined)
+    if (to !== undefined) {
       decisions.push({
         at: now,
         rule: rule.id,
@@ -100,26 +100,43 @@ export async function applyRule(
         to,
         inputs: result.inputs,
       });
-    if (rule.pause !== undefined && scope === 'campaign') {
-      const cls = await campaigns.campaignClass(name);
-      if (cls !== undefined && rule.pause.includes(cls as never) && adjustments.campaignPause(name) === undefined) {
-        await campaigns.pauseCampaign(name, `governor rule ${rule.id} (${g.version})`);
-        await adjustments.setCampaignPause(name, now + (rule.forMs ?? 3_600_000), rule.id);
-        decisions.push({
-          at: now,
-          rule: rule.id,
-          version: g.version,
-          scope,
-          name,
-          action: 'pause',
-          from: 1,
-          to: 0,
-          inputs: result.inputs,
-        });
-      }
+    }
+    if (scope === 'campaign' && (await pauseCampaign(ctx, campaigns, rule, name, now))) {
+      decisions.push({
+        at: now,
+        rule: rule.id,
+        version: g.version,
+        scope,
+        name,
+        action: 'pause',
+        from: 1,
+        to: 0,
+        inputs: result.inputs,
+      });
     }
   }
   return decisions;
+}
+
+/**
+ * A rule's `pause` of a campaign that tripped it: only a campaign of one of its classes,
+ * not paused by the governor already, for the rule's `forMs` (an hour without). Whether it paused it.
+ */
+async function pauseCampaign(
+  ctx: ControlContext,
+  campaigns: CampaignControl,
+  rule: GovernorRule,
+  name: string,
+  now: number,
+): Promise<boolean> {
+  const { governor: g, adjustments } = ctx;
+  if (rule.pause === undefined) return false;
+  const cls = await campaigns.campaignClass(name);
+  if (cls === undefined || !rule.pause.includes(cls as never) || adjustments.campaignPause(name) !== undefined)
+    return false;
+  await campaigns.pauseCampaign(name, `governor rule ${rule.id} (${g.version})`);
+  await adjustments.setCampaignPause(name, now + (rule.forMs ?? 3_600_000), rule.id);
+  return true;
 }
 
 /**
