@@ -40,7 +40,7 @@ export {
   type OrganisationMatcher,
   type OrganisationPattern,
 } from './organisations.js';
-export { createKeys, LAYER_KINDS, type Keys, type LayerKind } from './keys.js';
+export { createKeys, parseBucket, LAYER_KINDS, type Keys, type LayerKind } from './keys.js';
 export {
   systemClock,
   poolOf,

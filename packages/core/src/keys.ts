@@ -121,3 +121,15 @@ export function createKeys(prefix = 'sluice'): Keys {
     audit: () => `${limiter}:audit`,
   };
 }
+
+/**
+ * The layer kind and name of a bucket key made by `keys.bucket` (e.g. a governed key read
+ * back from the adjustments hash), or `undefined` for any other key.
+ */
+export function parseBucket(keys: Keys, key: string): { kind: LayerKind; name: string } | undefined {
+  for (const kind of LAYER_KINDS) {
+    const prefix = keys.bucket(kind, '');
+    if (key.startsWith(prefix)) return { kind, name: key.slice(prefix.length) };
+  }
+  return undefined;
+}

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
-import { createKeys, parseConfig, type Keys } from '@sluice/core';
+import { createKeys, parseConfig, type Clock, type Keys } from '@sluice/core';
 import { createGovernor, replyMatcher, type Governor, type GovernorDecision } from '@sluice/dispatch';
 import { createAdjustments, createSignals, type Adjustments, type Signals } from '@sluice/throttle';
 
@@ -10,9 +10,18 @@ let redis: Redis;
 let keys: Keys;
 const open: { close(): unknown }[] = [];
 
+/**
+ * The time every part of a test reads (signals, adjustments, governor): the test steps it.
+ * It starts on a bucket boundary, so a window's buckets are the same on every run.
+ */
+let now: number;
+const clock: Clock = () => now;
+const step = (ms: number): void => void (now += ms);
+
 beforeEach(() => {
   redis = new Redis(inject('redisUrl'));
   keys = createKeys(`t-${randomUUID().slice(0, 8)}`);
+  now = 1_800_000_000_000;
 });
 afterEach(async () => {
   for (const o of open.splice(0).reverse()) await o.close();
@@ -33,8 +42,8 @@ interface Setup {
   resumed: string[];
 }
 function setup(holder = 'a', cfg = config, bucketMs = 100): Setup {
-  const signals = createSignals({ redis, keys, bucketMs, flushMs: 10_000 });
-  const adjustments = createAdjustments({ redis, keys, backpressure: cfg.backpressure });
+  const signals = createSignals({ redis, keys, bucketMs, flushMs: 60_000, clock });
+  const adjustments = createAdjustments({ redis, keys, backpressure: cfg.backpressure, clock });
   const paused: string[] = [];
   const resumed: string[] = [];
   const governor = createGovernor({
@@ -48,11 +57,11 @@ function setup(holder = 'a', cfg = config, bucketMs = 100): Setup {
     pauseCampaign: async (id) => void paused.push(id),
     resumeCampaign: async (id) => void resumed.push(id),
     campaignClass: async (id) => (await redis.hget(keys.campaign(id), 'priority')) ?? undefined,
+    clock,
   });
   open.push(governor, signals, { close: () => adjustments.close() });
   return { governor, signals, adjustments, paused, resumed };
 }
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const logged = async (): Promise<GovernorDecision[]> =>
   (await redis.xrange(keys.governorLog(), '-', '+')).map(([, fields]) => JSON.parse(fields[1]!) as GovernorDecision);
 
@@ -64,8 +73,22 @@ describe('the governor', () => {
     signals.record([yahoo], 'bounced_soft', 15);
     await signals.flush();
     const [cut] = await governor.tick();
-    expect(cut).toMatchObject({ rule: 'soft-bounces', version: config.governor.version, scope: 'receiver', name: 'yahoo', action: 'lower', from: 1, to: 0.7 });
-    expect(cut!.inputs).toMatchObject({ signal: 'bounced_soft', count: 15, over: 'attempted', volume: 300, ratio: 0.05 });
+    expect(cut).toMatchObject({
+      rule: 'soft-bounces',
+      version: config.governor.version,
+      scope: 'receiver',
+      name: 'yahoo',
+      action: 'lower',
+      from: 1,
+      to: 0.7,
+    });
+    expect(cut!.inputs).toMatchObject({
+      signal: 'bounced_soft',
+      count: 15,
+      over: 'attempted',
+      volume: 300,
+      ratio: 0.05,
+    });
     expect(adjustments.factor(keys.bucket('receiver', 'yahoo'))).toBeCloseTo(0.7);
     expect(await logged()).toEqual([cut]);
 
@@ -78,12 +101,17 @@ describe('the governor', () => {
     // Calm once the cut has had its cool-down (what came before it does not count): additive
     // recovery, a tenth of the rate it was cut to a step, steady while below where the
     // trouble was. (Judged on whole 100 ms buckets that began after the cool-down: 300 ms,
-    // then up to a bucket, then 100 ms of evidence.)
-    await sleep(550);
+    // then up to a bucket, then 100 ms of evidence: not before 400 ms.)
+    step(399);
     signals.record([yahoo], 'attempted', 300);
     await signals.flush();
+    expect(await governor.tick()).toEqual([]);
+    step(1);
     expect(await governor.tick()).toMatchObject([{ rule: 'recovery', action: 'restore', from: 0.7, to: 0.77 }]);
-    await sleep(350);
+    // The next step a recovery period (300 ms) later, not before.
+    step(299);
+    expect(await governor.tick()).toEqual([]);
+    step(1);
     expect(await governor.tick()).toMatchObject([{ rule: 'recovery', from: 0.77, to: 0.84 }]);
   });
 
@@ -100,7 +128,19 @@ describe('the governor', () => {
     const cfg = parseConfig({
       governor: {
         evidenceMs: 100,
-        rules: [{ id: 'complaints', signal: 'complained', over: 'accepted', above: 0.001, minVolume: 1000, scope: 'campaign', multiply: 0.5, pause: ['normal', 'low'], forMs: 300 }],
+        rules: [
+          {
+            id: 'complaints',
+            signal: 'complained',
+            over: 'accepted',
+            above: 0.001,
+            minVolume: 1000,
+            scope: 'campaign',
+            multiply: 0.5,
+            pause: ['normal', 'low'],
+            forMs: 300,
+          },
+        ],
       },
     });
     const { governor, signals, adjustments, paused, resumed } = setup('a', cfg);
@@ -112,11 +152,20 @@ describe('the governor', () => {
     signals.record([spring, receipts], 'complained', 5);
     await signals.flush();
     const decisions = await governor.tick();
-    expect(decisions.map((d) => `${d.name} ${d.action}`).sort()).toEqual(['receipts lower', 'spring lower', 'spring pause']);
+    expect(decisions.map((d) => `${d.name} ${d.action}`).sort()).toEqual([
+      'receipts lower',
+      'spring lower',
+      'spring pause',
+    ]);
     expect(paused).toEqual(['spring']); // a high-class campaign is slowed, not paused
     expect(adjustments.factor(keys.bucket('campaign', 'spring'))).toBeCloseTo(0.5);
-    await sleep(350);
-    expect((await governor.tick()).filter((d) => d.action === 'resume')).toMatchObject([{ name: 'spring', rule: 'complaints' }]);
+    // Paused for forMs (300 ms), to the millisecond.
+    step(299);
+    expect((await governor.tick()).filter((d) => d.action === 'resume')).toEqual([]);
+    step(1);
+    expect((await governor.tick()).filter((d) => d.action === 'resume')).toMatchObject([
+      { name: 'spring', rule: 'complaints' },
+    ]);
     expect(resumed).toEqual(['spring']);
   });
 
@@ -133,9 +182,17 @@ describe('the governor', () => {
   });
 
   it('refuses a rule without a trigger or an action, naming the field', () => {
-    expect(() => parseConfig({ governor: { rules: [{ id: 'x', signal: 'complained', scope: 'campaign', multiply: 0.5 }] } })).toThrow(/governor\.rules\.0\.above: a rule needs exactly one trigger/);
-    expect(() => parseConfig({ governor: { rules: [{ id: 'x', signal: 'complained', atLeast: 1, scope: 'receiver' }] } })).toThrow(/governor\.rules\.0\.multiply: a rule needs an action/);
-    expect(() => parseConfig({ governor: { rules: [{ id: 'x', signal: 'nonsense', atLeast: 1, scope: 'receiver', multiply: 0.5 }] } })).toThrow(/governor\.rules\.0\.signal/);
+    expect(() =>
+      parseConfig({ governor: { rules: [{ id: 'x', signal: 'complained', scope: 'campaign', multiply: 0.5 }] } }),
+    ).toThrow(/governor\.rules\.0\.above: a rule needs exactly one trigger/);
+    expect(() =>
+      parseConfig({ governor: { rules: [{ id: 'x', signal: 'complained', atLeast: 1, scope: 'receiver' }] } }),
+    ).toThrow(/governor\.rules\.0\.multiply: a rule needs an action/);
+    expect(() =>
+      parseConfig({
+        governor: { rules: [{ id: 'x', signal: 'nonsense', atLeast: 1, scope: 'receiver', multiply: 0.5 }] },
+      }),
+    ).toThrow(/governor\.rules\.0\.signal/);
   });
 });
 
@@ -145,14 +202,29 @@ describe('a rule that matches replies', () => {
       evidenceMs: 50,
       recovery: { step: 0.5, everyMs: 50 },
       rules: [
-        { id: 'spamhaus', signal: 'matched', match: { codes: ['5.7'], text: 'spamhaus' }, atLeast: 2, scope: 'receiver', multiply: 0.5, forMs: 400, cooldownMs: 50 },
+        {
+          id: 'spamhaus',
+          signal: 'matched',
+          match: { codes: ['5.7'], text: 'spamhaus' },
+          atLeast: 2,
+          scope: 'receiver',
+          multiply: 0.5,
+          forMs: 400,
+          cooldownMs: 50,
+        },
       ],
     },
   });
 
   it('counts only the replies its match describes (enhanced code prefix and text), and holds its cut for forMs', async () => {
     const matches = replyMatcher(cfg.governor.rules);
-    expect(matches({ reply: '554 5.7.1 Service unavailable; Client host [1.2.3.4] blocked using zen.spamhaus.org', family: 'policy_block', enhanced: '5.7.1' })).toEqual(['spamhaus']);
+    expect(
+      matches({
+        reply: '554 5.7.1 Service unavailable; Client host [1.2.3.4] blocked using zen.spamhaus.org',
+        family: 'policy_block',
+        enhanced: '5.7.1',
+      }),
+    ).toEqual(['spamhaus']);
     expect(matches({ reply: '550 5.7.1 Message rejected as spam', family: 'policy_block', enhanced: '5.7.1' })).toEqual([]); // no Spamhaus
     expect(matches({ reply: '451 4.7.1 listed at Spamhaus, try later', family: 'throttled', enhanced: '4.7.1' })).toEqual([]); // 4.7, not 5.7
     expect(matches({ reply: 'spamhaus said no' })).toEqual([]); // no enhanced code at all
@@ -166,20 +238,30 @@ describe('a rule that matches replies', () => {
     expect(await governor.tick()).toEqual([]); // one is not two
     signals.record([corp], 'matched:spamhaus', 1);
     await signals.flush();
-    expect(await governor.tick()).toMatchObject([{ rule: 'spamhaus', action: 'lower', to: 0.5, inputs: { signal: 'matched', count: 2 } }]);
+    expect(await governor.tick()).toMatchObject([
+      { rule: 'spamhaus', action: 'lower', to: 0.5, inputs: { signal: 'matched', count: 2 } },
+    ]);
     // Calm at once, but the cut holds for 400 ms before recovery starts.
-    await sleep(200);
+    step(200);
     expect(await governor.tick()).toEqual([]);
-    await sleep(300);
+    step(199);
+    expect(await governor.tick()).toEqual([]);
+    step(1);
     expect(await governor.tick()).toMatchObject([{ rule: 'recovery', from: 0.5 }]);
     expect(adjustments.factor(keys.bucket('receiver', 'corp'))).toBeGreaterThan(0.5);
   });
 
   it('needs match with signal "matched" and a valid pattern, named in the error', () => {
     const rule = { id: 'x', atLeast: 1, scope: 'receiver', multiply: 0.5 };
-    expect(() => parseConfig({ governor: { rules: [{ ...rule, signal: 'matched' }] } })).toThrow(/governor\.rules\.0\.match: signal "matched"/);
-    expect(() => parseConfig({ governor: { rules: [{ ...rule, signal: 'matched', match: { text: '(' } }] } })).toThrow(/governor\.rules\.0\.match\.text: must be a valid regular expression/);
-    expect(() => parseConfig({ governor: { rules: [{ ...rule, signal: 'matched', match: { codes: ['5.7.x'] } }] } })).toThrow(/governor\.rules\.0\.match\.codes\.0: must be an enhanced code/);
+    expect(() => parseConfig({ governor: { rules: [{ ...rule, signal: 'matched' }] } })).toThrow(
+      /governor\.rules\.0\.match: signal "matched"/,
+    );
+    expect(() => parseConfig({ governor: { rules: [{ ...rule, signal: 'matched', match: { text: '(' } }] } })).toThrow(
+      /governor\.rules\.0\.match\.text: must be a valid regular expression/,
+    );
+    expect(() =>
+      parseConfig({ governor: { rules: [{ ...rule, signal: 'matched', match: { codes: ['5.7.x'] } }] } }),
+    ).toThrow(/governor\.rules\.0\.match\.codes\.0: must be an enhanced code/);
   });
 });
 
@@ -190,7 +272,19 @@ describe('a proportional rule', () => {
       governor: {
         evidenceMs: 100,
         recovery: { step: 0.1, everyMs: 100 },
-        rules: [{ id: 'receiver-throttling', signal: 'throttled', over: 'attempted', above: 0.02, minVolume: 20, windowMs: 3_000, scope: 'receiver', proportional: true, cooldownMs: 100 }],
+        rules: [
+          {
+            id: 'receiver-throttling',
+            signal: 'throttled',
+            over: 'attempted',
+            above: 0.02,
+            minVolume: 20,
+            windowMs: 3_000,
+            scope: 'receiver',
+            proportional: true,
+            cooldownMs: 100,
+          },
+        ],
       },
     });
     const { governor, signals, adjustments } = setup('a', cfg);
@@ -206,13 +300,16 @@ describe('a proportional rule', () => {
 
     // What came before the cut is not judged again; what followed it is, in proportion to
     // the factor in effect (a tenth refused: 0.485 × 0.9 × 0.97).
-    await sleep(350);
+    step(350);
     expect(await governor.tick()).toMatchObject([{ rule: 'recovery', from: 0.485 }]);
     signals.record([slow], 'attempted', 100);
     signals.record([slow], 'throttled', 10);
     await signals.flush();
     const [again] = await governor.tick();
-    expect(again).toMatchObject({ action: 'lower', to: Number((adjustments.governed(key)!.from * 0.9 * 0.97).toFixed(4)) });
+    expect(again).toMatchObject({
+      action: 'lower',
+      to: Number((adjustments.governed(key)!.from * 0.9 * 0.97).toFixed(4)),
+    });
   });
 
   it('climbs back steadily below where the trouble was, and faster beyond it', async () => {
@@ -222,7 +319,7 @@ describe('a proportional rule', () => {
     await adjustments.setGoverned(key, 0.5, 'soft-bounces', 0.6);
     const steps: number[] = [];
     for (let i = 0; i < 6; i++) {
-      await sleep(110);
+      step(110);
       const [d] = await governor.tick();
       steps.push(Number((d!.to - d!.from).toFixed(4)));
     }
@@ -237,7 +334,17 @@ describe('a circuit rule', () => {
     const cfg = parseConfig({
       governor: {
         evidenceMs: 50,
-        rules: [{ id: 'blocks', signal: 'rejected:policy_block', over: 'attempted', above: 0.5, minVolume: 10, scope: 'circuit', open: { openForMs: 200, probes: 2 } }],
+        rules: [
+          {
+            id: 'blocks',
+            signal: 'rejected:policy_block',
+            over: 'attempted',
+            above: 0.5,
+            minVolume: 10,
+            scope: 'circuit',
+            open: { openForMs: 200, probes: 2 },
+          },
+        ],
       },
     });
     const { governor, signals, adjustments } = setup('a', cfg);
@@ -245,11 +352,13 @@ describe('a circuit rule', () => {
     signals.record([circuit], 'attempted', 12);
     signals.record([circuit], 'rejected:policy_block', 12);
     await signals.flush();
-    expect(await governor.tick()).toMatchObject([{ rule: 'blocks', scope: 'circuit', name: circuit.name, action: 'open' }]);
+    expect(await governor.tick()).toMatchObject([
+      { rule: 'blocks', scope: 'circuit', name: circuit.name, action: 'open' },
+    ]);
     expect(adjustments.circuit(circuit.name)).toMatchObject({ openForMs: 200, probes: 2 });
 
     // Open: nothing to judge until the probes have gone.
-    await sleep(250);
+    step(250);
     signals.record([circuit], 'attempted', 2);
     signals.record([circuit], 'rejected:policy_block', 2);
     await signals.flush();
@@ -257,7 +366,7 @@ describe('a circuit rule', () => {
     expect(adjustments.circuit(circuit.name)).toMatchObject({ openForMs: 400 });
 
     // The probes get through: closed, the receiver restarting at a quarter of its rate.
-    await sleep(450);
+    step(450);
     signals.record([circuit], 'attempted', 2);
     signals.record([circuit], 'accepted', 2);
     await signals.flush();
@@ -267,7 +376,13 @@ describe('a circuit rule', () => {
   });
 
   it('is only a circuit rule’s to open, named in the error', () => {
-    expect(() => parseConfig({ governor: { rules: [{ id: 'x', signal: 'rejected', atLeast: 1, scope: 'receiver', open: {} }] } })).toThrow(/governor\.rules\.0\.open/);
-    expect(() => parseConfig({ governor: { rules: [{ id: 'x', signal: 'rejected', atLeast: 1, scope: 'circuit', multiply: 0.5 }] } })).toThrow(/governor\.rules\.0\.open/);
+    expect(() =>
+      parseConfig({ governor: { rules: [{ id: 'x', signal: 'rejected', atLeast: 1, scope: 'receiver', open: {} }] } }),
+    ).toThrow(/governor\.rules\.0\.open/);
+    expect(() =>
+      parseConfig({
+        governor: { rules: [{ id: 'x', signal: 'rejected', atLeast: 1, scope: 'circuit', multiply: 0.5 }] },
+      }),
+    ).toThrow(/governor\.rules\.0\.open/);
   });
 });

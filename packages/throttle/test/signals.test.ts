@@ -1,16 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createKeys, type Keys } from '@sluice/core';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
+import { createKeys, type Clock, type Keys } from '@sluice/core';
 import { createSignals, type Signals } from '@sluice/throttle';
 
 let redis: Redis;
 let keys: Keys;
 const open: Signals[] = [];
 
+/** The time the signals read: the test steps it, from a bucket boundary. */
+let now: number;
+const clock: Clock = () => now;
+
 beforeAll(() => {
   redis = new Redis(inject('redisUrl'));
   keys = createKeys(`t-${randomUUID().slice(0, 8)}`);
+});
+beforeEach(() => {
+  now = 1_800_000_000_000;
 });
 afterAll(async () => {
   for (const s of open) await s.close();
@@ -20,7 +27,7 @@ afterAll(async () => {
 });
 
 function signals(bucketMs = 200): Signals {
-  const s = createSignals({ redis, keys, bucketMs, retainMs: 5_000, flushMs: 50 });
+  const s = createSignals({ redis, keys, bucketMs, retainMs: 5_000, flushMs: 60_000, clock });
   open.push(s);
   return s;
 }
@@ -33,6 +40,7 @@ describe('signals', () => {
     const b = signals();
     for (let i = 0; i < 30; i++) a.record([google, ses], 'attempted');
     a.record([google], 'deferred:throttled', 4);
+    now += 500; // two buckets later
     b.record([google, ses], 'attempted', 10);
     b.record([google], 'deferred:reputation_deferral');
     await Promise.all([a.flush(), b.flush()]);
@@ -40,7 +48,9 @@ describe('signals', () => {
     expect(w.count('attempted')).toBe(40);
     expect(w.deferred()).toBe(5);
     expect(w.ratio(w.deferred(), w.count('attempted'), 20)).toBeCloseTo(0.125);
+    expect(w).toMatchObject({ windowMs: 1_000, activeMs: 400 }); // 5 buckets, 2 with signals
     expect((await b.read(ses, 1_000)).count('attempted')).toBe(40);
+    expect((await b.read(ses, 200)).count('attempted')).toBe(10); // only the newest bucket
   });
 
   it('give no ratio below the minimum sample', async () => {
@@ -51,6 +61,7 @@ describe('signals', () => {
     await s.flush();
     const w = await s.read(key, 1_000);
     expect(w.ratio(w.count('complained'), w.count('attempted'), 10)).toBeUndefined();
+    expect(w.ratio(w.count('complained'), w.count('attempted'), 9)).toBeCloseTo(1 / 3);
   });
 
   it('forget what is older than the window', async () => {
@@ -58,32 +69,67 @@ describe('signals', () => {
     const key = { kind: 'pool', name: `p-${randomUUID()}` } as const;
     s.record([key], 'bounced_hard', 5);
     await s.flush();
-    await new Promise((r) => setTimeout(r, 350));
+    now += 350;
     s.record([key], 'bounced_hard', 1);
     await s.flush();
     expect((await s.read(key, 200)).count('bounced_hard')).toBe(1);
     expect((await s.read(key, 1_000)).count('bounced_hard')).toBe(6);
+    // A reader that worked its window out earlier passes its own now.
+    expect((await s.read(key, 100, now - 350)).count('bounced_hard')).toBe(5);
   });
 
-  it('flush by themselves, and on close', async () => {
-    const s = createSignals({ redis, keys, bucketMs: 1_000, flushMs: 20 });
-    const key = { kind: 'tenant', name: `t-${randomUUID()}` } as const;
-    s.record([key], 'accepted', 2);
-    await new Promise((r) => setTimeout(r, 80));
-    // Two buckets: a bucket boundary may pass between the record and the read.
-    expect((await s.read(key, 2_000)).count('accepted')).toBe(2);
-    s.record([key], 'accepted');
-    await s.close();
-    expect((await s.read(key, 2_000)).count('accepted')).toBe(3);
+  it('add up the finished buckets between two times, each once', async () => {
+    const s = signals(100);
+    const key = { kind: 'pool', name: `p-${randomUUID()}` } as const;
+    const start = now;
+    for (const n of [1, 2, 4]) {
+      s.record([key], 'attempted', n);
+      now += 100;
+    }
+    await s.flush();
+    expect((await s.sum(key, start, start + 200)).attempted).toBe(3);
+    expect((await s.sum(key, start + 200, start + 300)).attempted).toBe(4);
+    // None that began more than the retention (5 s) ago.
+    now = start + 200 + 4_950;
+    expect((await s.sum(key, start, now)).attempted).toBe(4);
+  });
+
+  it('flush by themselves every flushMs, and on close', async () => {
+    // Only the flush timer is faked: stepping it runs the flush Redis then answers.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const s = createSignals({ redis, keys, bucketMs: 1_000, flushMs: 20, clock });
+      const key = { kind: 'tenant', name: `t-${randomUUID()}` } as const;
+      s.record([key], 'accepted', 2);
+      await vi.advanceTimersByTimeAsync(19);
+      expect((await s.read(key, 1_000)).count('accepted')).toBe(0);
+      await vi.advanceTimersByTimeAsync(1);
+      expect((await s.read(key, 1_000)).count('accepted')).toBe(2);
+      s.record([key], 'accepted');
+      await s.close();
+      expect((await s.read(key, 1_000)).count('accepted')).toBe(3);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
 it('index the keys that had signals lately, per kind', async () => {
-  const s = createSignals({ redis, keys, bucketMs: 1_000, retainMs: 60_000, flushMs: 1_000 });
+  const s = createSignals({ redis, keys, bucketMs: 1_000, retainMs: 60_000, flushMs: 60_000, clock });
   open.push(s);
   const name = `r-${randomUUID()}`;
-  s.record([{ kind: 'receiver', name }, { kind: 'provider', name: 'ses' }], 'attempted');
+  s.record(
+    [
+      { kind: 'receiver', name },
+      { kind: 'provider', name: 'ses' },
+    ],
+    'attempted',
+  );
   await s.flush();
   expect(await s.active('receiver')).toContain(name);
   expect(await s.active('campaign')).not.toContain(name);
+  now += 60_000;
+  expect(await s.active('receiver')).toContain(name);
+  now += 1;
+  expect(await s.active('receiver')).not.toContain(name); // quiet for longer than the retention
 });
