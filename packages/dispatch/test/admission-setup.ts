@@ -34,8 +34,8 @@ const HORIZON_MS = 100;
 
 /**
  * Providers `main` and `spare` send from the active pool `warm`, `fresh` from the warming
- * pool `new` (2 sends per receiver a day). Receivers `gmail` (fast) and `slowmail` (1/s,
- * burst 1); campaigns 1/s by default; a 100 ms horizon, so a second message of a 1/s layer
+ * pool `new` (2 sends per receiver a day). Receivers `gmail` (50/s), `midmail` (20/s, burst
+ * 1) and `slowmail` (1/s, burst 1); campaigns 1/s by default; a 100 ms horizon, so a second message of a 1/s layer
  * is denied, not booked.
  */
 export const baseConfig = {
@@ -60,6 +60,7 @@ export const baseConfig = {
   receivers: [
     { name: 'gmail', domains: ['gmail.com'], rate: 50, burst: 5 },
     { name: 'slowmail', domains: ['slow.example'], rate: 1, burst: 1 },
+    { name: 'midmail', domains: ['mid.example'], rate: 20, burst: 1 },
   ],
   organisations: { builtIn: false },
   defaults: { campaign: { rate: 1, burst: 1 } },
