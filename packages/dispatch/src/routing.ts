@@ -51,11 +51,16 @@ export function route(
     if (state === 'draining' || state === 'retired' || options.exclude?.(c.provider)) return [];
     return [state === 'standby' ? { ...c, weight: 0 } : c];
   });
-  if (candidates.length === 0) return { waitMs: 60_000, reason: `no provider of stream ${stream} can take it now (pools draining, retired or at their warm-up caps)` };
+  if (candidates.length === 0)
+    return {
+      waitMs: 60_000,
+      reason: `no provider of stream ${stream} can take it now (pools draining, retired or at their warm-up caps)`,
+    };
   const weighted = candidates.filter((c) => c.weight > 0);
   const first = pick(weighted.length > 0 ? weighted : candidates, random)!;
   const available = (provider: string): boolean =>
-    adjustments.standing(provider).state === 'ok' && adjustments.factor(bucketKey(provider)) > config.failover.throttledBelow;
+    adjustments.standing(provider).state === 'ok' &&
+    adjustments.factor(bucketKey(provider)) > config.failover.throttledBelow;
   if (available(first.provider)) return { provider: first.provider, failover: false };
 
   const others = candidates.filter((c) => c.provider !== first.provider && available(c.provider));
@@ -67,9 +72,15 @@ export function route(
   // rate and backoff pace it), but nothing is admitted to a paused one.
   const unpaused = candidates.filter((c) => adjustments.standing(c.provider).state !== 'paused');
   if (unpaused.some((c) => c.provider === first.provider)) return { provider: first.provider, failover: false };
-  const fallback = pick(unpaused.map((c) => ({ ...c, weight: Math.max(c.weight, 1e-9) })), random);
+  const fallback = pick(
+    unpaused.map((c) => ({ ...c, weight: Math.max(c.weight, 1e-9) })),
+    random,
+  );
   if (fallback) return { provider: fallback.provider, failover: true };
   const pauses = candidates.map((c) => adjustments.standing(c.provider)).filter((s) => s.state === 'paused');
   const until = Math.min(...pauses.map((s) => s.untilMs));
-  return { waitMs: Math.max(1, until - (options.now ?? Date.now())), reason: `every provider of stream ${stream} is paused: ${pauses[0]?.reason ?? ''}` };
+  return {
+    waitMs: Math.max(1, until - (options.now ?? Date.now())),
+    reason: `every provider of stream ${stream} is paused: ${pauses[0]?.reason ?? ''}`,
+  };
 }

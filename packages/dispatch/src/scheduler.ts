@@ -63,7 +63,17 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   // Every queue handle of this process (intake, campaign, dispatch), on its one connection:
   // a dispatch add and the record's writes then go out in order.
   const queues = createQueues({ redis, keys });
-  const admission = createAdmission({ config, store, limiter, adjustments, warmup, organisations, queues, redis, keys });
+  const admission = createAdmission({
+    config,
+    store,
+    limiter,
+    adjustments,
+    warmup,
+    organisations,
+    queues,
+    redis,
+    keys,
+  });
   const governor = createGovernor({
     config,
     redis,
@@ -90,11 +100,18 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     chores: [
       // Overrides end by themselves for every reader; the leader tidies them, once.
       { name: 'override sweep', run: (now) => sweepOverrides(redis, keys, now) },
-      { name: 'outcome totals', run: async (now) => foldTotals({ redis, keys, signals }, await signals.active('provider'), now) },
+      {
+        name: 'outcome totals',
+        run: async (now) => foldTotals({ redis, keys, signals }, await signals.active('provider'), now),
+      },
     ],
   });
   const quotaProviders =
-    options.providers ?? createProviders({ ...config, providers: Object.fromEntries(Object.entries(config.providers).filter(([, p]) => p.kind === 'ses')) });
+    options.providers ??
+    createProviders({
+      ...config,
+      providers: Object.fromEntries(Object.entries(config.providers).filter(([, p]) => p.kind === 'ses')),
+    });
   let stopQuotas: (() => Promise<void>) | undefined;
   // Made at start, as every scheduler always has: the dispatch queues' meta is written before the first admission.
   for (const p of PRIORITY_CLASSES) queues.dispatch(p);
@@ -108,7 +125,12 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
    * Admits one intake or campaign job, then acts on the job as the engine says: a message
    * that waits is delayed in its queue, a held campaign holds its whole queue.
    */
-  async function admit(job: Job<IntakeJobData>, token: string | undefined, queue: Queue, isCampaign: boolean): Promise<void> {
+  async function admit(
+    job: Job<IntakeJobData>,
+    token: string | undefined,
+    queue: Queue,
+    isCampaign: boolean,
+  ): Promise<void> {
     const result = await admission.admit(job.data, isCampaign ? { campaignQueue: queue.name } : {});
     switch (result.kind) {
       case 'wait':
@@ -137,7 +159,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       ...bullWorkerOptions(config),
     });
     worker.on('error', (err) => logger.error({ err, queue: queue.name }, 'scheduler worker error'));
-    worker.on('failed', (job, err) => logger.warn({ err, id: job?.id, queue: queue.name }, 'intake job failed; BullMQ retries it'));
+    worker.on('failed', (job, err) =>
+      logger.warn({ err, id: job?.id, queue: queue.name }, 'intake job failed; BullMQ retries it'),
+    );
     workers.set(queue.name, worker);
   }
 

@@ -22,7 +22,14 @@ describe('admission: the limiter and dispatch', () => {
     expect(result).toMatchObject({ kind: 'dispatched', delay: 0 });
     const job = await queues.dispatch('normal').getJob(jobIdOf(m));
     expect(job?.data).toEqual(dispatched(result));
-    expect(job?.data).toMatchObject({ id: m.id, provider: 'main', receiver: 'gmail', receiverLimit: { rate: 50, burst: 5 }, admittedAt: now(), decidedAt: now() });
+    expect(job?.data).toMatchObject({
+      id: m.id,
+      provider: 'main',
+      receiver: 'gmail',
+      receiverLimit: { rate: 50, burst: 5 },
+      admittedAt: now(),
+      decidedAt: now(),
+    });
     expect(job?.data).not.toHaveProperty('ticket'); // a place in a line is for admission only
     expect(job?.data).not.toHaveProperty('failover');
     expect(await record(m.id)).toEqual({ state: 'dispatched', heldBy: undefined });
@@ -43,7 +50,9 @@ describe('admission: the limiter and dispatch', () => {
   it('never books ahead on a failover: it takes what its target has free now', async () => {
     const { admission, adjustments, message } = rig();
     await adjustments.markDown('main', 60_000, 'no answer');
-    const results = await Promise.all([1, 2, 3].map(() => admission.admit(message({ stream: 'both', to: 'eve@mid.example' }))));
+    const results = await Promise.all(
+      [1, 2, 3].map(() => admission.admit(message({ stream: 'both', to: 'eve@mid.example' }))),
+    );
     const sent = results.filter((r) => r.kind === 'dispatched');
     expect(sent.length).toBeGreaterThan(0);
     for (const r of sent) expect(r).toMatchObject({ delay: 0, data: { provider: 'spare', failover: true } });
@@ -57,7 +66,10 @@ describe('admission: the limiter and dispatch', () => {
     expect(await admission.admit(spring(), ctx)).toMatchObject({ kind: 'dispatched' });
     const second = spring();
     const held = await admission.admit(second, ctx);
-    expect(held).toMatchObject({ kind: 'hold', note: { by: 'campaign', key: 'spring', reason: 'campaign queue held: quota busy' } });
+    expect(held).toMatchObject({
+      kind: 'hold',
+      note: { by: 'campaign', key: 'spring', reason: 'campaign queue held: quota busy' },
+    });
     // The layer's wait (at most one interval of low's share: 1.25 s at 1/s less critical's
     // 20 %), then until half the horizon is free again.
     if (held.kind !== 'hold') throw new Error('unreachable');
@@ -70,7 +82,9 @@ describe('admission: the limiter and dispatch', () => {
     expect(await admission.admit(spring(), ctx)).toEqual({ kind: 'held' });
     expect(await admission.admit(spring(), ctx)).toEqual({ kind: 'held' });
     expect(limiter.calls).toBe(2);
-    expect(await admission.admit(message({ campaignId: 'autumn' }), { campaignQueue: 'campaign-autumn' })).toMatchObject({ kind: 'dispatched' });
+    expect(
+      await admission.admit(message({ campaignId: 'autumn' }), { campaignQueue: 'campaign-autumn' }),
+    ).toMatchObject({ kind: 'dispatched' });
     expect(limiter.calls).toBe(3);
 
     // Once the hold is over (by the engine's clock), the limiter is asked again.
@@ -82,7 +96,10 @@ describe('admission: the limiter and dispatch', () => {
   it('delays a message denied by its receiver with a place in the line, which it keeps', async () => {
     const { admission, keys, message, now } = rig();
     const slow = (over = {}) => message({ to: 'bo@slow.example', ...over });
-    expect(await admission.admit(slow())).toMatchObject({ kind: 'dispatched', data: { receiver: 'slowmail', receiverLimit: { rate: 1, burst: 1 } } });
+    expect(await admission.admit(slow())).toMatchObject({
+      kind: 'dispatched',
+      data: { receiver: 'slowmail', receiverLimit: { rate: 1, burst: 1 } },
+    });
     const second = slow();
     const waited = await admission.admit(second);
     expect(waited).toMatchObject({

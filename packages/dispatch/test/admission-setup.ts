@@ -4,7 +4,15 @@ import { afterEach, beforeEach, inject } from 'vitest';
 import { createKeys, parseConfig, parseMessage, type IntakeJobData, type Keys, type SluiceConfig } from '@sluice/core';
 import { createAdmission, createOrganisations, createWarmup, type Admission, type Warmup } from '@sluice/dispatch';
 import { createQueues, createStore, createSuppressions, type Queues, type Store } from '@sluice/store';
-import { createAdjustments, createLimiter, createSignals, overrideField, type Adjustments, type Limiter, type OverrideState } from '@sluice/throttle';
+import {
+  createAdjustments,
+  createLimiter,
+  createSignals,
+  overrideField,
+  type Adjustments,
+  type Limiter,
+  type OverrideState,
+} from '@sluice/throttle';
 
 /** What the admission tests share: one Redis prefix a test, its engine and the engine's collaborators, all closed after it. */
 export interface Rig {
@@ -18,15 +26,15 @@ export interface Rig {
   queues: Queues;
   admission: Admission;
   /** The engine's and the adjustments' clock: moves only when stepped. */
-  now(): number;
-  step(ms: number): void;
+  now: () => number;
+  step: (ms: number) => void;
   /** A valid message to `to`, accepted now. */
-  message(over?: Partial<IntakeJobData>): IntakeJobData;
+  message: (over?: Partial<IntakeJobData>) => IntakeJobData;
   /** Sets an operator override as `@sluice/ops` writes it, and lets the adjustments read it. */
-  override(o: Omit<OverrideState, 'actor' | 'reason' | 'setAt'>): Promise<void>;
-  suppress(tenantId: string, address: string): Promise<void>;
+  override: (o: Omit<OverrideState, 'actor' | 'reason' | 'setAt'>) => Promise<void>;
+  suppress: (tenantId: string, address: string) => Promise<void>;
   /** The record's state and held note. */
-  record(id: string): Promise<{ state: string | undefined; heldBy: string | undefined }>;
+  record: (id: string) => Promise<{ state: string | undefined; heldBy: string | undefined }>;
 }
 
 export const DAY_MS = 3_600_000;
@@ -87,7 +95,19 @@ export function useRig(): () => Rig {
     const organisations = createOrganisations({ config, logger: { warn: () => undefined } });
     const queues = createQueues({ redis, keys });
     // No jitter and the first route by weight: every wait is exact.
-    const admission = createAdmission({ config, store, limiter, adjustments, warmup, organisations, queues, redis, keys, clock, random: () => 0 });
+    const admission = createAdmission({
+      config,
+      store,
+      limiter,
+      adjustments,
+      warmup,
+      organisations,
+      queues,
+      redis,
+      keys,
+      clock,
+      random: () => 0,
+    });
     const suppressions = createSuppressions({ redis, keys });
     open.push(
       () => admission.close(),
@@ -123,7 +143,12 @@ export function useRig(): () => Rig {
         await adjustments.refresh();
       },
       async suppress(tenantId, address) {
-        await suppressions.add(tenantId, address, { source: 'manual', at: t, provider: undefined, reason: 'asked to stop' });
+        await suppressions.add(tenantId, address, {
+          source: 'manual',
+          at: t,
+          provider: undefined,
+          reason: 'asked to stop',
+        });
       },
       async record(id) {
         const [state, heldBy] = await redis.hmget(keys.message(id), 'state', 'heldBy');

@@ -19,10 +19,18 @@ export async function checkCircuit(
   if (now >= state.untilMs) {
     const period = Math.floor((now - state.untilMs) / state.openForMs);
     const probeKey = keys.circuitProbes(circuit, period);
-    const [[, n]] = (await redis.multi().incr(probeKey).pexpire(probeKey, state.openForMs * 2).exec()) as [[unknown, number]];
+    const [[, n]] = (await redis
+      .multi()
+      .incr(probeKey)
+      .pexpire(probeKey, state.openForMs * 2)
+      .exec()) as [[unknown, number]];
     until = n <= state.probes ? 0 : state.untilMs + (period + 1) * state.openForMs;
   }
   if (until <= now) return CONTINUE;
   const at = until + jitter(deps);
-  return { kind: 'wait', at, note: { by: 'circuit', key: circuit, untilMs: at, reason: `circuit open (${state.rule})` } };
+  return {
+    kind: 'wait',
+    at,
+    note: { by: 'circuit', key: circuit, untilMs: at, reason: `circuit open (${state.rule})` },
+  };
 }

@@ -41,7 +41,12 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
     return run;
   }
 
-  async function decide(m: IntakeJobData, admitted: Admitted, now: number, ctx: AdmitContext): Promise<Step<{ delay: number }>> {
+  async function decide(
+    m: IntakeJobData,
+    admitted: Admitted,
+    now: number,
+    ctx: AdmitContext,
+  ): Promise<Step<{ delay: number }>> {
     const queue = ctx.campaignQueue;
     const request: AdmitRequest = {
       layers: admitted.layers,
@@ -57,28 +62,53 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
     // campaign held, the jobs fetched with it go back without asking the limiter again.
     const decision =
       queue !== undefined
-        ? await serialized(queue, async () => ((heldUntil.get(queue) ?? 0) > clock() ? undefined : limiter.admit(request)))
+        ? await serialized(queue, async () =>
+            (heldUntil.get(queue) ?? 0) > clock() ? undefined : limiter.admit(request),
+          )
         : await limiter.admit(request);
     if (decision === undefined) return { kind: 'held' };
     // Granted now, or a slot booked on every layer within the horizon: either way the
     // message is admitted.
-    if (decision.outcome !== 'denied') return { kind: 'continue', delay: decision.outcome === 'booked' ? decision.waitMs : 0 };
+    if (decision.outcome !== 'denied')
+      return { kind: 'continue', delay: decision.outcome === 'booked' ? decision.waitMs : 0 };
 
     // Denied beyond the horizon. A campaign-wide layer holds the whole campaign queue
     // (in order, for every scheduler); a receiver holds only this message.
     // It holds until half the horizon is free again: slots booked for the other half keep
     // the sends going meanwhile, and the next pass books many messages per denial.
-    const names = layerNamesOf(config, { provider: admitted.provider, receiver: admitted.receiver, campaignId: m.campaignId, tenantId: m.tenantId });
+    const names = layerNamesOf(config, {
+      provider: admitted.provider,
+      receiver: admitted.receiver,
+      campaignId: m.campaignId,
+      tenantId: m.tenantId,
+    });
     if (queue !== undefined && decision.layer !== 'receiver') {
       const holdMs = decision.waitMs + Math.ceil(config.horizonsMs[m.priority] / 2);
       heldUntil.set(queue, clock() + holdMs);
-      return { kind: 'hold', ms: holdMs, note: { by: decision.layer, key: names[decision.layer], untilMs: now + holdMs, reason: 'campaign queue held: quota busy' } };
+      return {
+        kind: 'hold',
+        ms: holdMs,
+        note: {
+          by: decision.layer,
+          key: names[decision.layer],
+          untilMs: now + holdMs,
+          reason: 'campaign queue held: quota busy',
+        },
+      };
     }
     // The wait is this message's turn in the receiver's line (or half of it, to see a rate
     // rise early); the ticket goes with the job so it keeps its place.
-    const note = { by: decision.layer, key: names[decision.layer], untilMs: now + decision.waitMs, reason: 'quota busy: waits its turn' };
-    const moved = decision.ticket && (decision.ticket.number !== m.ticket?.number || decision.ticket.key !== m.ticket.key);
-    return moved ? { kind: 'wait', at: now + decision.waitMs, note, ticket: decision.ticket } : { kind: 'wait', at: now + decision.waitMs, note };
+    const note = {
+      by: decision.layer,
+      key: names[decision.layer],
+      untilMs: now + decision.waitMs,
+      reason: 'quota busy: waits its turn',
+    };
+    const moved =
+      decision.ticket && (decision.ticket.number !== m.ticket?.number || decision.ticket.key !== m.ticket.key);
+    return moved
+      ? { kind: 'wait', at: now + decision.waitMs, note, ticket: decision.ticket }
+      : { kind: 'wait', at: now + decision.waitMs, note };
   }
 
   return {

@@ -33,14 +33,25 @@ export function createAdmission(options: AdmissionOptions): Admission {
     const { layers, provider, receiver } = quotaLayers(
       deps.config,
       deps.keys,
-      { to: m.to, tenantId: m.tenantId, campaign: subject.campaign, provider: choice.provider, receiver: subject.receiver },
+      {
+        to: m.to,
+        tenantId: m.tenantId,
+        campaign: subject.campaign,
+        provider: choice.provider,
+        receiver: subject.receiver,
+      },
       deps.adjustments,
     );
     const stop = checkOverrides(deps, layers, now, ctx);
     if (stop.kind !== 'continue') return stop;
     const decided = await decider.decide(m, { layers, provider, receiver, failover: choice.failover }, now, ctx);
     if (decided.kind !== 'continue') return decided;
-    return dispatch(deps, m, { provider, receiver: subject.receiver, failover: choice.failover, delay: decided.delay }, now);
+    return dispatch(
+      deps,
+      m,
+      { provider, receiver: subject.receiver, failover: choice.failover, delay: decided.delay },
+      now,
+    );
   }
 
   return {

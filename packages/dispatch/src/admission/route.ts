@@ -20,7 +20,12 @@ function choose(deps: RouteDeps, m: IntakeJobData, now: number, exclude?: RouteO
  * throttled hard. Every provider of the route paused: the message waits (a campaign's
  * whole queue is held).
  */
-export function chooseRoute(deps: RouteDeps, m: IntakeJobData, now: number, ctx: AdmitContext): Step<{ choice: Chosen }> {
+export function chooseRoute(
+  deps: RouteDeps,
+  m: IntakeJobData,
+  now: number,
+  ctx: AdmitContext,
+): Step<{ choice: Chosen }> {
   const choice = choose(deps, m, now);
   if (!('waitMs' in choice)) return { kind: 'continue', choice };
   const note = { by: 'provider', key: m.stream, untilMs: now + choice.waitMs, reason: choice.reason };
@@ -62,5 +67,9 @@ export async function warmUp(
   const other = choose(deps, m, now, (p) => warmup.stateOf(poolOf(config, p)) === 'warming');
   if (!('waitMs' in other)) return { kind: 'continue', choice: other, taken: undefined };
   const at = Math.min(warmup.dayEndsAt(pool), now + other.waitMs) + jitter(deps);
-  return { kind: 'wait', at, note: { by: 'warmup', key: pool, untilMs: at, reason: `day's cap for ${receiver.name} reached` } };
+  return {
+    kind: 'wait',
+    at,
+    note: { by: 'warmup', key: pool, untilMs: at, reason: `day's cap for ${receiver.name} reached` },
+  };
 }
