@@ -113,7 +113,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       providers: Object.fromEntries(Object.entries(config.providers).filter(([, p]) => p.kind === 'ses')),
     });
   let stopQuotas: (() => Promise<void>) | undefined;
-  // Made at start, as every scheduler always has: the dispatch queues' meta is written before the first admission.
+  // Made now, as they always were: a new handle writes its queue's meta before the first admission.
   for (const p of PRIORITY_CLASSES) queues.dispatch(p);
   const workers = new Map<string, Worker>();
   const intakeQueues = PRIORITY_CLASSES.map((p) => queues.intake(p));
