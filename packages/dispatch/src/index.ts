@@ -1,4 +1,13 @@
 export { createScheduler, type Scheduler, type SchedulerOptions } from './scheduler.js';
+export { createAdmission } from './admission/engine.js';
+export {
+  type Admission,
+  type AdmissionOptions,
+  type AdmissionResult,
+  type AdmitContext,
+  type HeldNote,
+} from './admission/types.js';
+export { OVERRIDE_RECHECK_MS } from './admission/overrides.js';
 export { createWorker, type SluiceWorker, type WorkerOptions } from './worker.js';
 export {
   createDelivery,

@@ -1,4 +1,4 @@
-import type { PoolState, SluiceConfig } from '@sluice/core';
+import { poolOf, type PoolState, type SluiceConfig } from '@sluice/core';
 import type { Adjustments } from '@sluice/throttle';
 
 /** What else decides a route besides the providers' standing. */
@@ -8,6 +8,8 @@ export interface RouteOptions {
   poolState?: (pool: string) => PoolState;
   /** Providers not to choose this time (a warming pool whose cap for the receiver is spent). */
   exclude?: (provider: string) => boolean;
+  /** What "now" is (epoch ms), for the wait of a paused route. @defaultValue `Date.now()` */
+  now?: number;
 }
 
 /** Where a message goes: a provider now, or nowhere until `waitMs` (every provider of its route is paused). */
@@ -45,15 +47,20 @@ export function route(
   // Pools decide first: draining and retired ones take nothing new, a standby one only
   // what fails over (as a weight-0 entry).
   const candidates = (config.routes[stream] ?? [{ provider: config.defaultProvider, weight: 1 }]).flatMap((c) => {
-    const state = poolState(config.providers[c.provider]?.pool ?? 'default');
+    const state = poolState(poolOf(config, c.provider));
     if (state === 'draining' || state === 'retired' || options.exclude?.(c.provider)) return [];
     return [state === 'standby' ? { ...c, weight: 0 } : c];
   });
-  if (candidates.length === 0) return { waitMs: 60_000, reason: `no provider of stream ${stream} can take it now (pools draining, retired or at their warm-up caps)` };
+  if (candidates.length === 0)
+    return {
+      waitMs: 60_000,
+      reason: `no provider of stream ${stream} can take it now (pools draining, retired or at their warm-up caps)`,
+    };
   const weighted = candidates.filter((c) => c.weight > 0);
   const first = pick(weighted.length > 0 ? weighted : candidates, random)!;
   const available = (provider: string): boolean =>
-    adjustments.standing(provider).state === 'ok' && adjustments.factor(bucketKey(provider)) > config.failover.throttledBelow;
+    adjustments.standing(provider).state === 'ok' &&
+    adjustments.factor(bucketKey(provider)) > config.failover.throttledBelow;
   if (available(first.provider)) return { provider: first.provider, failover: false };
 
   const others = candidates.filter((c) => c.provider !== first.provider && available(c.provider));
@@ -65,9 +72,15 @@ export function route(
   // rate and backoff pace it), but nothing is admitted to a paused one.
   const unpaused = candidates.filter((c) => adjustments.standing(c.provider).state !== 'paused');
   if (unpaused.some((c) => c.provider === first.provider)) return { provider: first.provider, failover: false };
-  const fallback = pick(unpaused.map((c) => ({ ...c, weight: Math.max(c.weight, 1e-9) })), random);
+  const fallback = pick(
+    unpaused.map((c) => ({ ...c, weight: Math.max(c.weight, 1e-9) })),
+    random,
+  );
   if (fallback) return { provider: fallback.provider, failover: true };
   const pauses = candidates.map((c) => adjustments.standing(c.provider)).filter((s) => s.state === 'paused');
   const until = Math.min(...pauses.map((s) => s.untilMs));
-  return { waitMs: Math.max(1, until - Date.now()), reason: `every provider of stream ${stream} is paused: ${pauses[0]?.reason ?? ''}` };
+  return {
+    waitMs: Math.max(1, until - (options.now ?? Date.now())),
+    reason: `every provider of stream ${stream} is paused: ${pauses[0]?.reason ?? ''}`,
+  };
 }

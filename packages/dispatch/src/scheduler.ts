@@ -1,31 +1,17 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { DelayedError, Queue, RateLimitError, Worker, type Job } from 'bullmq';
+import { DelayedError, RateLimitError, Worker, type Job, type Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import {
-  DISPATCH_JOB_OPTIONS,
-  expiresAt,
-  jobIdOf,
-  recipientDomain,
-  QUEUE_OPTIONS,
-  PRIORITY_CLASSES,
-  LAYER_KINDS,
-  createKeys,
-  type DispatchJobData,
-  type IntakeJobData,
-  type LayerKind,
-  type PriorityClass,
-  type SluiceConfig,
-} from '@sluice/core';
+import { PRIORITY_CLASSES, createKeys, type IntakeJobData, type SluiceConfig } from '@sluice/core';
 import { createProviders, type Provider } from '@sluice/providers';
-import { createStore } from '@sluice/store';
-import { createAdjustments, createLimiter, createSignals, foldTotals, quotaLayers, sweepOverrides, type Layers, type OverrideState } from '@sluice/throttle';
+import { createQueues, createStore } from '@sluice/store';
+import { createAdjustments, createLimiter, createSignals, foldTotals, sweepOverrides } from '@sluice/throttle';
 import { createGovernor } from './governor.js';
 import { createWarmup } from './warmup.js';
 import { createOrganisations } from './organisations.js';
 import { watchQuotas } from './quota.js';
-import { route } from './routing.js';
+import { createAdmission } from './admission/engine.js';
 
 /** Options of {@link createScheduler}. */
 export interface SchedulerOptions {
@@ -48,15 +34,6 @@ export interface Scheduler {
   close(): Promise<void>;
 }
 
-/**
- * A message held by an override looks again at least this often, so an override cleared
- * before its end frees its mail within a minute rather than at the end it was set for.
- */
-const OVERRIDE_RECHECK_MS = 60_000;
-
-/** Why a message waits, noted on its record for `explain` (see `store.noteHeld`). */
-type HeldNote = { by: string; key: string; untilMs: number; reason: string };
-
 const bullWorkerOptions = (config: SluiceConfig) => ({
   concurrency: config.scheduler.concurrency,
   // Set so that queue.rateLimit() holds this queue for every scheduler (BullMQ needs limiter.max).
@@ -69,7 +46,9 @@ const bullWorkerOptions = (config: SluiceConfig) => ({
 
 /**
  * Moves messages from intake and campaign queues to dispatch queues in the check order
- * of DESIGN.md: record and suppression, expiry, class, quotas (one atomic call).
+ * of DESIGN.md: record and suppression, expiry, route and warm-up, circuit, overrides,
+ * class and quotas (one atomic call). The checks are {@link createAdmission}'s; this is
+ * the BullMQ side: a worker per queue, and what a result does to the job or its queue.
  */
 export function createScheduler(options: SchedulerOptions): Scheduler {
   const { config, logger } = options;
@@ -81,15 +60,20 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const organisations = createOrganisations({ config, logger });
   const signals = createSignals({ redis, keys });
   const warmup = createWarmup({ config, redis, keys, adjustments, signals });
-  const campaignQueue = (id: string): Queue => {
-    const name = keys.campaignQueue(id);
-    let queue = campaignQueues.get(name);
-    if (!queue) {
-      queue = new Queue(name, { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix });
-      campaignQueues.set(name, queue);
-    }
-    return queue;
-  };
+  // Every queue handle of this process (intake, campaign, dispatch), on its one connection:
+  // a dispatch add and the record's writes then go out in order.
+  const queues = createQueues({ redis, keys });
+  const admission = createAdmission({
+    config,
+    store,
+    limiter,
+    adjustments,
+    warmup,
+    organisations,
+    queues,
+    redis,
+    keys,
+  });
   const governor = createGovernor({
     config,
     redis,
@@ -101,12 +85,12 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     // As an admin's pause: the flag stops admitted mail at the workers, the queue pause stops admission.
     async pauseCampaign(id) {
       await store.setCampaignPaused(id, true);
-      await campaignQueue(id).pause();
+      await queues.campaign(id).pause();
     },
     async resumeCampaign(id) {
       // A campaign cancelled meanwhile stays as it is: cancelling cannot be undone.
       if ((await redis.hget(keys.campaign(id), 'cancelled')) === '1') return;
-      await campaignQueue(id).resume();
+      await queues.campaign(id).resume();
       await store.setCampaignPaused(id, false);
     },
     async campaignClass(id) {
@@ -116,210 +100,56 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     chores: [
       // Overrides end by themselves for every reader; the leader tidies them, once.
       { name: 'override sweep', run: (now) => sweepOverrides(redis, keys, now) },
-      { name: 'outcome totals', run: async (now) => foldTotals({ redis, keys, signals }, await signals.active('provider'), now) },
+      {
+        name: 'outcome totals',
+        run: async (now) => foldTotals({ redis, keys, signals }, await signals.active('provider'), now),
+      },
     ],
   });
   const quotaProviders =
-    options.providers ?? createProviders({ ...config, providers: Object.fromEntries(Object.entries(config.providers).filter(([, p]) => p.kind === 'ses')) });
+    options.providers ??
+    createProviders({
+      ...config,
+      providers: Object.fromEntries(Object.entries(config.providers).filter(([, p]) => p.kind === 'ses')),
+    });
   let stopQuotas: (() => Promise<void>) | undefined;
-  const dispatch = new Map<PriorityClass, Queue>(
-    PRIORITY_CLASSES.map((p) => [p, new Queue(keys.dispatchQueue(p), { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix, defaultJobOptions: { ...DISPATCH_JOB_OPTIONS } })]),
-  );
+  // Made now, as they always were: a new handle writes its queue's meta before the first admission.
+  for (const p of PRIORITY_CLASSES) queues.dispatch(p);
   const workers = new Map<string, Worker>();
-  const campaignQueues = new Map<string, Queue>();
-  const intakeQueues = PRIORITY_CLASSES.map((p) => new Queue(keys.intakeQueue(p), { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix }));
+  const intakeQueues = PRIORITY_CLASSES.map((p) => queues.intake(p));
   const campaignIdleSince = new Map<string, number>();
-  // A campaign queue held by a campaign-wide layer: jobs already fetched go back without
-  // asking the limiter again until then.
-  const heldUntil = new Map<string, number>();
   let poller: NodeJS.Timeout | undefined;
   let closing = false;
 
-  const chains = new Map<string, Promise<unknown>>();
-  /** Runs `fn` after every earlier call for the same key has finished. */
-  function serialized<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const run = (chains.get(key) ?? Promise.resolve()).then(fn, fn);
-    const tail = run.catch(() => undefined);
-    chains.set(key, tail);
-    void tail.then(() => {
-      if (chains.get(key) === tail) chains.delete(key);
-    });
-    return run;
-  }
-
   /**
-   * Delays one message until `at`, noting why on its record in the same round trip (both go
-   * out at once on one connection), so `explain` tells what holds it.
+   * Admits one intake or campaign job, then acts on the job as the engine says: a message
+   * that waits is delayed in its queue, a held campaign holds its whole queue.
    */
-  async function wait(job: Job<IntakeJobData>, token: string | undefined, at: number, note: HeldNote): Promise<never> {
-    await Promise.all([store.noteHeld(job.data.id, note), job.moveToDelayed(at, token)]);
-    throw new DelayedError();
-  }
-
-  /** Holds a whole campaign queue for `ms` (every scheduler), noting why on the message that found it held. */
-  async function hold(queue: Queue, id: string, ms: number, note: HeldNote): Promise<never> {
-    await Promise.all([store.noteHeld(id, note), queue.rateLimit(ms)]);
-    throw new RateLimitError();
-  }
-
-  /** The first `pause` or `suspend` override in force on a message's layers: nothing is admitted through them. */
-  function stoppedBy(layers: Layers): OverrideState | undefined {
-    for (const layer of layers) {
-      const o = adjustments.override(layer.key);
-      if (o !== undefined && o.kind !== 'rate') return o;
+  async function admit(
+    job: Job<IntakeJobData>,
+    token: string | undefined,
+    queue: Queue,
+    isCampaign: boolean,
+  ): Promise<void> {
+    const result = await admission.admit(job.data, isCampaign ? { campaignQueue: queue.name } : {});
+    switch (result.kind) {
+      case 'wait':
+        // The ticket goes with the job so it keeps its place. Data first: a crash in between
+        // runs the job again with its place.
+        if (result.ticket) await job.updateData({ ...job.data, ticket: result.ticket });
+        // Delays the message, noting why on its record in the same round trip (both go out
+        // at once on one connection), so `explain` tells what holds it.
+        await Promise.all([store.noteHeld(job.data.id, result.note), job.moveToDelayed(result.at, token)]);
+        throw new DelayedError();
+      case 'hold':
+        // Holds the whole campaign queue (every scheduler), noting why on the message that found it held.
+        await Promise.all([store.noteHeld(job.data.id, result.note), queue.rateLimit(result.ms)]);
+        throw new RateLimitError();
+      case 'held':
+        throw new RateLimitError();
+      default:
+        return;
     }
-    return undefined;
-  }
-
-  async function admit(job: Job<IntakeJobData>, token: string | undefined, queue: Queue, isCampaign: boolean): Promise<void> {
-    const m = job.data;
-    const now = Date.now();
-
-    // 1. Record and suppression. A final or already dispatched message is a duplicate job.
-    const peek = await store.peek(m.id, m.tenantId, m.to);
-    if (peek.state === null) await store.accept(m);
-    else if (peek.state !== 'queued' && peek.state !== 'retrying') return;
-    if (peek.suppressed !== null) {
-      await store.finalize(m.id, 'suppressed', { campaignId: m.campaignId, reply: `suppressed: ${peek.suppressed}` });
-      return;
-    }
-
-    // 2. Expiry: never sent late.
-    const expiry = expiresAt(m, config.delivery.lifetimeMs);
-    if (now >= expiry) {
-      await store.finalize(m.id, 'expired', { campaignId: m.campaignId, reply: `expired before admission (expiresAt ${new Date(expiry).toISOString()})` });
-      return;
-    }
-
-    // Routing: the stream's provider by weight, another while it is down, paused or
-    // throttled hard. Every provider of the route paused: the message waits.
-    const routeOptions = { poolState: (pool: string) => warmup.stateOf(pool) };
-    let choice = route(config, adjustments, (p) => keys.bucket('provider', p), m.stream, routeOptions);
-    if ('waitMs' in choice) {
-      const note = { by: 'provider', key: m.stream, untilMs: now + choice.waitMs, reason: choice.reason };
-      return isCampaign ? hold(queue, m.id, choice.waitMs, note) : wait(job, token, now + choice.waitMs, note);
-    }
-
-    // 3–5. Class (reserve and horizon) and the quotas in one atomic call, at the rates in
-    // effect (lowered after throttles, capped by the provider's account).
-    const campaign = m.campaignId !== undefined ? await store.campaignLimit(m.campaignId) : undefined;
-    // The receiver is the domain's organisation by its MX hosts: from the cache without an
-    // await; a miss waits for DNS, at most organisations.timeoutMs.
-    const domain = recipientDomain(m.to);
-    const receiverLimit = organisations.knownReceiverOf(domain) ?? (await organisations.receiverOf(domain));
-    // Warm-up: a warming pool takes up to its cap of the day for this receiver. Beyond it
-    // the message goes to an active pool of its route; with none it waits for the next day.
-    // A failover onto a warming pool gets no more: a backlog never moves onto cold IPs.
-    const poolOf = (provider: string): string => config.providers[provider]?.pool ?? 'default';
-    let taken: string | undefined;
-    if (warmup.stateOf(poolOf(choice.provider)) === 'warming') {
-      const pool = poolOf(choice.provider);
-      if (await warmup.take(pool, receiverLimit.name)) taken = pool;
-      else {
-        const other = route(config, adjustments, (p) => keys.bucket('provider', p), m.stream, {
-          ...routeOptions,
-          exclude: (p) => warmup.stateOf(poolOf(p)) === 'warming',
-        });
-        if ('waitMs' in other) {
-          const at = Math.min(warmup.dayEndsAt(pool), now + other.waitMs) + Math.floor(Math.random() * 1000);
-          return wait(job, token, at, { by: 'warmup', key: pool, untilMs: at, reason: `day's cap for ${receiverLimit.name} reached` });
-        }
-        choice = other;
-      }
-    }
-    const release = async (): Promise<void> => {
-      if (taken !== undefined) await warmup.giveBack(taken, receiverLimit.name);
-    };
-    // 4. The circuit of (receiver, pool, stream): open, nothing goes; half-open, a few
-    // probes a period. Only this message waits: other receivers are not held.
-    const circuit = `${receiverLimit.name}|${poolOf(choice.provider)}|${m.stream}`;
-    const state = adjustments.circuit(circuit);
-    if (state !== undefined) {
-      let until = state.untilMs;
-      if (now >= state.untilMs) {
-        const period = Math.floor((now - state.untilMs) / state.openForMs);
-        const probeKey = keys.circuitProbes(circuit, period);
-        const [[, n]] = (await redis.multi().incr(probeKey).pexpire(probeKey, state.openForMs * 2).exec()) as [[unknown, number]];
-        until = n <= state.probes ? 0 : state.untilMs + (period + 1) * state.openForMs;
-      }
-      if (until > now) {
-        await release();
-        const at = until + Math.floor(Math.random() * 1000);
-        return wait(job, token, at, { by: 'circuit', key: circuit, untilMs: at, reason: `circuit open (${state.rule})` });
-      }
-    }
-    const { layers, provider, receiver } = quotaLayers(
-      config,
-      keys,
-      { to: m.to, tenantId: m.tenantId, campaign, provider: choice.provider, receiver: receiverLimit },
-      adjustments,
-    );
-    // Operator overrides: a paused or suspended key admits nothing until it ends. A
-    // campaign's own pause holds its whole queue; any other holds this message alone.
-    const stop = stoppedBy(layers);
-    if (stop !== undefined) {
-      await release();
-      const note = { by: 'override', key: `${stop.scope}:${stop.name}`, untilMs: stop.untilMs, reason: `${stop.kind} by ${stop.actor}: ${stop.reason}` };
-      const at = Math.min(stop.untilMs, now + OVERRIDE_RECHECK_MS) + Math.floor(Math.random() * 1000);
-      return isCampaign && stop.scope === 'campaign' ? hold(queue, m.id, at - now, note) : wait(job, token, at, note);
-    }
-    const request = {
-      layers,
-      priority: m.priority,
-      // Failover takes only what its target has free now, never booking ahead of the
-      // target's own traffic: the target is not flooded by another provider's backlog.
-      horizonMs: choice.failover ? 0 : config.horizonsMs[m.priority],
-      // A campaign-wide layer holds the whole campaign queue instead (below).
-      waitlist: isCampaign ? (['receiver'] as const) : LAYER_KINDS,
-      ticket: m.ticket,
-    };
-    // A campaign's decisions are taken one at a time in this process, so once one finds the
-    // campaign held, the jobs fetched with it go back without asking the limiter again.
-    const decision = isCampaign
-      ? await serialized(queue.name, async () => {
-          if ((heldUntil.get(queue.name) ?? 0) > Date.now()) return undefined;
-          return limiter.admit(request);
-        })
-      : await limiter.admit(request);
-    if (decision === undefined || decision.outcome === 'denied') await release();
-    if (decision === undefined) throw new RateLimitError();
-
-    // Granted now, or a slot booked on every layer within the horizon: either way the
-    // message is admitted. A booked one waits in the dispatch queue until its slot, so it
-    // never queues behind the intake backlog and never asks the limiter twice.
-    if (decision.outcome !== 'denied') {
-      const delay = decision.outcome === 'booked' ? decision.waitMs : 0;
-      const { ticket: _used, ...message } = m;
-      const data: DispatchJobData = { ...message, provider, receiver, admittedAt: now + delay, decidedAt: now, ...(choice.failover ? { failover: true } : {}) };
-      // Job first, then record: a crash in between leaves the intake job to run again,
-      // whose dispatch add is then ignored (same job id). Only from `queued`: a fast worker
-      // may already have moved it on.
-      // Both go out at once on one connection, so Redis runs them in this order.
-      // Whatever held it no longer does.
-      await Promise.all([
-        dispatch.get(m.priority)!.add('send', data, { jobId: jobIdOf(m), delay }),
-        store.transition(m.id, 'dispatched', { from: ['queued', 'retrying'] }),
-        store.noteHeld(m.id, undefined),
-      ]);
-      return;
-    }
-    // Denied beyond the horizon. A campaign-wide layer holds the whole campaign queue
-    // (in order, for every scheduler); a receiver holds only this message.
-    // It holds until half the horizon is free again: slots booked for the other half keep
-    // the sends going meanwhile, and the next pass books many messages per denial.
-    const nameOf: Record<LayerKind, string> = { provider, receiver, pool: poolOf(provider), campaign: m.campaignId ?? '-', tenant: m.tenantId };
-    if (isCampaign && decision.layer !== 'receiver') {
-      const holdMs = decision.waitMs + Math.ceil(config.horizonsMs[m.priority] / 2);
-      heldUntil.set(queue.name, Date.now() + holdMs);
-      return hold(queue, m.id, holdMs, { by: decision.layer, key: nameOf[decision.layer], untilMs: now + holdMs, reason: 'campaign queue held: quota busy' });
-    }
-    // The wait is this message's turn in the receiver's line (or half of it, to see a rate
-    // rise early); the ticket goes with the job so it keeps its place. Data first: a crash
-    // in between runs the job again with its place.
-    if (decision.ticket && (decision.ticket.number !== m.ticket?.number || decision.ticket.key !== m.ticket.key)) {
-      await job.updateData({ ...m, ticket: decision.ticket });
-    }
-    return wait(job, token, now + decision.waitMs, { by: decision.layer, key: nameOf[decision.layer], untilMs: now + decision.waitMs, reason: 'quota busy: waits its turn' });
   }
 
   function watch(queue: Queue, isCampaign: boolean): void {
@@ -329,19 +159,17 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       ...bullWorkerOptions(config),
     });
     worker.on('error', (err) => logger.error({ err, queue: queue.name }, 'scheduler worker error'));
-    worker.on('failed', (job, err) => logger.warn({ err, id: job?.id, queue: queue.name }, 'intake job failed; BullMQ retries it'));
+    worker.on('failed', (job, err) =>
+      logger.warn({ err, id: job?.id, queue: queue.name }, 'intake job failed; BullMQ retries it'),
+    );
     workers.set(queue.name, worker);
   }
 
   async function pollCampaigns(): Promise<void> {
     const ids = await redis.smembers(keys.campaigns());
     for (const id of ids) {
-      const name = keys.campaignQueue(id);
-      let queue = campaignQueues.get(name);
-      if (!queue) {
-        queue = new Queue(name, { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix });
-        campaignQueues.set(name, queue);
-      }
+      const queue = queues.campaign(id);
+      const name = queue.name;
       const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
       const busy = Object.values(counts).some((n) => n > 0);
       const worker = workers.get(name);
@@ -396,7 +224,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       adjustments.close();
       organisations.close();
       for (const p of quotaProviders.values()) await p.close();
-      await Promise.all([...dispatch.values(), ...campaignQueues.values(), ...intakeQueues].map((q) => q.close()));
+      await admission.close();
+      await queues.close();
       await redis.quit();
     },
   };

@@ -1,0 +1,120 @@
+import { LAYER_KINDS, layerNamesOf, type IntakeJobData } from '@sluice/core';
+import type { AdmitRequest, Layers } from '@sluice/throttle';
+import type { AdmitContext, Deps, Step } from './types.js';
+
+/** The limiter's side of admission, with what this process remembers of held campaign queues. */
+export interface Decider {
+  /**
+   * Checks 3–5, class (reserve and horizon) and the quotas, in one atomic limiter call.
+   * Granted or booked: goes on with the delay until its slot. Denied: the message waits its
+   * turn, or its campaign queue is held.
+   */
+  decide(m: IntakeJobData, admitted: Admitted, now: number, ctx: AdmitContext): Promise<Step<{ delay: number }>>;
+  /** Waits for the decisions in flight. */
+  settled(): Promise<void>;
+}
+
+/** Where a message would go: its layers at the rates in effect, and their names. */
+export interface Admitted {
+  layers: Layers;
+  provider: string;
+  receiver: string;
+  failover: boolean;
+}
+
+/** Creates the decider of one admission engine. */
+export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>): Decider {
+  const { config, limiter, clock } = deps;
+  // A campaign queue held by a campaign-wide layer: jobs already fetched go back without
+  // asking the limiter again until then.
+  const heldUntil = new Map<string, number>();
+  const chains = new Map<string, Promise<unknown>>();
+
+  /** Runs `fn` after every earlier call for the same key has finished. */
+  function serialized<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const run = (chains.get(key) ?? Promise.resolve()).then(fn, fn);
+    const tail = run.catch(() => undefined);
+    chains.set(key, tail);
+    void tail.then(() => {
+      if (chains.get(key) === tail) chains.delete(key);
+    });
+    return run;
+  }
+
+  async function decide(
+    m: IntakeJobData,
+    admitted: Admitted,
+    now: number,
+    ctx: AdmitContext,
+  ): Promise<Step<{ delay: number }>> {
+    const queue = ctx.campaignQueue;
+    const request: AdmitRequest = {
+      layers: admitted.layers,
+      priority: m.priority,
+      // Failover takes only what its target has free now, never booking ahead of the
+      // target's own traffic: the target is not flooded by another provider's backlog.
+      horizonMs: admitted.failover ? 0 : config.horizonsMs[m.priority],
+      // A campaign-wide layer holds the whole campaign queue instead (below).
+      waitlist: queue !== undefined ? (['receiver'] as const) : LAYER_KINDS,
+      ticket: m.ticket,
+    };
+    // A campaign's decisions are taken one at a time in this process, so once one finds the
+    // campaign held, the jobs fetched with it go back without asking the limiter again.
+    const decision =
+      queue !== undefined
+        ? await serialized(queue, async () =>
+            (heldUntil.get(queue) ?? 0) > clock() ? undefined : limiter.admit(request),
+          )
+        : await limiter.admit(request);
+    if (decision === undefined) return { kind: 'held' };
+    // Granted now, or a slot booked on every layer within the horizon: either way the
+    // message is admitted.
+    if (decision.outcome !== 'denied')
+      return { kind: 'continue', delay: decision.outcome === 'booked' ? decision.waitMs : 0 };
+
+    // Denied beyond the horizon. A campaign-wide layer holds the whole campaign queue
+    // (in order, for every scheduler); a receiver holds only this message.
+    // It holds until half the horizon is free again: slots booked for the other half keep
+    // the sends going meanwhile, and the next pass books many messages per denial.
+    const names = layerNamesOf(config, {
+      provider: admitted.provider,
+      receiver: admitted.receiver,
+      campaignId: m.campaignId,
+      tenantId: m.tenantId,
+    });
+    if (queue !== undefined && decision.layer !== 'receiver') {
+      const holdMs = decision.waitMs + Math.ceil(config.horizonsMs[m.priority] / 2);
+      heldUntil.set(queue, clock() + holdMs);
+      return {
+        kind: 'hold',
+        ms: holdMs,
+        note: {
+          by: decision.layer,
+          key: names[decision.layer],
+          untilMs: now + holdMs,
+          reason: 'campaign queue held: quota busy',
+        },
+      };
+    }
+    // The wait is this message's turn in the receiver's line (or half of it, to see a rate
+    // rise early); the ticket goes with the job so it keeps its place.
+    const note = {
+      by: decision.layer,
+      key: names[decision.layer],
+      untilMs: now + decision.waitMs,
+      reason: 'quota busy: waits its turn',
+    };
+    const moved =
+      decision.ticket && (decision.ticket.number !== m.ticket?.number || decision.ticket.key !== m.ticket.key);
+    return moved
+      ? { kind: 'wait', at: now + decision.waitMs, note, ticket: decision.ticket }
+      : { kind: 'wait', at: now + decision.waitMs, note };
+  }
+
+  return {
+    decide,
+    async settled() {
+      await Promise.all([...chains.values()]);
+    },
+  };
+}
