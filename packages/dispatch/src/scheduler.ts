@@ -5,12 +5,12 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { PRIORITY_CLASSES, createKeys, type IntakeJobData, type SluiceConfig } from '@sluice/core';
 import { createProviders, type Provider } from '@sluice/providers';
-import { createQueues, createStore } from '@sluice/store';
+import { createCampaigns, createQueues, createStore } from '@sluice/store';
 import { createAdjustments, createLimiter, createSignals, foldTotals, sweepOverrides } from '@sluice/throttle';
-import { createGovernor } from './governor.js';
-import { createWarmup } from './warmup.js';
+import { createGovernor } from './control/governor.js';
+import { createWarmup } from './control/warmup.js';
 import { createOrganisations } from './organisations.js';
-import { watchQuotas } from './quota.js';
+import { watchQuotas } from './control/quota.js';
 import { createAdmission } from './admission/engine.js';
 
 /** Options of {@link createScheduler}. */
@@ -63,6 +63,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   // Every queue handle of this process (intake, campaign, dispatch), on its one connection:
   // a dispatch add and the record's writes then go out in order.
   const queues = createQueues({ redis, keys });
+  const campaigns = createCampaigns({ redis, keys, queues, store });
   const admission = createAdmission({
     config,
     store,
@@ -82,19 +83,17 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     signals,
     logger,
     holder: `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
-    // As an admin's pause: the flag stops admitted mail at the workers, the queue pause stops admission.
+    // The campaign lifecycle's own pause and resume, as an admin's: the flag stops admitted
+    // mail at the workers, the queue pause stops admission. A campaign cancelled meanwhile
+    // stays as it is (cancelling cannot be undone), and one gone since is nothing to do.
     async pauseCampaign(id) {
-      await store.setCampaignPaused(id, true);
-      await queues.campaign(id).pause();
+      if (await campaigns.get(id)) await campaigns.pause(id, { actor: 'governor' });
     },
     async resumeCampaign(id) {
-      // A campaign cancelled meanwhile stays as it is: cancelling cannot be undone.
-      if ((await redis.hget(keys.campaign(id), 'cancelled')) === '1') return;
-      await queues.campaign(id).resume();
-      await store.setCampaignPaused(id, false);
+      if (await campaigns.get(id)) await campaigns.resume(id, { actor: 'governor', ifCancelled: 'skip' });
     },
     async campaignClass(id) {
-      return (await redis.hget(keys.campaign(id), 'priority')) ?? undefined;
+      return (await campaigns.get(id))?.priority;
     },
     warmup,
     chores: [

@@ -3,7 +3,7 @@ import type { Clock, DispatchJobData, IntakeJobData, Keys, SluiceConfig } from '
 import type { Queues, Store } from '@sluice/store';
 import type { Adjustments, Limiter, Ticket } from '@sluice/throttle';
 import type { Organisations } from '../organisations.js';
-import type { Warmup } from '../warmup.js';
+import type { Warmup } from '../control/warmup.js';
 
 /** Why a message waits, noted on its record for `explain` (see `store.noteHeld`). */
 export interface HeldNote {
