@@ -1,7 +1,5 @@
-import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
-  QUEUE_OPTIONS,
   receiverFor,
   recipientDomain,
   type Keys,
@@ -9,7 +7,7 @@ import {
   type PriorityClass,
   type SluiceConfig,
 } from '@sluice/core';
-import { createStore } from '@sluice/store';
+import { createQueues, createStore } from '@sluice/store';
 import { readAdjustment, type AdjustmentFields } from '@sluice/throttle';
 import type { Explanation, Override } from './types.js';
 
@@ -184,7 +182,8 @@ export async function explain(options: ExplainOptions, id: string): Promise<Expl
   // A campaign queue held by a campaign-wide layer holds every message in it, noted or not.
   const queueName = record.campaignId ? keys.campaignQueue(record.campaignId) : keys.intakeQueue(priority);
   if (record.campaignId) {
-    const queue = new Queue(queueName, { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix });
+    const queues = createQueues({ redis, keys });
+    const queue = queues.named(queueName);
     try {
       const ttl = await queue.getRateLimitTtl();
       if (ttl > 0) {
@@ -196,7 +195,7 @@ export async function explain(options: ExplainOptions, id: string): Promise<Expl
         };
       }
     } finally {
-      await queue.close();
+      await queues.close();
     }
   }
   const lastOutcome = record.lastOutcome ? ` (given back by a worker: ${cut(record.lastOutcome, 100)})` : '';

@@ -1,8 +1,7 @@
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
   PRIORITY_CLASSES,
-  QUEUE_OPTIONS,
   receiverNamed,
   type Keys,
   type LayerKind,
@@ -19,6 +18,7 @@ import {
   type Signals,
 } from '@sluice/throttle';
 import type { KeyStatus, Override, QueueStatus, StatusSnapshot } from './types.js';
+import { createQueues } from '@sluice/store';
 
 /** Options of {@link createStatus}. */
 export interface StatusOptions {
@@ -66,15 +66,8 @@ export function createStatus(options: StatusOptions): Status {
   const adjustments: Adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
   // Read-only here: this instance never records, so its flush timer never writes.
   const signals: Signals = createSignals({ redis, keys, flushMs: 60_000 });
-  const queues = new Map<string, Queue>();
-  const queue = (name: string): Queue => {
-    let q = queues.get(name);
-    if (!q) {
-      q = new Queue(name, { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix });
-      queues.set(name, q);
-    }
-    return q;
-  };
+  const queues = createQueues({ redis, keys });
+  const queue = (name: string): Queue => queues.named(name);
   const share = 1 - config.reserves.critical - config.reserves.high;
   const slackSeconds = config.jitterSlackMs / 1000;
 
@@ -269,11 +262,8 @@ export function createStatus(options: StatusOptions): Status {
       }
       // Queue handles of campaigns that are gone are closed, not kept forever.
       const live = new Set(campaignIds.map((id) => keys.campaignQueue(id)));
-      for (const [name, q] of queues) {
-        if (name.startsWith('campaign-') && !live.has(name)) {
-          queues.delete(name);
-          await q.close();
-        }
+      for (const q of queues.all()) {
+        if (q.name.startsWith('campaign-') && !live.has(q.name)) await queues.drop(q.name);
       }
 
       const overrides = overridesOf(hash, now);
@@ -346,8 +336,7 @@ export function createStatus(options: StatusOptions): Status {
     async close() {
       adjustments.close();
       await signals.close();
-      for (const q of queues.values()) await q.close();
-      queues.clear();
+      await queues.close();
     },
   };
 }
