@@ -9,7 +9,8 @@ export interface ServiceLogger {
 export interface RunServiceOptions {
   /** Used in log lines: `scheduler`, `worker`. */
   name: string;
-  logger: ServiceLogger;
+  /** Where the process's lines go, its warnings (`warn`) too. */
+  logger: ServiceLogger & { warn(obj: object, msg?: string): void };
   /**
    * Starts the service (loading its config: a bad one fails here, logged); resolves with
    * what stops it and how long stopping may take before the process gives up and exits 1.
@@ -20,10 +21,12 @@ export interface RunServiceOptions {
 /**
  * Runs a long-lived process: start, log `{"event":"ready"}`, and on SIGTERM or SIGINT close
  * once (a second signal is ignored) and exit 0, or 1 if closing fails or hangs past the
- * deadline (say Redis is gone). A failed start logs why and exits 1.
+ * deadline (say Redis is gone). A failed start logs why and exits 1. Process warnings are
+ * logged as `{"event":"warning"}` lines instead of Node's plain text.
  */
 export function runService(options: RunServiceOptions): void {
   const { logger, name } = options;
+  logWarnings(logger);
   const main = async (): Promise<void> => {
     const service = await options.start();
     logger.info({ event: 'ready', pid: process.pid }, `${name} ready`);
@@ -50,5 +53,17 @@ export function runService(options: RunServiceOptions): void {
   main().catch((err: unknown) => {
     logger.fatal({ err }, err instanceof Error ? err.message : `${name} failed to start`);
     process.exit(1);
+  });
+}
+
+/**
+ * Node prints a process warning as plain text on stderr, several lines for some (the AWS SDK's
+ * NodeVersionSupportWarning on Node < 22): that breaks a log of one JSON object a line. Its
+ * own printer is replaced by one logger line each.
+ */
+function logWarnings(logger: Pick<RunServiceOptions['logger'], 'warn'>): void {
+  process.removeAllListeners('warning');
+  process.on('warning', (warning: Error & { code?: string }) => {
+    logger.warn({ event: 'warning', name: warning.name, code: warning.code }, warning.message);
   });
 }
