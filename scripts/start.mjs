@@ -84,19 +84,11 @@ async function run() {
   if (url === undefined) {
     const port = await freePort();
     redisDir = mkdtempSync(join(tmpdir(), 'sluice-redis-'));
+    // prettier-ignore
     const redis = startChild('redis', 'redis-server', [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      redisDir,
-      '--maxmemory-policy',
-      'noeviction',
+      '--port', String(port), '--bind', '127.0.0.1',
+      '--save', '', '--appendonly', 'no', '--dir', redisDir,
+      '--maxmemory-policy', 'noeviction',
     ]);
     if ((await waitFor(redis, (line) => line.includes('Ready to accept connections'), 'redis-server')) === undefined)
       return;

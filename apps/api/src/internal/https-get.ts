@@ -34,7 +34,8 @@ export async function httpsGet(url: string, options: HttpsGetOptions): Promise<s
     const chunks: Uint8Array[] = [];
     let size = 0;
     if (res.body) {
-      for await (const chunk of res.body) {
+      // A fetch body is a stream of bytes (undici's types leave its chunks untyped).
+      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
         size += chunk.byteLength;
         // Leaving the loop cancels the stream (and so the connection).
         if (size > options.maxBytes) throw new RefusedError(`GET ${target.host}: body over ${options.maxBytes} bytes`);
