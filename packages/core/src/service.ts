@@ -29,7 +29,6 @@ export function runService(options: RunServiceOptions): void {
   logWarnings(logger);
   const main = async (): Promise<void> => {
     const service = await options.start();
-    logger.info({ event: 'ready', pid: process.pid }, `${name} ready`);
     let stopping = false;
     const stop = (signal: string): void => {
       if (stopping) return;
@@ -49,6 +48,9 @@ export function runService(options: RunServiceOptions): void {
     };
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
+    // Only now: until a handler is installed a SIGTERM kills at once, and whoever read the
+    // ready line may already have sent one.
+    logger.info({ event: 'ready', pid: process.pid }, `${name} ready`);
   };
   main().catch((err: unknown) => {
     logger.fatal({ err }, err instanceof Error ? err.message : `${name} failed to start`);
@@ -64,6 +66,7 @@ export function runService(options: RunServiceOptions): void {
 function logWarnings(logger: Pick<RunServiceOptions['logger'], 'warn'>): void {
   process.removeAllListeners('warning');
   process.on('warning', (warning: Error & { code?: string }) => {
-    logger.warn({ event: 'warning', name: warning.name, code: warning.code }, warning.message);
+    // `warning`, not `name`: pino's `name` is the process's.
+    logger.warn({ event: 'warning', warning: warning.name, code: warning.code }, warning.message);
   });
 }

@@ -8,7 +8,8 @@ describe('runService', () => {
     const env = { ...process.env, SLUICE_CONFIG: '' };
     const args = ['--conditions=@sluice/source', '--import', 'tsx', FIXTURE];
     const service = await startProcess('warned', args, env, '"event":"ready"');
-    expect(await service.stop()).toBe(0);
+    const code = await service.stop();
+    expect(code, service.output()).toBe(0);
     const lines = service
       .output()
       .split('\n')
@@ -26,7 +27,9 @@ describe('runService', () => {
       "NodeVersionSupportWarning: a warning at start\nof several lines\n\nlike the SDK's",
       'an old API',
     ]);
-    expect(warnings[2]).toMatchObject({ name: 'DeprecationWarning', code: 'DEP_TEST' });
+    expect(warnings[2]).toMatchObject({ warning: 'DeprecationWarning', code: 'DEP_TEST' });
+    // The process's own name is kept (one `name` key a line).
+    for (const line of lines) expect(line.match(/"name":/g)).toHaveLength(1);
     expect(parsed.some((entry) => entry.event === 'ready')).toBe(true);
   });
 });
