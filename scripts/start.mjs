@@ -3,7 +3,6 @@
 // producer, whose status lines are all the terminal shows; every process logs to .sluice/logs/.
 // The admin app listens on loopback behind a token made for this run (printed once).
 // Ctrl-C (or SIGTERM, or --duration <seconds>) stops it in order and waits for the drain.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
@@ -13,6 +12,7 @@ import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { checkNode, pnpm } from './pnpm.mjs';
+import { startProcess } from './process.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const LOG_DIR = '.sluice/logs';
@@ -55,6 +55,9 @@ pnpm(['exec', 'turbo', 'run', 'build', '--output-logs=errors-only'], { cwd: ROOT
 // 3. The fleet, one child process each.
 const children = [];
 let stopping = false;
+// Here, before the signal handlers: a Ctrl-C while run() is still awaited calls shutdown(),
+// which must not find it uninitialised.
+let shuttingDown;
 let redisDir;
 let durationTimer;
 
@@ -63,7 +66,7 @@ process.on('SIGTERM', () => onSignal('SIGTERM'));
 process.on('SIGHUP', () => onSignal('SIGHUP'));
 // Last resort (a bug in this script): never leave a child behind.
 process.on('exit', () => {
-  for (const c of children) if (c.running) c.child.kill('SIGKILL');
+  for (const c of children) if (c.proc.running) c.proc.child.kill('SIGKILL');
 });
 
 mkdirSync(join(ROOT, LOG_DIR), { recursive: true });
@@ -81,12 +84,14 @@ async function run() {
   if (url === undefined) {
     const port = await freePort();
     redisDir = mkdtempSync(join(tmpdir(), 'sluice-redis-'));
+    // prettier-ignore
     const redis = startChild('redis', 'redis-server', [
       '--port', String(port), '--bind', '127.0.0.1',
       '--save', '', '--appendonly', 'no', '--dir', redisDir,
       '--maxmemory-policy', 'noeviction',
     ]);
-    if ((await waitFor(redis, (line) => line.includes('Ready to accept connections'), 'redis-server')) === undefined) return;
+    if ((await waitFor(redis, (line) => line.includes('Ready to accept connections'), 'redis-server')) === undefined)
+      return;
     url = `redis://127.0.0.1:${port}`;
     say(`Redis: a private redis-server at ${url} (nothing is kept after it stops)`);
   } else {
@@ -94,14 +99,28 @@ async function run() {
   }
 
   if (stopping) return;
-  const sandbox = startNode('sandbox', ['apps/sandbox/dist/main.js', '--port', '0', '--smtp-port', '0', '--scenario', SCENARIO]);
+  const sandbox = startNode('sandbox', [
+    'apps/sandbox/dist/main.js',
+    '--port',
+    '0',
+    '--smtp-port',
+    '0',
+    '--scenario',
+    SCENARIO,
+  ]);
   const listening = await waitFor(sandbox, (line) => line.includes('"event":"listening"'), 'the sandbox');
   if (listening === undefined) return;
   const { url: sandboxUrl, smtpPort } = JSON.parse(listening);
   say(`sandbox ESP at ${sandboxUrl} (SES v2, SendGrid v3, Mailgun v3) and smtp://127.0.0.1:${smtpPort}`);
 
   if (stopping) return;
-  const env = { ...childEnv(), SLUICE_CONFIG: CONFIG, REDIS_URL: url, SLUICE_SANDBOX_URL: sandboxUrl, SLUICE_SANDBOX_SMTP: `127.0.0.1:${smtpPort}` };
+  const env = {
+    ...childEnv(),
+    SLUICE_CONFIG: CONFIG,
+    REDIS_URL: url,
+    SLUICE_SANDBOX_URL: sandboxUrl,
+    SLUICE_SANDBOX_SMTP: `127.0.0.1:${smtpPort}`,
+  };
   const fleet = [
     startNode('scheduler', ['apps/scheduler/dist/main.js'], env),
     startNode('worker-1', ['apps/worker/dist/main.js'], env),
@@ -111,14 +130,20 @@ async function run() {
   // default credential, and gone when the run ends.
   const token = randomBytes(24).toString('base64url');
   const adminPort = (await portIsFree(ADMIN_PORT)) ? ADMIN_PORT : await freePort();
-  const admin = startNode('admin', ['apps/admin/dist/main.js'], { ...env, SLUICE_ADMIN_TOKENS: `demo:${token}`, SLUICE_ADMIN_PORT: String(adminPort) });
+  const admin = startNode('admin', ['apps/admin/dist/main.js'], {
+    ...env,
+    SLUICE_ADMIN_TOKENS: `demo:${token}`,
+    SLUICE_ADMIN_PORT: String(adminPort),
+  });
   const ready = await Promise.all([
     ...fleet.map((c) => waitFor(c, (line) => line.includes('"event":"ready"'), c.name)),
     waitFor(admin, (line) => line.includes('admin listening'), 'the admin app'),
   ]);
   if (ready.includes(undefined)) return;
   if (stopping) return;
-  say(`dashboard: http://127.0.0.1:${adminPort}/dashboard, Bull Board at /board: sign in as demo, password ${token} (this run's token)`);
+  say(
+    `dashboard: http://127.0.0.1:${adminPort}/dashboard, Bull Board at /board: sign in as demo, password ${token} (this run's token)`,
+  );
   say('1 scheduler and 2 workers ready; starting the demo (Ctrl-C stops everything)');
 
   startNode('demo', ['apps/demo/dist/main.js'], env, { show: true });
@@ -217,7 +242,8 @@ async function portIsFree(port) {
 
 /** The children's environment: ours without ESP credentials, so the demo never reaches a real ESP. */
 function childEnv() {
-  const credential = (k) => k.startsWith('AWS_') || ['SENDGRID_API_KEY', 'MAILGUN_API_KEY', 'SMTP_PASSWORD'].includes(k);
+  const credential = (k) =>
+    k.startsWith('AWS_') || ['SENDGRID_API_KEY', 'MAILGUN_API_KEY', 'SMTP_PASSWORD'].includes(k);
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !credential(k)));
 }
 
@@ -233,42 +259,14 @@ function startNode(name, args, env = childEnv(), options = {}) {
 function startChild(name, command, args, env = childEnv(), { show = false } = {}) {
   const logPath = join(LOG_DIR, `${name}.log`);
   const log = createWriteStream(join(ROOT, logPath));
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  const c = { name, child, logPath, log, running: true, tail: [], listeners: new Set() };
-  c.closed = new Promise((resolve) => {
-    child.once('error', (error) => {
-      c.tail.push(`cannot start ${command}: ${error.message}`);
-      if (c.running) {
-        c.running = false;
-        resolve({ code: null, signal: null });
-      }
-    });
-    child.once('close', (code, signal) => {
-      c.running = false;
-      resolve({ code, signal });
-    });
-  });
-  for (const stream of [child.stdout, child.stderr]) {
-    let partial = '';
-    stream.on('data', (chunk) => {
-      log.write(chunk);
-      const lines = (partial + chunk.toString()).split('\n');
-      partial = lines.pop();
-      for (const line of lines) {
-        if (show) process.stdout.write(`${line}\n`);
-        c.tail.push(line);
-        for (const listener of c.listeners) listener(line);
-      }
-      if (c.tail.length > TAIL_LINES) c.tail.splice(0, c.tail.length - TAIL_LINES);
-    });
-    stream.on('end', () => {
-      if (partial) c.tail.push(partial);
-      if (partial && show) process.stdout.write(`${partial}\n`);
-    });
-  }
-  void c.closed.then(({ code, signal }) => {
+  const proc = startProcess(command, args, { cwd: ROOT, env, detached: true, log, tailLines: TAIL_LINES });
+  if (show) proc.onLine((line) => process.stdout.write(`${line}\n`));
+  const c = { name, proc, logPath, log };
+  void proc.closed.then(({ code, signal }) => {
     if (stopping) return;
-    complain(`${name} exited unexpectedly (${signal ? `signal ${signal}` : `code ${code}`}); the last lines of ${logPath}:`);
+    complain(
+      `${name} exited unexpectedly (${signal ? `signal ${signal}` : `code ${code}`}); the last lines of ${logPath}:`,
+    );
     printTail(c);
     void shutdown(1);
   });
@@ -277,71 +275,54 @@ function startChild(name, command, args, env = childEnv(), { show = false } = {}
 }
 
 function printTail(c) {
-  for (const line of c.tail.slice(-TAIL_LINES)) process.stderr.write(`  ${line}\n`);
+  for (const line of c.proc.tail()) process.stderr.write(`  ${line}\n`);
 }
 
 /** The first line that passes `test`; undefined if the child ended (reported already) or took too long. */
-function waitFor(c, test, what) {
-  return new Promise((resolve) => {
-    const done = (value) => {
-      clearTimeout(timer);
-      c.listeners.delete(listener);
-      resolve(value);
-    };
-    const listener = (line) => {
-      if (test(line)) done(line);
-    };
-    const timer = setTimeout(() => {
-      if (stopping) return done(undefined);
-      complain(`${what} was not ready after ${READY_TIMEOUT_MS / 1000} s; the last lines of ${c.logPath}:`);
-      printTail(c);
-      done(undefined);
-      void shutdown(1);
-    }, READY_TIMEOUT_MS);
-    c.listeners.add(listener);
-    void c.closed.then(() => done(undefined));
-  });
+async function waitFor(c, test, what) {
+  const { line, why } = await c.proc.waitForLine(test, { timeoutMs: READY_TIMEOUT_MS });
+  if (why === 'timeout' && !stopping) {
+    complain(`${what} was not ready after ${READY_TIMEOUT_MS / 1000} s; the last lines of ${c.logPath}:`);
+    printTail(c);
+    void shutdown(1);
+  }
+  return line;
 }
 
 function onSignal(signal) {
   if (!stopping) {
     process.stdout.write('\n');
-    say(`${signal}: stopping (the workers finish what they hold; ${signal === 'SIGINT' ? 'Ctrl-C' : signal} again kills everything)`);
+    say(
+      `${signal}: stopping (the workers finish what they hold; ${signal === 'SIGINT' ? 'Ctrl-C' : signal} again kills everything)`,
+    );
     void shutdown(0);
     return;
   }
   complain('killing every process now');
-  for (const c of children) if (c.running) c.child.kill('SIGKILL');
+  for (const c of children) if (c.proc.running) c.proc.child.kill('SIGKILL');
   process.exit(1);
 }
 
 /** Sends SIGTERM and waits; kills on timeout. Resolves whether it stopped cleanly. */
 async function stopChild(c, timeoutMs) {
-  if (!c.running) return true;
-  c.child.kill('SIGTERM');
-  let timer;
-  const timedOut = new Promise((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), timeoutMs);
-  });
-  const result = await Promise.race([c.closed, timedOut]);
-  clearTimeout(timer);
-  if (result === 'timeout') {
+  if (!c.proc.running) return true;
+  const result = await c.proc.stop({ signal: 'SIGTERM', timeoutMs });
+  if (result.killed) {
     complain(`${c.name} did not stop within ${timeoutMs / 1000} s: killed; the last lines of ${c.logPath}:`);
     printTail(c);
-    c.child.kill('SIGKILL');
-    await c.closed;
     return false;
   }
   // Killed by the SIGTERM itself: it had not installed its handler yet (still starting).
   if (result.code !== 0 && result.signal !== 'SIGTERM') {
-    complain(`${c.name} stopped with ${result.signal ? `signal ${result.signal}` : `code ${result.code}`}; the last lines of ${c.logPath}:`);
+    complain(
+      `${c.name} stopped with ${result.signal ? `signal ${result.signal}` : `code ${result.code}`}; the last lines of ${c.logPath}:`,
+    );
     printTail(c);
     return false;
   }
   return true;
 }
 
-let shuttingDown;
 /** Stops in order: demo, then workers and scheduler (they drain), admin, sandbox, Redis. Exits. */
 function shutdown(code) {
   shuttingDown ??= (async () => {

@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
+import { startProcess as spawnProcess } from '../../scripts/process.mjs';
 
 /** The repository's root: where every test process starts. */
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -15,37 +16,37 @@ export interface TestProcess {
 }
 
 /** Node's arguments to run an app from its TypeScript sources (as `pnpm dev` does). */
-export const fromSources = (app: string): string[] => ['--conditions=@sluice/source', '--import', 'tsx', `apps/${app}/src/main.ts`];
+export const fromSources = (app: string): string[] => [
+  '--conditions=@sluice/source',
+  '--import',
+  'tsx',
+  `apps/${app}/src/main.ts`,
+];
 
 /**
- * Starts `node <args>` at the root and resolves once its output (stdout or stderr) contains
- * `ready`; rejects with everything it printed if it exits first.
+ * Starts `node <args>` at the root (with the helper `npm start` uses) and resolves once a line
+ * of its output (stdout or stderr) contains `ready`; rejects with everything it printed if it
+ * exits first.
  */
-export function startProcess(name: string, args: readonly string[], env: NodeJS.ProcessEnv, ready: string): Promise<TestProcess> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  const proc: TestProcess = {
-    name: `${name}[${child.pid}]`,
-    child,
-    output: () => out,
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill(signal);
-        // A process that does not stop in time is a failure to see, not to wait out.
-        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-        void exited.finally(() => clearTimeout(timer));
-      }
-      return exited;
-    },
+export async function startProcess(
+  name: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  ready: string,
+): Promise<TestProcess> {
+  const proc = spawnProcess(process.execPath, args, { cwd: ROOT, env, keepOutput: true });
+  const testProcess: TestProcess = {
+    name: `${name}[${proc.child.pid}]`,
+    child: proc.child,
+    output: () => proc.output(),
+    // A process that does not stop in time is a failure to see, not to wait out: killed after 15 s.
+    stop: async (signal = 'SIGTERM') => (await proc.stop({ signal, timeoutMs: 15_000 })).code,
   };
-  return new Promise((resolveReady, reject) => {
-    const onData = (chunk: Buffer): void => {
-      out += chunk.toString();
-      if (out.includes(ready)) resolveReady(proc);
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    void exited.then((code) => reject(new Error(`${name} exited with ${code} before it was ready:\n${out}`)));
-  });
+  // No timeout of ours: the test's own says how long is too long.
+  const started = await proc.waitForLine((line) => line.includes(ready));
+  if (started.line === undefined) {
+    const { code } = await proc.closed;
+    throw new Error(`${name} exited with ${code} before it was ready:\n${proc.output()}`);
+  }
+  return testProcess;
 }

@@ -17,7 +17,14 @@ beforeAll(async () => {
     else if (req.url === '/big') res.end('x'.repeat(100_000));
     else if (req.url === '/hang') res.write('partial');
     else if (req.url === '/moved') res.writeHead(302, { location: 'https://169.254.169.254/' }).end();
-    else res.writeHead(404).end();
+    else if (req.url === '/moved-within') res.writeHead(301, { location: '/cert.pem' }).end();
+    else if (req.url === '/silent')
+      return; // never answers
+    else if (req.url === '/trickle') {
+      // A byte every 50 ms: never idle long, but never done within the deadline.
+      const timer = setInterval(() => res.write('x'), 50);
+      res.on('close', () => clearInterval(timer));
+    } else res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -34,12 +41,23 @@ describe('the default certificate fetcher and subscription confirmer (httpsGet)'
     expect(await httpsGet(`${base}/cert.pem`, options())).toBe('-----BEGIN CERTIFICATE-----');
   });
 
-  it('refuses http, a non-2xx, a redirect, an oversized body and a server that never finishes', async () => {
+  it('refuses http, a non-2xx and an oversized body', async () => {
     await expect(httpsGet(`http://127.0.0.1/cert.pem`, options())).rejects.toThrow(/only https/);
     await expect(httpsGet(`${base}/missing.pem`, options())).rejects.toThrow(/answered 404/);
-    await expect(httpsGet(`${base}/moved`, options())).rejects.toThrow(/answered 302/);
     await expect(httpsGet(`${base}/big`, options())).rejects.toThrow(/over 65536 bytes/);
-    await expect(httpsGet(`${base}/hang`, options())).rejects.toThrow(/timed out/);
+  });
+
+  it('follows no redirect, not even to the same host', async () => {
+    await expect(httpsGet(`${base}/moved`, options())).rejects.toThrow(/redirect/);
+    await expect(httpsGet(`${base}/moved-within`, options())).rejects.toThrow(/redirect/);
+  });
+
+  it('gives up after timeoutMs on a server that does not answer, stops mid-body, or trickles', async () => {
+    for (const path of ['/silent', '/hang', '/trickle']) {
+      const started = Date.now();
+      await expect(httpsGet(`${base}${path}`, options())).rejects.toThrow(/timed out/);
+      expect(Date.now() - started).toBeLessThan(2_000);
+    }
   });
 
   it('does not trust a certificate it was not given', async () => {

@@ -1,4 +1,5 @@
 import { Resolver } from 'node:dns/promises';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import {
   BUILT_IN_ORGANISATIONS,
@@ -45,7 +46,6 @@ export interface Organisations {
 
 interface Entry {
   organisation: string | undefined;
-  expiresAt: number;
   /** The same answer as a settled promise, so a hit hands it out without a new allocation. */
   promise: Promise<string | undefined>;
 }
@@ -68,17 +68,15 @@ export function createOrganisations(options: OrganisationsOptions): Organisation
   // One try: c-ares would otherwise try 4 times, each with a longer timeout.
   const resolver = new Resolver({ timeout: settings.timeoutMs, tries: 1 });
   if (settings.dnsServers.length > 0) resolver.setServers(settings.dnsServers);
-  // Insertion order is recency order (a hit moves its entry to the end): the first key is
-  // the least recently used one.
-  const cache = new Map<string, Entry>();
+  // Least recently used out first; each answer expires after its own TTL (a hit does not
+  // extend it), and an expired one is never handed out.
+  const cache = new LRUCache<string, Entry>({ max: settings.cacheSize });
   const inFlight = new Map<string, Promise<string | undefined>>();
   let lookups = 0;
   let closed = false;
 
   function remember(domain: string, organisation: string | undefined, ttlMs: number): void {
-    cache.delete(domain);
-    cache.set(domain, { organisation, expiresAt: Date.now() + ttlMs, promise: Promise.resolve(organisation) });
-    if (cache.size > settings.cacheSize) cache.delete(cache.keys().next().value!);
+    cache.set(domain, { organisation, promise: Promise.resolve(organisation) }, { ttl: ttlMs });
   }
 
   async function lookup(domain: string): Promise<string | undefined> {
@@ -91,7 +89,8 @@ export function createOrganisations(options: OrganisationsOptions): Organisation
     });
     try {
       const records = await Promise.race([resolver.resolveMx(domain), deadline]);
-      if (records === 'timeout') throw Object.assign(new Error(`MX lookup of ${domain} timed out`), { code: 'ETIMEOUT' });
+      if (records === 'timeout')
+        throw Object.assign(new Error(`MX lookup of ${domain} timed out`), { code: 'ETIMEOUT' });
       const organisation = match(records);
       remember(domain, organisation, settings.cacheTtlMs);
       return organisation;
@@ -100,7 +99,10 @@ export function createOrganisations(options: OrganisationsOptions): Organisation
       // SERVFAIL, timeout, refused: we do not know, so the domain stands alone for now and
       // is asked again soon; NXDOMAIN or no MX records is an answer, kept as long.
       if (!closed && !NO_MX.has(code ?? '')) {
-        logger.warn({ domain, code, table: ORGANISATIONS_VERSION }, 'MX lookup failed: the domain stands alone for now');
+        logger.warn(
+          { domain, code, table: ORGANISATIONS_VERSION },
+          'MX lookup failed: the domain stands alone for now',
+        );
       }
       if (!closed) remember(domain, undefined, settings.negativeTtlMs);
       return undefined;
@@ -109,20 +111,10 @@ export function createOrganisations(options: OrganisationsOptions): Organisation
     }
   }
 
-  /** The cached entry of a domain, fresh, moved to the most recent end; else undefined. */
-  function fresh(domain: string): Entry | undefined {
-    const hit = cache.get(domain);
-    if (!hit) return undefined;
-    cache.delete(domain);
-    if (hit.expiresAt <= Date.now()) return undefined;
-    cache.set(domain, hit);
-    return hit;
-  }
-
   function organisationOf(name: string): Promise<string | undefined> {
     const domain = normalizeHost(name);
     if (patterns.length === 0 || closed) return Promise.resolve(undefined);
-    const hit = fresh(domain);
+    const hit = cache.get(domain);
     if (hit) return hit.promise;
     let pending = inFlight.get(domain);
     if (!pending) {
@@ -143,7 +135,7 @@ export function createOrganisations(options: OrganisationsOptions): Organisation
       const listed = listedReceiver(config, domain);
       if (listed) return listed;
       if (patterns.length === 0 || closed) return receiverOfOrganisation(config, domain, undefined);
-      const hit = fresh(domain);
+      const hit = cache.get(domain);
       return hit ? receiverOfOrganisation(config, domain, hit.organisation) : undefined;
     },
     get lookups() {

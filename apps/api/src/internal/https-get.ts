@@ -1,4 +1,4 @@
-import { request } from 'node:https';
+import { Agent, fetch } from 'undici';
 
 /** Options of {@link httpsGet}. */
 export interface HttpsGetOptions {
@@ -10,47 +10,46 @@ export interface HttpsGetOptions {
   ca?: string | undefined;
 }
 
+/** What we refused (status, size), as opposed to what the request failed on. */
+class RefusedError extends Error {}
+
 /**
- * GETs an https URL and resolves with its body as text; rejects on any other protocol, a
- * non-2xx status (redirects are not followed), a body over `maxBytes`, or the timeout.
+ * GETs an https URL (undici's `fetch`) and resolves with its body as text; rejects on any other
+ * protocol, a redirect (never followed: the URL passed the SNS host checks, where it points
+ * need not), a non-2xx status, a body over `maxBytes`, or the timeout.
  * Used only for URLs that passed the SNS host checks.
  */
-export function httpsGet(url: string, options: HttpsGetOptions): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const target = new URL(url);
-    if (target.protocol !== 'https:') {
-      reject(new Error('only https URLs are fetched'));
-      return;
+export async function httpsGet(url: string, options: HttpsGetOptions): Promise<string> {
+  const target = new URL(url);
+  if (target.protocol !== 'https:') throw new Error('only https URLs are fetched');
+  const dispatcher = options.ca ? new Agent({ connect: { ca: options.ca } }) : undefined;
+  // One signal for the whole exchange, body included: a server that trickles is cut off too.
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  try {
+    const res = await fetch(target, { redirect: 'error', signal, ...(dispatcher ? { dispatcher } : {}) });
+    if (!res.ok) {
+      await res.body?.cancel();
+      throw new RefusedError(`GET ${target.host} answered ${res.status}`);
     }
-    const req = request(
-      target,
-      { method: 'GET', timeout: options.timeoutMs, ...(options.ca ? { ca: options.ca } : {}) },
-      (res) => {
-        const status = res.statusCode ?? 0;
-        if (status < 200 || status >= 300) {
-          res.resume();
-          reject(new Error(`GET ${target.host} answered ${status}`));
-          return;
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > options.maxBytes) {
-            req.destroy(new Error(`GET ${target.host}: body over ${options.maxBytes} bytes`));
-            return;
-          }
-          chunks.push(chunk);
-        });
-        res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-        res.on('error', reject);
-      },
-    );
-    // `timeout` is idle time; the deadline bounds the whole exchange.
-    const deadline = setTimeout(() => req.destroy(new Error(`GET ${target.host} timed out`)), options.timeoutMs);
-    req.on('close', () => clearTimeout(deadline));
-    req.on('timeout', () => req.destroy(new Error(`GET ${target.host} timed out`)));
-    req.on('error', reject);
-    req.end();
-  });
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    if (res.body) {
+      // A fetch body is a stream of bytes (undici's types leave its chunks untyped).
+      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+        size += chunk.byteLength;
+        // Leaving the loop cancels the stream (and so the connection).
+        if (size > options.maxBytes) throw new RefusedError(`GET ${target.host}: body over ${options.maxBytes} bytes`);
+        chunks.push(chunk);
+      }
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  } catch (error) {
+    if (signal.aborted) throw new Error(`GET ${target.host} timed out`, { cause: error });
+    if (error instanceof RefusedError) throw error;
+    // undici says only "fetch failed"; why (a redirect, TLS, refused) is in its cause.
+    const why = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
+    throw new Error(`GET ${target.host} failed: ${why}`, { cause: error });
+  } finally {
+    await dispatcher?.close();
+  }
 }

@@ -1,12 +1,18 @@
+import libmime from 'libmime';
 import type { QueuedMessage } from '@sluice/core';
 
+/** RFC 2047 §2: an encoded-word is at most 75 characters; a longer name takes several. */
+const ENCODED_WORD_MAX = 75;
+
 /**
- * `"Name" <addr>` or `addr`. The name is a quoted-string (RFC 5322), or an encoded-word
- * (RFC 2047) when it is not plain ASCII, as SES requires of `FromEmailAddress`.
+ * `"Name" <addr>` or `addr`. The name is a quoted-string (RFC 5322), or base64 encoded-words
+ * (RFC 2047, libmime's as nodemailer's) when it is not plain ASCII, as SES requires of
+ * `FromEmailAddress`; a long name is split on whole characters, each word within the limit.
  */
 export function formatAddress(from: QueuedMessage['from']): string {
   if (!from.name) return from.address;
-  if (/[^\x20-\x7e]/.test(from.name)) return `=?UTF-8?B?${Buffer.from(from.name, 'utf8').toString('base64')}?= <${from.address}>`;
+  if (/[^\x20-\x7e]/.test(from.name))
+    return `${libmime.encodeWord(from.name, 'B', ENCODED_WORD_MAX)} <${from.address}>`;
   return `"${from.name.replace(/[\\"]/g, (c) => `\\${c}`)}" <${from.address}>`;
 }
 
