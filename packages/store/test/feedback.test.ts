@@ -20,7 +20,7 @@ let keys: Keys;
 let store: Store;
 let feedback: Feedback;
 let suppressions: Suppressions;
-let clock = Date.parse('2026-11-30T08:00:00Z');
+const clock = Date.parse('2026-11-30T08:00:00Z');
 const DAY = 86_400_000;
 
 beforeEach(() => {
