@@ -1,17 +1,19 @@
-import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { parseConfig, type ServiceLogger, type SluiceConfig } from '@sluice/core';
 import { createClient } from '@sluice/client';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 import { createAdmin, type Admin } from '../src/admin.js';
+
+const r = useRedisPrefix();
 
 const TOKEN = 'a-token-of-at-least-thirty-two-characters-0001';
 const OTHER = 'b-token-of-at-least-thirty-two-characters-0002';
 const logger: ServiceLogger = { info: () => undefined, error: () => undefined, fatal: () => undefined };
 
-function configWith(admin: Record<string, unknown>, prefix = `t${randomUUID().slice(0, 8)}`): SluiceConfig {
-  return parseConfig({ redis: { url: inject('redisUrl'), prefix }, admin });
+function configWith(admin: Record<string, unknown>, prefix = r.prefix): SluiceConfig {
+  return parseConfig({ redis: { url: r.url, prefix }, admin });
 }
 
 async function waitUntil(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
@@ -30,36 +32,72 @@ describe('admin auth', () => {
   let admin: Admin;
   let prefix: string;
   let queuedId: string;
-  beforeAll(async () => {
-    redis = new Redis(inject('redisUrl'));
-    prefix = `t${randomUUID().slice(0, 8)}`;
-    await redis.hset(`${prefix}:campaign:spring`, { createdAt: String(Date.now()), name: 'Spring sale', priority: 'low' });
+  beforeEach(async () => {
+    redis = r.redis;
+    prefix = r.prefix;
+    await redis.hset(`${prefix}:campaign:spring`, {
+      createdAt: String(Date.now()),
+      name: 'Spring sale',
+      priority: 'low',
+    });
     await redis.sadd(`${prefix}:campaigns`, 'spring');
     // A campaign with a message in its queue (no scheduler runs here): what Empty would drop.
-    const client = createClient({ redis: inject('redisUrl'), prefix });
+    const client = createClient({ redis: r.url, prefix });
     await client.campaigns.create({ id: 'sale', priority: 'low' });
-    const [queued] = await client.sendBulk([{ from: 'a@acme.test', to: 'r@x.test', subject: 's', text: 't', campaignId: 'sale' }]);
+    const [queued] = await client.sendBulk([
+      { from: 'a@acme.test', to: 'r@x.test', subject: 's', text: 't', campaignId: 'sale' },
+    ]);
     queuedId = queued!.id;
     await client.close();
-    admin = createAdmin({ config: configWith({ tokens: [{ actor: 'alice', token: TOKEN }, { actor: 'bob', token: OTHER }] }, prefix), logger, redis });
+    admin = createAdmin({
+      config: configWith(
+        {
+          tokens: [
+            { actor: 'alice', token: TOKEN },
+            { actor: 'bob', token: OTHER },
+          ],
+        },
+        prefix,
+      ),
+      logger,
+      redis,
+    });
     await admin.ready();
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await admin.close();
-    const found = await redis.keys(`*${prefix}*`);
-    if (found.length) await redis.del(...found);
-    await redis.quit();
   });
 
   it('refuses every route, Bull Board’s static assets and API included, without a valid token', async () => {
-    const routes = admin.routes.filter((r) => r.method !== 'HEAD' || !admin.routes.some((o) => o.url === r.url && o.method === 'GET'));
+    const routes = admin.routes.filter(
+      (r) => r.method !== 'HEAD' || !admin.routes.some((o) => o.url === r.url && o.method === 'GET'),
+    );
     const urls = new Set(routes.map((r) => r.url));
     // The board's UI, its assets and its API, the dashboard and our API are all there.
-    for (const u of ['/board', '/board/api/queues', '/board/api/queues/:queueName/pause', '/dashboard', '/dashboard/dashboard.js', '/api/status', '/api/overrides', '/api/campaigns/:id/pause']) {
-      expect([...urls].some((x) => x === u || x === `${u}/`), u).toBe(true);
+    for (const u of [
+      '/board',
+      '/board/api/queues',
+      '/board/api/queues/:queueName/pause',
+      '/dashboard',
+      '/dashboard/dashboard.js',
+      '/api/status',
+      '/api/overrides',
+      '/api/campaigns/:id/pause',
+    ]) {
+      expect(
+        [...urls].some((x) => x === u || x === `${u}/`),
+        u,
+      ).toBe(true);
     }
     expect([...urls].some((u) => u.startsWith('/board/static'))).toBe(true);
-    const bad = [undefined, `Bearer ${TOKEN.slice(0, -1)}x`, `Bearer ${TOKEN}x`, 'Bearer ', `Basic ${Buffer.from(`alice:${TOKEN}x`).toString('base64')}`, `Token ${TOKEN}`];
+    const bad = [
+      undefined,
+      `Bearer ${TOKEN.slice(0, -1)}x`,
+      `Bearer ${TOKEN}x`,
+      'Bearer ',
+      `Basic ${Buffer.from(`alice:${TOKEN}x`).toString('base64')}`,
+      `Token ${TOKEN}`,
+    ];
     let refused = 0;
     for (const r of routes) {
       for (const authorization of bad) {
@@ -84,16 +122,28 @@ describe('admin auth', () => {
     expect(bearer.statusCode).toBe(200);
     const campaigns = bearer.json<{ campaigns: { id: string; name: string; state: string }[] }>().campaigns;
     expect(campaigns.find((c) => c.id === 'spring')).toMatchObject({ name: 'Spring sale', state: 'active' });
-    const basic = await admin.server.inject({ url: '/dashboard', headers: { authorization: `Basic ${Buffer.from(`anyone:${OTHER}`).toString('base64')}` } });
+    const basic = await admin.server.inject({
+      url: '/dashboard',
+      headers: { authorization: `Basic ${Buffer.from(`anyone:${OTHER}`).toString('base64')}` },
+    });
     expect(basic.statusCode).toBe(200);
     expect(basic.body).toContain('<script src="/dashboard/dashboard.js">');
-    const board = await admin.server.inject({ url: '/board/api/queues', headers: { authorization: `Bearer ${TOKEN}` } });
+    const board = await admin.server.inject({
+      url: '/board/api/queues',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     expect(board.statusCode).toBe(200);
-    const names = board.json<{ queues: { name: string; displayName?: string }[] }>().queues.map((q) => q.displayName ?? q.name);
+    const names = board
+      .json<{ queues: { name: string; displayName?: string }[] }>()
+      .queues.map((q) => q.displayName ?? q.name);
     expect(names).toContain('campaign Spring sale (spring) · active');
     expect(names).toContain('intake-critical');
     expect(names).toContain('dispatch-low');
-    const pause = await admin.server.inject({ method: 'POST', url: '/api/campaigns/spring/pause', headers: { authorization: `Bearer ${OTHER}` } });
+    const pause = await admin.server.inject({
+      method: 'POST',
+      url: '/api/campaigns/spring/pause',
+      headers: { authorization: `Bearer ${OTHER}` },
+    });
     expect(pause.json()).toEqual({ id: 'spring', paused: true, actor: 'bob' });
     expect(await redis.hget(`${prefix}:campaign:spring`, 'paused')).toBe('1');
   });
@@ -102,10 +152,16 @@ describe('admin auth', () => {
     const auth = { authorization: `Bearer ${TOKEN}` };
     await admin.server.inject({ method: 'POST', url: '/api/campaigns/spring/resume', headers: auth });
     expect(await redis.hget(`${prefix}:campaign:spring`, 'paused')).toBe(null);
-    const res = await admin.server.inject({ method: 'PUT', url: '/board/api/queues/campaign-spring/pause', headers: auth });
+    const res = await admin.server.inject({
+      method: 'PUT',
+      url: '/board/api/queues/campaign-spring/pause',
+      headers: auth,
+    });
     expect(res.statusCode).toBe(200);
     expect(await redis.hget(`${prefix}:campaign:spring`, 'paused')).toBe('1');
-    const status = (await admin.server.inject({ url: '/api/status', headers: auth })).json<{ campaigns: { id: string; state: string }[] }>();
+    const status = (await admin.server.inject({ url: '/api/status', headers: auth })).json<{
+      campaigns: { id: string; state: string }[];
+    }>();
     expect(status.campaigns.find((c) => c.id === 'spring')?.state).toBe('paused');
     await admin.server.inject({ method: 'PUT', url: '/board/api/queues/campaign-spring/resume', headers: auth });
     expect(await redis.hget(`${prefix}:campaign:spring`, 'paused')).toBe(null);
@@ -113,12 +169,18 @@ describe('admin auth', () => {
 
   it('lets the board pause and resume campaigns and retry failed jobs, and refuses every write that would drop or move a message', async () => {
     const auth = { authorization: `Bearer ${TOKEN}` };
-    const put = (path: string) => admin.server.inject({ method: 'PUT', url: `/board/api/queues/${path}`, headers: auth, payload: {} });
+    const put = (path: string) =>
+      admin.server.inject({ method: 'PUT', url: `/board/api/queues/${path}`, headers: auth, payload: {} });
     const board = async (name: string) => {
-      const res = await admin.server.inject({ url: `/board/api/queues?activeQueue=${name}&status=waiting`, headers: auth });
-      return res.json<{ queues: { name: string; counts: Record<string, number> }[] }>().queues.find((q) => q.name === name)!;
+      const res = await admin.server.inject({
+        url: `/board/api/queues?activeQueue=${name}&status=waiting`,
+        headers: auth,
+      });
+      return res
+        .json<{ queues: { name: string; counts: Record<string, number> }[] }>()
+        .queues.find((q) => q.name === name)!;
     };
-    const client = createClient({ redis: inject('redisUrl'), prefix });
+    const client = createClient({ redis: r.url, prefix });
     try {
       const writes = [
         'campaign-sale/empty',
@@ -133,7 +195,12 @@ describe('admin auth', () => {
         'intake-critical/obliterate',
       ];
       for (const w of writes) expect((await put(w)).statusCode, w).toBe(405);
-      const add = await admin.server.inject({ method: 'POST', url: '/board/api/queues/campaign-sale/add', headers: auth, payload: { name: 'x', data: {} } });
+      const add = await admin.server.inject({
+        method: 'POST',
+        url: '/board/api/queues/campaign-sale/add',
+        headers: auth,
+        payload: { name: 'x', data: {} },
+      });
       expect(add.statusCode).toBe(405);
       expect(add.json<{ message: string }>().message).toContain('sluice campaigns cancel');
       // Nothing was dropped, moved or added: the message still waits, and is still queued.
@@ -141,7 +208,7 @@ describe('admin auth', () => {
       expect((await board('campaign-sale')).counts.waiting).toBe(1);
 
       // A job that failed (here: a processor that gives up on it) is retried from the board.
-      const connection = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
+      const connection = new Redis(r.url, { maxRetriesPerRequest: null });
       const worker = new Worker(
         'campaign-sale',
         async () => {
@@ -187,16 +254,18 @@ describe('admin start', () => {
   });
 
   it('allows devNoAuth only on loopback', async () => {
-    expect(() => createAdmin({ config: configWith({ host: '0.0.0.0', devNoAuth: true }), logger })).toThrow(/admin\.devNoAuth/);
-    expect(() => createAdmin({ config: configWith({ host: '10.0.0.5', devNoAuth: true }), logger })).toThrow(/admin\.devNoAuth/);
-    const redis = new Redis(inject('redisUrl'));
-    const admin = createAdmin({ config: configWith({ host: '127.0.0.1', devNoAuth: true }), logger, redis });
+    expect(() => createAdmin({ config: configWith({ host: '0.0.0.0', devNoAuth: true }), logger })).toThrow(
+      /admin\.devNoAuth/,
+    );
+    expect(() => createAdmin({ config: configWith({ host: '10.0.0.5', devNoAuth: true }), logger })).toThrow(
+      /admin\.devNoAuth/,
+    );
+    const admin = createAdmin({ config: configWith({ host: '127.0.0.1', devNoAuth: true }), logger, redis: r.redis });
     try {
       await admin.ready();
       expect((await admin.server.inject({ url: '/api/status' })).statusCode).toBe(200);
     } finally {
       await admin.close();
-      await redis.quit();
     }
   });
 });

@@ -1,12 +1,13 @@
-import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Redis } from 'ioredis';
-import { createKeys, parseConfig, type Keys, type ServiceLogger } from '@sluice/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { parseConfig, type Keys, type ServiceLogger } from '@sluice/core';
 import { createClient } from '@sluice/client';
 import { cancelCampaign } from '@sluice/ops';
 import { createQueues, type Queues } from '@sluice/store';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 import { createAdmin, type Admin } from '../src/admin.js';
 
+const r = useRedisPrefix();
 const TOKEN = 'a-token-of-at-least-thirty-two-characters-0001';
 const auth = { authorization: `Bearer ${TOKEN}` };
 const logger: ServiceLogger = { info: () => undefined, error: () => undefined, fatal: () => undefined };
@@ -18,15 +19,15 @@ describe('a cancelled campaign through the admin app', () => {
   let keys: Keys;
   let queues: Queues;
 
-  beforeAll(async () => {
-    redis = new Redis(inject('redisUrl'));
+  beforeEach(async () => {
+    redis = r.redis;
+    keys = r.keys;
     const config = parseConfig({
-      redis: { url: inject('redisUrl'), prefix: `t${randomUUID().slice(0, 8)}` },
+      redis: { url: r.url, prefix: r.prefix },
       admin: { tokens: [{ actor: 'alice', token: TOKEN }] },
     });
-    keys = createKeys(config.redis.prefix);
     queues = createQueues({ redis, keys });
-    const client = createClient({ redis: inject('redisUrl'), prefix: config.redis.prefix });
+    const client = createClient({ redis: r.url, prefix: r.prefix });
     await client.campaigns.create({ id: 'recalled', name: 'Recalled', priority: 'low' });
     await client.campaigns.create({ id: 'held', priority: 'low' });
     await client.sendBulk([{ from: 'a@acme.test', to: 'r@x.test', subject: 's', text: 't', campaignId: 'recalled' }]);
@@ -36,12 +37,9 @@ describe('a cancelled campaign through the admin app', () => {
     admin = createAdmin({ config, logger, redis });
     await admin.ready();
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await admin.close();
     await queues.close();
-    const found = await redis.keys(`${keys.prefix}:*`);
-    if (found.length) await redis.del(...found);
-    await redis.quit();
   });
 
   async function expectStillPaused(): Promise<void> {

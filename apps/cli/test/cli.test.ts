@@ -1,15 +1,16 @@
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createKeys, type Keys, type MessageInput } from '@sluice/core';
+import type { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Keys, MessageInput } from '@sluice/core';
 import { createClient, type SluiceClient } from '@sluice/client';
 import { createQueues } from '@sluice/store';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 import { run } from '../src/index.js';
 
+const r = useRedisPrefix();
 const ROOT = resolve(import.meta.dirname, '../../..');
 
 let redis: Redis;
@@ -35,7 +36,7 @@ function sluiceProcess(...args: string[]): Promise<Result> {
       ['--conditions=@sluice/source', '--import', 'tsx', 'apps/cli/src/main.ts', ...args],
       {
         cwd: ROOT,
-        env: { ...process.env, REDIS_URL: inject('redisUrl'), SLUICE_CONFIG: config, USER: 'tester' },
+        env: { ...process.env, REDIS_URL: r.url, SLUICE_CONFIG: config, USER: 'tester' },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
@@ -59,7 +60,7 @@ async function sluice(...args: string[]): Promise<Result> {
   const code = await run(args, {
     stdout: (text) => void (stdout += text),
     stderr: (text) => void (stderr += text),
-    env: { ...process.env, REDIS_URL: inject('redisUrl'), SLUICE_CONFIG: config, USER: 'tester' },
+    env: { ...process.env, REDIS_URL: r.url, SLUICE_CONFIG: config, USER: 'tester' },
     now: () => Date.now(),
   });
   return { code, stdout, stderr };
@@ -74,24 +75,25 @@ async function snapshot(): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  redis = new Redis(inject('redisUrl'));
-  prefix = `cli${randomUUID().slice(0, 8)}`;
-  keys = createKeys(prefix);
-  client = createClient({ redis: inject('redisUrl'), prefix });
   dir = await mkdtemp(join(tmpdir(), 'sluice-cli-'));
-  config = join(dir, 'sluice.yaml');
-  await writeFile(config, `redis: { prefix: ${prefix} }\n`);
 });
-
 afterAll(async () => {
-  await client.close();
-  const found = await redis.keys(`*${prefix}*`);
-  if (found.length) await redis.del(...found);
-  await redis.quit();
   await rm(dir, { recursive: true, force: true });
 });
 
-describe.concurrent('help and usage errors', () => {
+beforeEach(async () => {
+  redis = r.redis;
+  prefix = r.prefix;
+  keys = r.keys;
+  client = createClient({ redis: r.url, prefix });
+  config = join(dir, `${prefix}.yaml`);
+  await writeFile(config, `redis: { prefix: ${prefix} }\n`);
+});
+afterEach(async () => {
+  await client.close();
+});
+
+describe('help and usage errors', () => {
   it('lists the commands and explains each one', async () => {
     const [top, set, none] = await Promise.all([
       sluiceProcess('--help'),
@@ -136,7 +138,7 @@ describe.concurrent('help and usage errors', () => {
   });
 });
 
-describe.concurrent('failures', () => {
+describe('failures', () => {
   it('exits 1 naming Redis when it cannot be reached', async () => {
     const child = spawn(
       process.execPath,
@@ -386,6 +388,7 @@ describe('suppressions', () => {
 
 describe('status', () => {
   it('prints every section, and the snapshot with --json', async () => {
+    await client.campaigns.create({ id: 'spring', name: 'Spring sale', priority: 'low' });
     const [text, data] = await Promise.all([sluice('status'), sluice('status', '--json')]);
     expect(text.stderr).toBe('');
     expect(text.code).toBe(0);

@@ -1,10 +1,11 @@
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createKeys, type MessageInput } from '@sluice/core';
 import { createClient, type SluiceClient } from '@sluice/client';
 import { createCampaigns, createQueues } from '@sluice/store';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
+const r = useRedisPrefix();
 let redis: Redis;
 let client: SluiceClient;
 let prefix: string;
@@ -19,16 +20,13 @@ async function jobsIn(name: string): Promise<number> {
 }
 const records = async (): Promise<number> => (await redis.keys(`${prefix}:msg:*`)).length;
 
-beforeAll(() => {
-  redis = new Redis(inject('redisUrl'));
-  prefix = `t${randomUUID().slice(0, 8)}`;
-  client = createClient({ redis: inject('redisUrl'), prefix });
+beforeEach(() => {
+  redis = r.redis;
+  prefix = r.prefix;
+  client = createClient({ redis: r.url, prefix });
 });
-afterAll(async () => {
+afterEach(async () => {
   await client.close();
-  const found = await redis.keys(`*${prefix}*`);
-  if (found.length) await redis.del(...found);
-  await redis.quit();
 });
 
 describe('send() rejects bad input naming the field, and writes nothing', () => {

@@ -1,22 +1,15 @@
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient, type SluiceClient } from '@sluice/client';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
-let redis: Redis;
+const r = useRedisPrefix();
 let client: SluiceClient;
-let prefix: string;
 
-beforeAll(() => {
-  redis = new Redis(inject('redisUrl'));
-  prefix = `t${randomUUID().slice(0, 8)}`;
-  client = createClient({ redis: inject('redisUrl'), prefix });
+beforeEach(() => {
+  client = createClient({ redis: r.url, prefix: r.prefix });
 });
-afterAll(async () => {
+afterEach(async () => {
   await client.close();
-  const found = await redis.keys(`*${prefix}*`);
-  if (found.length) await redis.del(...found);
-  await redis.quit();
 });
 
 describe('client.suppressions', () => {

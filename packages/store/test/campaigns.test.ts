@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createKeys, parseMessage, type QueuedMessage } from '@sluice/core';
+import type { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseMessage, type Keys, type QueuedMessage } from '@sluice/core';
 import {
   createCampaigns,
   createQueues,
@@ -11,24 +10,24 @@ import {
   type Queues,
   type Store,
 } from '@sluice/store';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
+const r = useRedisPrefix();
 let redis: Redis;
+let keys: Keys;
 let queues: Queues;
 let store: Store;
 let campaigns: Campaigns;
-const keys = createKeys(`t${randomUUID().slice(0, 8)}`);
 
-beforeAll(() => {
-  redis = new Redis(inject('redisUrl'));
+beforeEach(() => {
+  redis = r.redis;
+  keys = r.keys;
   queues = createQueues({ redis, keys });
   store = createStore({ redis, keys, recordTtlSeconds: 60 });
   campaigns = createCampaigns({ redis, keys, queues, store });
 });
-afterAll(async () => {
+afterEach(async () => {
   await queues.close();
-  const found = await redis.keys(`${keys.prefix}:*`);
-  if (found.length) await redis.del(...found);
-  await redis.quit();
 });
 
 /** Enqueues a message of the campaign as the client does: job first, then record. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createKeys, parseMessage, type QueuedMessage } from '@sluice/core';
+import type { Redis } from 'ioredis';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { parseMessage, type Keys, type QueuedMessage } from '@sluice/core';
 import type { DeliveryEvent } from '@sluice/events';
 import {
   createFeedback,
@@ -12,25 +12,23 @@ import {
   type Store,
   type Suppressions,
 } from '@sluice/store';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
+const r = useRedisPrefix();
 let redis: Redis;
+let keys: Keys;
 let store: Store;
 let feedback: Feedback;
 let suppressions: Suppressions;
-let clock = Date.parse('2026-11-30T08:00:00Z');
+const clock = Date.parse('2026-11-30T08:00:00Z');
 const DAY = 86_400_000;
-const keys = createKeys(`t${randomUUID().slice(0, 8)}`);
 
-beforeAll(() => {
-  redis = new Redis(inject('redisUrl'));
+beforeEach(() => {
+  redis = r.redis;
+  keys = r.keys;
   store = createStore({ redis, keys, recordTtlSeconds: 60 });
   feedback = createFeedback({ redis, keys, softBounces: { count: 3, windowMs: 7 * DAY }, now: () => clock });
   suppressions = createSuppressions({ redis, keys });
-});
-afterAll(async () => {
-  const found = await redis.keys(`${keys.prefix}:*`);
-  if (found.length) await redis.del(...found);
-  await redis.quit();
 });
 
 async function accepted(to: string, tenantId = 'acme'): Promise<QueuedMessage> {

@@ -1,21 +1,18 @@
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { createKeys, parseMessage, type QueuedMessage } from '@sluice/core';
+import type { Redis } from 'ioredis';
+import { beforeEach, expect, it } from 'vitest';
+import { parseMessage, type Keys, type QueuedMessage } from '@sluice/core';
 import { createStore, messageId, type Store } from '@sluice/store';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
+const r = useRedisPrefix();
 let redis: Redis;
+let keys: Keys;
 let store: Store;
-const keys = createKeys(`t${randomUUID().slice(0, 8)}`);
 
-beforeAll(() => {
-  redis = new Redis(inject('redisUrl'));
+beforeEach(() => {
+  redis = r.redis;
+  keys = r.keys;
   store = createStore({ redis, keys, recordTtlSeconds: 60 });
-});
-afterAll(async () => {
-  const found = await redis.keys(`${keys.prefix}:*`);
-  if (found.length) await redis.del(...found);
-  await redis.quit();
 });
 
 const message = (campaignId?: string): QueuedMessage => ({
@@ -35,7 +32,9 @@ it('keeps the first record of an id and counts it once', async () => {
 it('reaches exactly one final state, which never changes', async () => {
   const m = message('c1');
   await store.accept(m);
-  expect(await store.finalize(m.id, 'sent', { campaignId: 'c1', provider: 'ses', receiver: 'example.test' })).toBe(true);
+  expect(await store.finalize(m.id, 'sent', { campaignId: 'c1', provider: 'ses', receiver: 'example.test' })).toBe(
+    true,
+  );
   expect(await store.finalize(m.id, 'rejected', { campaignId: 'c1' })).toBe(false);
   expect(await store.transition(m.id, 'sending', { attempt: true })).toMatchObject({ result: 'final', state: 'sent' });
   expect((await store.get(m.id))!.state).toBe('sent');
@@ -57,9 +56,17 @@ it('tells an attempt cut off after submitting (ambiguous) from one cut off befor
   await store.accept(m);
   await store.transition(m.id, 'sending', { attempt: true });
   // The worker died before the request was out: the next attempt is a clean one.
-  expect(await store.transition(m.id, 'sending', { attempt: true })).toMatchObject({ result: 'moved', ambiguous: false, attempts: 2 });
+  expect(await store.transition(m.id, 'sending', { attempt: true })).toMatchObject({
+    result: 'moved',
+    ambiguous: false,
+    attempts: 2,
+  });
   await store.transition(m.id, 'submitted');
-  expect(await store.transition(m.id, 'sending', { attempt: true })).toMatchObject({ result: 'moved', ambiguous: true, attempts: 3 });
+  expect(await store.transition(m.id, 'sending', { attempt: true })).toMatchObject({
+    result: 'moved',
+    ambiguous: true,
+    attempts: 3,
+  });
   expect((await store.get(m.id))!.ambiguous).toBe(1);
 });
 
@@ -67,18 +74,36 @@ it('moves only from the named state, and holds attempts of a paused campaign', a
   const m = message('c1');
   await store.accept(m);
   await store.transition(m.id, 'sending', { attempt: true });
-  expect(await store.transition(m.id, 'dispatched', { from: 'queued' })).toMatchObject({ result: 'skipped', state: 'sending' });
+  expect(await store.transition(m.id, 'dispatched', { from: 'queued' })).toMatchObject({
+    result: 'skipped',
+    state: 'sending',
+  });
   await store.setCampaignPaused('c1', true);
-  expect(await store.transition(m.id, 'sending', { attempt: true, campaignId: 'c1' })).toMatchObject({ result: 'held', attempts: 1 });
+  expect(await store.transition(m.id, 'sending', { attempt: true, campaignId: 'c1' })).toMatchObject({
+    result: 'held',
+    attempts: 1,
+  });
   await store.setCampaignPaused('c1', false);
-  expect(await store.transition(m.id, 'sending', { attempt: true, campaignId: 'c1' })).toMatchObject({ result: 'moved', attempts: 2 });
+  expect(await store.transition(m.id, 'sending', { attempt: true, campaignId: 'c1' })).toMatchObject({
+    result: 'moved',
+    attempts: 2,
+  });
 });
 
 it('suppresses a recipient for its tenant, case-insensitively', async () => {
   const m = message();
   await store.accept(m);
-  await store.finalize(m.id, 'rejected', { suppress: true, to: m.to, tenantId: 'default', outcome: 'bad_recipient', reply: '550 5.1.1 no such user' });
+  await store.finalize(m.id, 'rejected', {
+    suppress: true,
+    to: m.to,
+    tenantId: 'default',
+    outcome: 'bad_recipient',
+    reply: '550 5.1.1 no such user',
+  });
   expect(await store.suppressed('default', 'b@EXAMPLE.test')).toMatch(/bad_recipient: 550 5.1.1/);
   expect(await store.suppressed('other', 'b@example.test')).toBeNull();
-  expect(await store.peek('m-none', 'default', 'b@example.test')).toEqual({ state: null, suppressed: expect.stringMatching(/550/) as unknown });
+  expect(await store.peek('m-none', 'default', 'b@example.test')).toEqual({
+    state: null,
+    suppressed: expect.stringMatching(/550/) as unknown,
+  });
 });
