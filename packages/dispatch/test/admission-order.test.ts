@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 import { circuitId, jobIdOf } from '@sluice/core';
 import { OVERRIDE_RECHECK_MS } from '@sluice/dispatch';
 import { DAY_MS, useRig } from './admission-setup.js';
 
 // The scheduler's check order (DESIGN.md), run by the admission engine on real Redis with
 // a clock that moves only when stepped.
-const rig = useRig();
+const r = useRedisPrefix();
+const rig = useRig(r);
 
 describe('admission: record, suppression and expiry', () => {
   it('ends a suppressed recipient as suppressed before its expiry is looked at, and a second run as a duplicate', async () => {

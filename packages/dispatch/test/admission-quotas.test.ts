@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 import { jobIdOf, type DispatchJobData } from '@sluice/core';
 import type { AdmissionResult } from '@sluice/dispatch';
 import { useRig } from './admission-setup.js';
 
 // The last checks (class and quotas in one limiter call) and dispatch, run by the admission
 // engine on real Redis. The limiter keeps Redis time; the engine's clock moves when stepped.
-const rig = useRig();
+const r = useRedisPrefix();
+const rig = useRig(r);
 
 const dispatched = (r: AdmissionResult): DispatchJobData => {
   if (r.kind !== 'dispatched') throw new Error(`not dispatched: ${JSON.stringify(r)}`);

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterEach, beforeEach, inject } from 'vitest';
-import { createKeys, parseConfig, parseMessage, type IntakeJobData, type Keys, type SluiceConfig } from '@sluice/core';
+import type { Redis } from 'ioredis';
+import { afterEach, beforeEach } from 'vitest';
+import { parseConfig, parseMessage, type IntakeJobData, type Keys, type SluiceConfig } from '@sluice/core';
 import { createAdmission, createOrganisations, createWarmup, type Admission, type Warmup } from '@sluice/dispatch';
 import { createQueues, createStore, createSuppressions, type Queues, type Store } from '@sluice/store';
+import type { RedisPrefix } from '../../../test/support/redis-prefix.js';
 import {
   createAdjustments,
   createLimiter,
@@ -75,14 +76,16 @@ export const baseConfig = {
   horizonsMs: { critical: HORIZON_MS, high: HORIZON_MS, normal: HORIZON_MS, low: HORIZON_MS },
 };
 
-/** Registers the hooks that make a fresh {@link Rig} before each test and close it after. */
-export function useRig(): () => Rig {
+/**
+ * Registers the hooks that make a fresh {@link Rig} on the test's prefix (from `useRedisPrefix`,
+ * called first in the file) before each test and close it after; the helper deletes the keys.
+ */
+export function useRig(test: RedisPrefix): () => Rig {
   let rig: Rig | undefined;
   const open: (() => unknown)[] = [];
   beforeEach(async () => {
-    const redis = new Redis(inject('redisUrl'));
-    const keys = createKeys(`t-${randomUUID().slice(0, 8)}`);
-    const config = parseConfig({ ...baseConfig, redis: { prefix: keys.prefix } });
+    const { redis, keys } = test;
+    const config = parseConfig({ ...baseConfig, redis: { url: test.url, prefix: keys.prefix } });
     let t = Date.now();
     const clock = (): number => t;
     const store = createStore({ redis, keys });
@@ -158,10 +161,6 @@ export function useRig(): () => Rig {
   });
   afterEach(async () => {
     for (const close of open.splice(0)) await close();
-    if (!rig) return;
-    const found = await rig.redis.keys(`*${rig.keys.prefix}*`);
-    if (found.length) await rig.redis.del(...found);
-    await rig.redis.quit();
     rig = undefined;
   });
   return () => rig!;

@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
-import { createKeys, parseConfig, type DispatchJobData, type Keys, type SluiceConfig } from '@sluice/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig, type DispatchJobData, type Keys, type SluiceConfig } from '@sluice/core';
 import { createDelivery, createLatency, SlotGate, type Delivery, type DeliveryJob } from '@sluice/dispatch';
 import { createProviders } from '@sluice/providers';
 import { createSandbox, type Sandbox, type SandboxOptions } from '@sluice/sandbox';
@@ -16,24 +15,23 @@ import {
   type SignalKey,
   type Signals,
 } from '@sluice/throttle';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
 // The worker's outcome table, in process: the delivery engine with real collaborators on
 // real Redis, sending through the real SMTP adapter to the sandbox (whose scenario picks
 // the reply: accept, 550 5.1.1, 421 4.7.28, 451 4.3.0, a connection lost after DATA).
 
+const r = useRedisPrefix();
 let redis: Redis;
 let keys: Keys;
 const open: { close(): unknown }[] = [];
 
 beforeEach(() => {
-  redis = new Redis(inject('redisUrl'));
-  keys = createKeys(`t-${randomUUID().slice(0, 8)}`);
+  redis = r.redis;
+  keys = r.keys;
 });
 afterEach(async () => {
   for (const o of open.splice(0).reverse()) await o.close();
-  const found = await redis.keys(`*${keys.prefix}*`);
-  if (found.length) await redis.del(...found);
-  await redis.quit();
 });
 
 interface Setup {
@@ -53,7 +51,7 @@ async function setup(scenario: SandboxOptions['scenario'] = {}, extra: Record<st
   const sandbox = await createSandbox({ scenario });
   open.push(sandbox);
   const config = parseConfig({
-    redis: { url: inject('redisUrl'), prefix: keys.prefix },
+    redis: { url: r.url, prefix: keys.prefix },
     defaultProvider: 'relay',
     providers: { relay: { kind: 'smtp', rate: 1000, burst: 100, concurrency: 4 } },
     sandbox: { url: sandbox.url, smtpHost: '127.0.0.1', smtpPort: sandbox.smtpPort },

@@ -1,11 +1,12 @@
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
-import { createKeys, parseConfig, type Clock, type Keys } from '@sluice/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig, type Clock, type Keys } from '@sluice/core';
 import { createGovernor, replyMatcher, type Governor, type GovernorDecision } from '@sluice/dispatch';
 import { createAdjustments, createSignals, type Adjustments, type Signals } from '@sluice/throttle';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
+const r = useRedisPrefix();
 let redis: Redis;
 let keys: Keys;
 const open: { close(): unknown }[] = [];
@@ -19,15 +20,12 @@ const clock: Clock = () => now;
 const step = (ms: number): void => void (now += ms);
 
 beforeEach(() => {
-  redis = new Redis(inject('redisUrl'));
-  keys = createKeys(`t-${randomUUID().slice(0, 8)}`);
+  redis = r.redis;
+  keys = r.keys;
   now = 1_800_000_000_000;
 });
 afterEach(async () => {
   for (const o of open.splice(0).reverse()) await o.close();
-  const found = await redis.keys(`*${keys.prefix}*`);
-  if (found.length) await redis.del(...found);
-  await redis.quit();
 });
 
 const config = parseConfig({
@@ -225,8 +223,12 @@ describe('a rule that matches replies', () => {
         enhanced: '5.7.1',
       }),
     ).toEqual(['spamhaus']);
-    expect(matches({ reply: '550 5.7.1 Message rejected as spam', family: 'policy_block', enhanced: '5.7.1' })).toEqual([]); // no Spamhaus
-    expect(matches({ reply: '451 4.7.1 listed at Spamhaus, try later', family: 'throttled', enhanced: '4.7.1' })).toEqual([]); // 4.7, not 5.7
+    expect(matches({ reply: '550 5.7.1 Message rejected as spam', family: 'policy_block', enhanced: '5.7.1' })).toEqual(
+      [],
+    ); // no Spamhaus
+    expect(
+      matches({ reply: '451 4.7.1 listed at Spamhaus, try later', family: 'throttled', enhanced: '4.7.1' }),
+    ).toEqual([]); // 4.7, not 5.7
     expect(matches({ reply: 'spamhaus said no' })).toEqual([]); // no enhanced code at all
 
     const { governor, signals, adjustments } = setup('a', cfg);

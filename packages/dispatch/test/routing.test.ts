@@ -1,23 +1,23 @@
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createKeys, parseConfig, type Keys } from '@sluice/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig, type Keys } from '@sluice/core';
 import { route } from '@sluice/dispatch';
 import { createAdjustments, type Adjustments } from '@sluice/throttle';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
-let redis: Redis;
+const r = useRedisPrefix();
 let keys: Keys;
 let adjustments: Adjustments;
 
-beforeAll(() => {
-  redis = new Redis(inject('redisUrl'));
-  keys = createKeys(`t-${randomUUID().slice(0, 8)}`);
-  adjustments = createAdjustments({ redis, keys, backpressure: { factor: 0.5, minFactor: 0.05, cooldownMs: 0, holdMs: 60_000 } });
+beforeEach(() => {
+  keys = r.keys;
+  adjustments = createAdjustments({
+    redis: r.redis,
+    keys,
+    backpressure: { factor: 0.5, minFactor: 0.05, cooldownMs: 0, holdMs: 60_000 },
+  });
 });
-afterAll(async () => {
+afterEach(() => {
   adjustments.close();
-  await redis.del(keys.adjustments());
-  await redis.quit();
 });
 
 const config = parseConfig({
@@ -26,7 +26,13 @@ const config = parseConfig({
     sg: { kind: 'sendgrid', rate: 10 },
     relay: { kind: 'smtp', rate: 10 },
   },
-  routes: { marketing: [{ provider: 'ses', weight: 3 }, { provider: 'sg', weight: 1 }, { provider: 'relay', weight: 0 }] },
+  routes: {
+    marketing: [
+      { provider: 'ses', weight: 3 },
+      { provider: 'sg', weight: 1 },
+      { provider: 'relay', weight: 0 },
+    ],
+  },
 });
 const bucket = (p: string) => keys.bucket('provider', p);
 function share(stream: string, n = 4000): Record<string, number> {

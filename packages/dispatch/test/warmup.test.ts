@@ -1,10 +1,11 @@
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
-import { createKeys, parseConfig, type Clock, type Keys } from '@sluice/core';
+import type { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig, type Clock, type Keys } from '@sluice/core';
 import { createWarmup, route, type Warmup } from '@sluice/dispatch';
 import { createAdjustments, createSignals, type Adjustments, type Signals } from '@sluice/throttle';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
+const r = useRedisPrefix();
 let redis: Redis;
 let keys: Keys;
 const open: { close(): unknown }[] = [];
@@ -14,15 +15,12 @@ let now: number;
 const clock: Clock = () => now;
 
 beforeEach(() => {
-  redis = new Redis(inject('redisUrl'));
-  keys = createKeys(`t-${randomUUID().slice(0, 8)}`);
+  redis = r.redis;
+  keys = r.keys;
   now = 1_800_000_000_000;
 });
 afterEach(async () => {
   for (const o of open.splice(0).reverse()) await o.close();
-  const found = await redis.keys(`*${keys.prefix}*`);
-  if (found.length) await redis.del(...found);
-  await redis.quit();
 });
 
 const DAY_MS = 300;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createKeys, parseConfig, type Clock, type Keys } from '@sluice/core';
+import type { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig, type Clock, type Keys } from '@sluice/core';
 import {
   adjustmentField,
   createAdjustments,
@@ -13,19 +13,19 @@ import {
   type Adjustments,
   type OverrideState,
 } from '@sluice/throttle';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
+const r = useRedisPrefix();
 let redis: Redis;
 let keys: Keys;
 const open: Adjustments[] = [];
 
-beforeAll(() => {
-  redis = new Redis(inject('redisUrl'));
-  keys = createKeys(`t-${randomUUID().slice(0, 8)}`);
+beforeEach(() => {
+  redis = r.redis;
+  keys = r.keys;
 });
-afterAll(async () => {
-  for (const a of open) a.close();
-  await redis.del(keys.adjustments(), keys.audit());
-  await redis.quit();
+afterEach(() => {
+  for (const a of open.splice(0)) a.close();
 });
 
 const backpressure = { factor: 0.5, minFactor: 0.1, cooldownMs: 60_000, holdMs: 1_000 };

@@ -1,20 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createKeys, type Keys } from '@sluice/core';
+import type { Redis } from 'ioredis';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { Keys } from '@sluice/core';
 import { createLimiter, type AdmitResult, type Layers, type LayerLimit, type Limiter } from '@sluice/throttle';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
+const r = useRedisPrefix();
 let redis: Redis;
 let keys: Keys;
 
-beforeAll(() => {
-  redis = new Redis(inject('redisUrl'));
-  keys = createKeys(`t-${randomUUID().slice(0, 8)}`);
-});
-afterAll(async () => {
-  const found = await redis.keys(`{${keys.prefix}:rl}*`);
-  if (found.length) await redis.del(...found);
-  await redis.quit();
+beforeEach(() => {
+  redis = r.redis;
+  keys = r.keys;
 });
 
 function layers(overrides: Partial<Record<0 | 1 | 2 | 3 | 4, LayerLimit>>, tag = randomUUID().slice(0, 6)): Layers {
@@ -46,7 +43,9 @@ describe('limiter', () => {
     const provider = { key: keys.bucket('provider', randomUUID()), rate: 1, burst: 3 };
     const busy = { key: keys.bucket('receiver', randomUUID()), rate: 1, burst: 1 };
     const free = { key: keys.bucket('receiver', randomUUID()) };
-    expect((await limiter.admit({ layers: layers({ 0: provider, 1: busy }), priority: 'normal', horizonMs: 0 })).outcome).toBe('granted');
+    expect(
+      (await limiter.admit({ layers: layers({ 0: provider, 1: busy }), priority: 'normal', horizonMs: 0 })).outcome,
+    ).toBe('granted');
     for (let i = 0; i < 5; i++) {
       const r = await limiter.admit({ layers: layers({ 0: provider, 1: busy }), priority: 'normal', horizonMs: 0 });
       expect(r).toMatchObject({ outcome: 'denied', layer: 'receiver' });
@@ -55,7 +54,10 @@ describe('limiter', () => {
     const other = layers({ 0: provider, 1: free });
     expect((await limiter.admit({ layers: other, priority: 'normal', horizonMs: 0 })).outcome).toBe('granted');
     expect((await limiter.admit({ layers: other, priority: 'normal', horizonMs: 0 })).outcome).toBe('granted');
-    expect(await limiter.admit({ layers: other, priority: 'normal', horizonMs: 0 })).toMatchObject({ outcome: 'denied', layer: 'provider' });
+    expect(await limiter.admit({ layers: other, priority: 'normal', horizonMs: 0 })).toMatchObject({
+      outcome: 'denied',
+      layer: 'provider',
+    });
   });
 
   it('books slots one interval apart instead of asking callers to poll', async () => {
@@ -107,7 +109,9 @@ describe('limiter', () => {
     const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 0 });
     const provider = { key: keys.bucket('provider', randomUUID()), rate: 1000, burst: 1 };
     const slow = { key: keys.bucket('receiver', randomUUID()), rate: 10, burst: 1 };
-    expect((await limiter.admit({ layers: layers({ 0: provider, 1: slow }), priority: 'low', horizonMs: 5000 })).outcome).toBe('granted');
+    expect(
+      (await limiter.admit({ layers: layers({ 0: provider, 1: slow }), priority: 'low', horizonMs: 5000 })).outcome,
+    ).toBe('granted');
     const beforeBooked = Date.now();
     const booked = await limiter.admit({ layers: layers({ 0: provider, 1: slow }), priority: 'low', horizonMs: 5000 });
     expect(booked).toMatchObject({ outcome: 'booked', layer: 'receiver' });
@@ -116,14 +120,16 @@ describe('limiter', () => {
     const other = await limiter.admit({ layers: layers({ 0: provider }), priority: 'low', horizonMs: 5000 });
     const afterOther = Date.now();
     expect(other.outcome).toBe('booked');
-    if (other.outcome === 'booked' && booked.outcome === 'booked') expect(afterOther + other.waitMs).toBeGreaterThanOrEqual(beforeBooked + booked.waitMs);
+    if (other.outcome === 'booked' && booked.outcome === 'booked')
+      expect(afterOther + other.waitMs).toBeGreaterThanOrEqual(beforeBooked + booked.waitMs);
   });
 
   it('holds part of the burst back as slack for jitter', async () => {
     const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 100 });
     const l = layers({ 0: { key: keys.bucket('provider', randomUUID()), rate: 20, burst: 5 } });
     let now = 0;
-    for (let i = 0; i < 5; i++) if ((await limiter.admit({ layers: l, priority: 'low', horizonMs: 0 })).outcome === 'granted') now++;
+    for (let i = 0; i < 5; i++)
+      if ((await limiter.admit({ layers: l, priority: 'low', horizonMs: 0 })).outcome === 'granted') now++;
     expect(now).toBe(3); // 5 minus 100 ms at 20/s
   });
 
@@ -141,7 +147,12 @@ describe('lines (waitlist)', () => {
   type Denied = Extract<AdmitResult, { outcome: 'denied' }>;
   const lined = { priority: 'low', horizonMs: 500, waitlist: ['receiver'] } as const;
   /** A receiver at `rate`/s with `queued` callers turned away and holding places. */
-  async function queue(limiter: Limiter, key: string, rate: number, queued: number): Promise<(Denied & { at: number; earliest: number })[]> {
+  async function queue(
+    limiter: Limiter,
+    key: string,
+    rate: number,
+    queued: number,
+  ): Promise<(Denied & { at: number; earliest: number })[]> {
     const l = layers({ 1: { key, rate, burst: 1 } });
     const out: (Denied & { at: number; earliest: number })[] = [];
     // Granted and booked up to the horizon first, then places in the line.
@@ -172,7 +183,11 @@ describe('lines (waitlist)', () => {
     const key = keys.bucket('receiver', randomUUID());
     const denied = await queue(limiter, key, 10, 5);
     const before = Date.now();
-    const again = await limiter.admit({ ...lined, layers: layers({ 1: { key, rate: 10, burst: 1 } }), ticket: denied[2]!.ticket });
+    const again = await limiter.admit({
+      ...lined,
+      layers: layers({ 1: { key, rate: 10, burst: 1 } }),
+      ticket: denied[2]!.ticket,
+    });
     const after = Date.now();
     expect(again.outcome).toBe('denied');
     expect((again as Denied).ticket).toEqual(denied[2]!.ticket);
@@ -191,7 +206,12 @@ describe('lines (waitlist)', () => {
     const denied = await queue(limiter, key, 10, 12);
     const last = denied[11]!;
     expect(last.waitMs).toBeGreaterThan(1_000);
-    const at = async (rate: number): Promise<Denied> => (await limiter.admit({ ...lined, layers: layers({ 1: { key, rate, burst: 1 } }), ticket: last.ticket })) as Denied;
+    const at = async (rate: number): Promise<Denied> =>
+      (await limiter.admit({
+        ...lined,
+        layers: layers({ 1: { key, rate, burst: 1 } }),
+        ticket: last.ticket,
+      })) as Denied;
     const faster = await at(40);
     expect(faster.ticket).toEqual(last.ticket);
     expect(faster.waitMs).toBeLessThan(last.waitMs / 2);
@@ -224,7 +244,11 @@ describe('lines (waitlist)', () => {
     const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 0 });
     const key = keys.bucket('receiver', randomUUID());
     const denied = await queue(limiter, key, 10, 5);
-    const plain = await limiter.admit({ layers: layers({ 1: { key, rate: 10, burst: 1 } }), priority: 'low', horizonMs: 500 });
+    const plain = await limiter.admit({
+      layers: layers({ 1: { key, rate: 10, burst: 1 } }),
+      priority: 'low',
+      horizonMs: 500,
+    });
     expect(plain.outcome).toBe('denied');
     expect((plain as Denied).ticket).toBeUndefined();
     expect((plain as Denied).waitMs).toBeLessThan(denied[4]!.waitMs);

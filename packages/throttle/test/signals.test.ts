@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
-import { createKeys, type Clock, type Keys } from '@sluice/core';
+import type { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { type Clock, type Keys } from '@sluice/core';
 import { createSignals, type Signals } from '@sluice/throttle';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
+const r = useRedisPrefix();
 let redis: Redis;
 let keys: Keys;
 const open: Signals[] = [];
@@ -12,18 +14,13 @@ const open: Signals[] = [];
 let now: number;
 const clock: Clock = () => now;
 
-beforeAll(() => {
-  redis = new Redis(inject('redisUrl'));
-  keys = createKeys(`t-${randomUUID().slice(0, 8)}`);
-});
 beforeEach(() => {
+  redis = r.redis;
+  keys = r.keys;
   now = 1_800_000_000_000;
 });
-afterAll(async () => {
-  for (const s of open) await s.close();
-  const found = await redis.keys(`${keys.prefix}:sig*`);
-  if (found.length) await redis.del(...found);
-  await redis.quit();
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close();
 });
 
 function signals(bucketMs = 200): Signals {

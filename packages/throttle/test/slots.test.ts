@@ -1,21 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { createKeys } from '@sluice/core';
+import { expect, it } from 'vitest';
 import { createSlots } from '@sluice/throttle';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
-let redis: Redis;
-beforeAll(() => {
-  redis = new Redis(inject('redisUrl'));
-});
-afterAll(async () => {
-  await redis.quit();
-});
+const r = useRedisPrefix();
 
 it('shares a fixed number of connection slots fairly, and a dead holder’s come back', async () => {
-  const keys = createKeys(`t-${randomUUID().slice(0, 8)}`);
+  const { redis, keys } = r;
   const common = { key: keys.slots('ses'), holdersKey: keys.slotHolders('ses'), limit: 4, want: 4, leaseMs: 300 };
-  const crashing = new Redis(inject('redisUrl'));
+  const crashing = new Redis(r.url);
   const a = createSlots({ ...common, redis: crashing, holder: 'a' });
   const b = createSlots({ ...common, redis, holder: 'b' });
   await a.start();

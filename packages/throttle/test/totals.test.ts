@@ -1,18 +1,11 @@
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, expect, inject, it } from 'vitest';
-import { createKeys } from '@sluice/core';
+import { expect, it } from 'vitest';
 import { createSignals, foldTotals } from '@sluice/throttle';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
-const redis = new Redis(inject('redisUrl'));
-const keys = createKeys(`t-${randomUUID().slice(0, 8)}`);
-afterAll(async () => {
-  const found = await redis.keys(`${keys.prefix}:*`);
-  if (found.length) await redis.del(...found);
-  await redis.quit();
-});
+const r = useRedisPrefix();
 
 it('adds each settled bucket to the totals once, however many fold at the same time', async () => {
+  const { redis, keys } = r;
   const signals = createSignals({ redis, keys, flushMs: 60_000 });
   const now = Date.now();
   // Five settled seconds on two providers, as workers write them, and one not settled yet.
@@ -25,7 +18,9 @@ it('adds each settled bucket to the totals once, however many fold at the same t
 
   // Eight folders at once (the governor's leader, status readers…): one adds, the rest find the mark moved.
   const connections = Array.from({ length: 8 }, () => redis.duplicate());
-  const results = await Promise.all(connections.map((c) => foldTotals({ redis: c, keys, signals }, ['ses', 'sg'], now)));
+  const results = await Promise.all(
+    connections.map((c) => foldTotals({ redis: c, keys, signals }, ['ses', 'sg'], now)),
+  );
   for (const c of connections) await c.quit();
   for (const r of results) expect(r.counts).toEqual({ attempted: 60, accepted: 55, recipient_deferred: 5 });
   const deps = { redis, keys, signals };
