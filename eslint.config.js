@@ -14,7 +14,7 @@ const deepImports = [
 ];
 // Only the config loader reads the environment; what else needs it gets it from the config.
 const envMessage =
-  'Only the config loader (packages/core/src/load-config.ts) reads `process.env`: read it from the config, or take it as an option.';
+  'Only the config loader (packages/core/src/load-config.ts) reads `process.env`: read it from the config, or take it as an option (tests: from test/support).';
 const processEnv = [
   { selector: "MemberExpression[object.name='process'][property.name='env']", message: envMessage },
   { selector: "MemberExpression[object.property.name='process'][property.name='env']", message: envMessage },
