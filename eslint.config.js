@@ -1,7 +1,35 @@
 import tseslint from 'typescript-eslint';
 
+// Boundaries (STYLE.md, Layout and boundaries; Errors and config).
+// A package is imported through its face (`@sluice/<pkg>`, its `exports` map), never a path inside it.
+const deepImports = [
+  {
+    regex: '^@sluice/[^/]+/.+',
+    message: 'Import a Sluice package by its name only (`@sluice/<pkg>`): a path inside it is not part of its face.',
+  },
+  {
+    regex: '^(\\.\\./)+((packages|apps)/)?[^./][^/]*/src(/|$)',
+    message: "This reaches into another package's `src`: import it as `@sluice/<pkg>`.",
+  },
+];
+// Only the config loader reads the environment; what else needs it gets it from the config.
+const envMessage =
+  'Only the config loader (packages/core/src/load-config.ts) reads `process.env`: read it from the config, or take it as an option (tests: from test/support).';
+const processEnv = [
+  { selector: "MemberExpression[object.name='process'][property.name='env']", message: envMessage },
+  { selector: "MemberExpression[object.property.name='process'][property.name='env']", message: envMessage },
+  {
+    selector: "VariableDeclarator[init.name='process'] > ObjectPattern > Property[key.name='env']",
+    message: envMessage,
+  },
+];
+const deepDynamicImports = deepImports.map(({ regex, message }) => ({
+  selector: `ImportExpression[source.value=/${regex.replaceAll('/', '\\/')}/]`,
+  message,
+}));
+
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'scripts/**', '**/*.config.*', 'eslint.config.js'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/*.config.*', 'eslint.config.js', '.dependency-cruiser.cjs'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
@@ -10,8 +38,22 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
       '@typescript-eslint/require-await': 'off',
+      'no-restricted-imports': ['error', { patterns: deepImports }],
+      'no-restricted-syntax': ['error', ...processEnv, ...deepDynamicImports],
     },
+  },
+  // The scripts are plain Node (no tsconfig covers them): the rules that need types are off.
+  { files: ['scripts/**'], ...tseslint.configs.disableTypeChecked },
+  {
+    // Where the environment may be read: the config loader; a process's entry point, which
+    // hands its environment over (apps' main.ts); the repository's scripts, which start
+    // processes; and the tests' one support folder, which gives tests the environment.
+    files: ['packages/core/src/load-config.ts', 'apps/*/src/main.ts', 'scripts/**', 'test/support/**'],
+    rules: { 'no-restricted-syntax': ['error', ...deepDynamicImports] },
   },
 );

@@ -16,11 +16,9 @@ export {
   type ProviderConfig,
   type ProviderConfigOf,
   type ReceiverPolicy,
-  RETRY_DEFAULTS,
-  type RetrySchedule,
-  POOL_STATES,
-  type PoolState,
 } from './config.js';
+export { RETRY_DEFAULTS, type RetrySchedule } from './config-delivery.js';
+export { POOL_STATES, type PoolState } from './config-providers.js';
 export {
   REPLY_FAMILIES,
   TEMPORARY_FAMILIES,
@@ -52,14 +50,16 @@ export {
   type CircuitKey,
   type LayerNames,
 } from './routes.js';
+export { FINAL_STATES, MESSAGE_STATES, isFinalState, type FinalState, type MessageState } from './states.js';
 export {
-  FINAL_STATES,
-  MESSAGE_STATES,
-  isFinalState,
-  type FinalState,
-  type MessageState,
-} from './states.js';
-export { INTAKE_JOB_OPTIONS, DISPATCH_JOB_OPTIONS, QUEUE_OPTIONS, jobIdOf, type DispatchJobData, type IntakeJobData, type RetryCounts } from './jobs.js';
+  INTAKE_JOB_OPTIONS,
+  DISPATCH_JOB_OPTIONS,
+  QUEUE_OPTIONS,
+  jobIdOf,
+  type DispatchJobData,
+  type IntakeJobData,
+  type RetryCounts,
+} from './jobs.js';
 export { runService, type RunServiceOptions, type ServiceLogger } from './service.js';
 export { configAndLogger, loggerOptions, hashRecipient, REDACTED, type SluiceLoggerOptions } from './logger.js';
 export { defineScripts, type ScriptHost, type ScriptTable, type WithScripts } from './lua.js';

@@ -1,0 +1,155 @@
+import { z } from 'zod';
+import { RETRY_FAMILIES, type RetryFamily } from './families.js';
+import { perClass } from './config-fields.js';
+
+// How a message is delivered and what its replies do: attempts and retries, the throttle's
+// back-pressure, suppression, and the processes that admit and send.
+
+const retryScheduleSchema = z.strictObject({
+  baseMs: z.number().int().positive(),
+  maxMs: z.number().int().positive(),
+  maxAttempts: z.number().int().min(1).max(100),
+});
+/** How one family is retried. */
+export type RetrySchedule = z.output<typeof retryScheduleSchema>;
+
+/**
+ * Default schedules. Throttles come back soon (the key's rate is lowered meanwhile);
+ * greylisting wants a few minutes (Postgrey's default delay is 300 s); a reputation
+ * deferral or a full mailbox does not clear in seconds; `unknown` is temporary with a low
+ * cap, so a misread permanent failure is not retried for days.
+ */
+export const RETRY_DEFAULTS: Readonly<Record<RetryFamily, RetrySchedule>> = {
+  throttled: { baseMs: 1_000, maxMs: 60_000, maxAttempts: 30 },
+  // The provider is paused meanwhile, so admission holds the message (or routes it to
+  // another provider): its own wait can be short.
+  quota_exhausted: { baseMs: 1_000, maxMs: 60_000, maxAttempts: 48 },
+  greylisted: { baseMs: 300_000, maxMs: 1_800_000, maxAttempts: 5 },
+  reputation_deferral: { baseMs: 300_000, maxMs: 3_600_000, maxAttempts: 8 },
+  mailbox_temporary: { baseMs: 600_000, maxMs: 4 * 3_600_000, maxAttempts: 6 },
+  transient_system: { baseMs: 1_000, maxMs: 600_000, maxAttempts: 8 },
+  sender_config: { baseMs: 60_000, maxMs: 600_000, maxAttempts: 10 },
+  unknown: { baseMs: 30_000, maxMs: 600_000, maxAttempts: 3 },
+  ambiguous: { baseMs: 5_000, maxMs: 60_000, maxAttempts: 3 },
+};
+
+/** How messages are delivered: attempts, retry schedules per family, lifetimes, ambiguous sends, records. */
+export const deliverySchema = z
+  .strictObject({
+    /** Attempts of one message, over every family: the ceiling above the per-family caps. */
+    maxAttempts: z.number().int().min(1).max(100).default(12),
+    /**
+     * Retry schedule per reply family (see `RETRY_DEFAULTS`): exponential backoff with
+     * jitter from `baseMs`, capped at `maxMs`; the `maxAttempts`-th failure of that
+     * family is the last. A reply's own hint (Retry-After…) wins when longer. Permanent families
+     * are never retried, whatever is set here.
+     */
+    retry: z
+      .partialRecord(z.enum(RETRY_FAMILIES), retryScheduleSchema.partial())
+      .default({})
+      .transform((given) => {
+        const out = {} as Record<RetryFamily, RetrySchedule>;
+        for (const f of RETRY_FAMILIES) out[f] = { ...RETRY_DEFAULTS[f], ...given[f] };
+        return out;
+      }),
+    lifetimeMs: perClass(z.number().int().positive()).default({
+      critical: 15 * 60_000,
+      high: 60 * 60_000,
+      normal: 24 * 3_600_000,
+      low: 72 * 3_600_000,
+    }),
+    /**
+     * A request that went out in full but whose answer was lost (its worker died, the
+     * connection broke) may have been accepted: resend it (same Message-ID; an OTP must
+     * arrive) or count it as sent (a newsletter must not arrive twice).
+     */
+    onAmbiguous: perClass(z.enum(['resend', 'assume-sent'])).default({
+      critical: 'resend',
+      high: 'resend',
+      normal: 'assume-sent',
+      low: 'assume-sent',
+    }),
+    recordTtlSeconds: z
+      .number()
+      .int()
+      .positive()
+      .default(7 * 86_400),
+  })
+  .prefault({});
+
+/**
+ * A throttle (HTTP 429, SMTP 421 4.7.28…) lowers that key's effective rate for a while:
+ * the provider's for a provider's throttle, the receiver's for a receiver's.
+ */
+export const backpressureSchema = z
+  .strictObject({
+    /** Each throttle multiplies the key's rate by this (at most once per `cooldownMs`). */
+    factor: z.number().gt(0).lt(1).default(0.5),
+    /** Never below this share of the configured rate. */
+    minFactor: z.number().gt(0).max(1).default(0.05),
+    /** Throttles closer together than this count as one (the answers of one burst). */
+    cooldownMs: z.number().int().min(0).default(2_000),
+    /** The lowered rate holds this long after the last throttle, then doubles every `holdMs` back to full. */
+    holdMs: z.number().int().positive().default(30_000),
+  })
+  .prefault({});
+
+/** Suppression from delivery feedback (ESP webhooks). */
+export const suppressionSchema = z
+  .strictObject({
+    /**
+     * Soft bounces (a temporary failure the ESP gave up on) of one address suppress it
+     * once `count` of them fall within `windowMs`: one full mailbox is not a dead one.
+     */
+    softBounces: z
+      .strictObject({
+        count: z.number().int().min(1).max(1000).default(3),
+        windowMs: z
+          .number()
+          .int()
+          .positive()
+          .default(7 * 86_400_000),
+      })
+      .prefault({}),
+  })
+  .prefault({});
+
+/** The scheduler processes (`apps/scheduler`). */
+export const schedulerSchema = z
+  .strictObject({
+    concurrency: z.number().int().positive().default(16),
+  })
+  .prefault({});
+
+/** The worker processes (`apps/worker`). */
+export const workerSchema = z
+  .strictObject({
+    concurrency: perClass(z.number().int().positive()).default({ critical: 4, high: 4, normal: 8, low: 8 }),
+    drainTimeoutMs: z.number().int().positive().default(30_000),
+    /**
+     * A message first picked up this long after its admitted slot (no worker was free,
+     * or none ran) asks the limiter again before it is sent. A little lateness is what
+     * a bucket's burst absorbs; much more would crowd a later second's sends (after an
+     * outage, a whole backlog of passed slots at once). Asking again wastes the missed
+     * slot, so this is not set lower than workers are usually late.
+     */
+    lateAfterMs: z.number().int().positive().default(250),
+    /**
+     * How long a worker's hold (BullMQ's lock) on a message it is sending lasts; a live
+     * worker renews it every half of this, however long the send takes. A killed worker
+     * (SIGKILL, a lost host) renews nothing, so its messages wait until the hold runs out,
+     * 30 s by default, and are taken by another worker at its next `stalledIntervalMs`
+     * check: what the message's record says then decides whether it is sent again
+     * (`delivery.onAmbiguous`). The scheduler's jobs hold theirs as long.
+     * @defaultValue `30_000`
+     */
+    lockDurationMs: z.number().int().positive().default(30_000),
+    /**
+     * How often every worker (and scheduler) looks for messages whose hold ran out, a killed
+     * process's, and takes them back: a killed worker's messages wait at most
+     * `lockDurationMs + stalledIntervalMs` (a minute by default) before another takes them.
+     * @defaultValue `30_000`
+     */
+    stalledIntervalMs: z.number().int().positive().default(30_000),
+  })
+  .prefault({});

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { burst, name, rate } from './config-fields.js';
+
+// Where mail goes to: receiving organisations by domain or by MX host, each one bucket.
+
+/** One receiver policy: a receiving organisation's bucket, by its domains or by its MX hosts. */
+export const receiverSchema = z.strictObject({
+  /** The receiving organisation's key: one bucket for all its domains. */
+  name,
+  /** Exact domains, or `*.example.com` for a domain and its subdomains. Needed unless `organisation` is set. */
+  domains: z.array(z.string().min(1).toLowerCase()).min(1).optional(),
+  /** An organisation (`organisations`): every domain whose MX hosts are that organisation's. */
+  organisation: name.optional(),
+  rate,
+  burst: burst.optional(),
+});
+
+const organisationPatternSchema = z.strictObject({
+  name,
+  /** MX host globs: `*` matches any characters, dots included (`*.mail.protection.outlook.com`). */
+  mx: z.array(z.string().min(1).toLowerCase()).min(1),
+});
+
+/**
+ * Receiving organisations by MX host (DESIGN.md, check order 5): a domain whose MX
+ * hosts are Google's shares Google's receiver bucket. Looked up by the scheduler only.
+ */
+export const organisationsSchema = z
+  .strictObject({
+    /** Extra organisations, matched before the built-in table. */
+    patterns: z.array(organisationPatternSchema).default([]),
+    /**
+     * Use the built-in table (`BUILT_IN_ORGANISATIONS`, `ORGANISATIONS_VERSION`). `false`,
+     * with no `patterns`, turns MX lookups off: the scheduler asks DNS nothing, and a domain
+     * that no `receivers` entry lists is a bucket of its own (`defaults.receiver`).
+     * @defaultValue `true`
+     */
+    builtIn: z.boolean().default(true),
+    /** How long a domain's answer is kept. */
+    cacheTtlMs: z.number().int().positive().default(3_600_000),
+    /** How long a failed lookup, NXDOMAIN or no MX leaves the domain standing alone before asking again. */
+    negativeTtlMs: z.number().int().positive().default(300_000),
+    /** Domains kept in the cache (least recently used go first). */
+    cacheSize: z.number().int().positive().default(100_000),
+    /** `host:port` of the DNS servers to ask; empty means the system's resolver. */
+    dnsServers: z.array(z.string().min(1)).default([]),
+    /** Per lookup: a domain whose DNS is slower stands alone for `negativeTtlMs`. */
+    timeoutMs: z.number().int().positive().default(2_000),
+  })
+  .prefault({});
