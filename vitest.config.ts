@@ -25,7 +25,12 @@ export default defineConfig({
         // Fleets of real processes measure rates and latencies: one at a time, so they do
         // not share this machine's cores with each other.
         extends: true,
-        test: { name: 'fleet', include: ['test/**/*.test.ts'], exclude: ['**/node_modules/**', 'test/bench/**'], fileParallelism: false },
+        test: {
+          name: 'fleet',
+          include: ['test/**/*.test.ts'],
+          exclude: ['**/node_modules/**', 'test/bench/**'],
+          fileParallelism: false,
+        },
       },
     ],
   },

@@ -5,7 +5,11 @@ import { checkNode, pnpm } from './pnpm.mjs';
 
 checkNode();
 pnpm(['install', '--frozen-lockfile', '--reporter=silent']);
-const result = spawnSync(process.execPath, ['--conditions=@sluice/source', '--import', 'tsx', 'test/bench/run.ts', ...process.argv.slice(2)], {
-  stdio: 'inherit',
-});
+const result = spawnSync(
+  process.execPath,
+  ['--conditions=@sluice/source', '--import', 'tsx', 'test/bench/run.ts', ...process.argv.slice(2)],
+  {
+    stdio: 'inherit',
+  },
+);
 process.exit(result.status ?? 1);

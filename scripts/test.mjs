@@ -12,10 +12,16 @@ function ensureChromium() {
   const apt = spawnSync('sh', ['-c', 'command -v apt-get && [ "$(id -u)" = 0 ]'], { stdio: 'ignore' });
   if (apt.status === 0) {
     console.error('sluice: installing Debian chromium for the dashboard browser test');
-    const install = spawnSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium'], { stdio: 'inherit' });
+    const install = spawnSync(
+      'sh',
+      ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium'],
+      { stdio: 'inherit' },
+    );
     if (install.status === 0 && existsSync(path)) return;
   }
-  console.error(`sluice: the browser test needs Chromium at ${path} (apt-get install chromium, or set SLUICE_CHROMIUM)`);
+  console.error(
+    `sluice: the browser test needs Chromium at ${path} (apt-get install chromium, or set SLUICE_CHROMIUM)`,
+  );
   process.exit(1);
 }
 

@@ -7,6 +7,7 @@ import { parseConfig, type ServiceLogger } from '@sluice/core';
 import { createAdmin, type Admin } from '@sluice/admin';
 import { waitFor } from './support/fleet.js';
 import { useFleet } from './support/use-fleet.js';
+import { chromiumPath } from './support/env.js';
 
 // The ops dashboard in a real browser over a running fleet: it shows live figures, and its
 // Pause button stops a campaign's sends within a second.
@@ -33,7 +34,7 @@ beforeAll(async () => {
   admin = createAdmin({ config, logger, refreshMs: 1000 });
   address = await admin.listen(0);
   browser = await chromium.launch({
-    executablePath: process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium',
+    executablePath: chromiumPath(),
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
   });
 });

@@ -7,17 +7,23 @@ import { useFleet } from './support/use-fleet.js';
 const TOTAL = 600;
 
 const fleet = useFleet({
-    schedulers: 1,
-    workers: 3,
-    // Slow answers keep many sends in flight when the worker dies.
-    scenario: { default: { latencyMs: 80 } },
-    config: { providers: { ses: { kind: 'ses', rate: 150, burst: 20, concurrency: 30 } } },
+  schedulers: 1,
+  workers: 3,
+  // Slow answers keep many sends in flight when the worker dies.
+  scenario: { default: { latencyMs: 80 } },
+  config: { providers: { ses: { kind: 'ses', rate: 150, burst: 20, concurrency: 30 } } },
 });
 
 it('ends every message in exactly one final state when a worker is SIGKILLed mid-send', async () => {
   await fleet().client.campaigns.create({ id: 'crash', priority: 'normal' });
   const results = await fleet().client.sendBulk(
-    Array.from({ length: TOTAL }, (_, i) => ({ from: 'news@acme.test', to: `c${i}@crash.test`, subject: 'hi', text: 'hello', campaignId: 'crash' })),
+    Array.from({ length: TOTAL }, (_, i) => ({
+      from: 'news@acme.test',
+      to: `c${i}@crash.test`,
+      subject: 'hi',
+      text: 'hello',
+      campaignId: 'crash',
+    })),
   );
   const ids = results.map((r) => r.id);
   await waitFor(() => fleet().sandbox.accepted().length >= 150, 20_000, 'sending under way');
@@ -26,10 +32,14 @@ it('ends every message in exactly one final state when a worker is SIGKILLed mid
   expect(await victim.stop('SIGKILL')).toBeNull();
 
   // The killed worker's jobs stall and another worker takes them over.
-  const status = await waitFor(async () => {
-    const s = await fleet().client.campaigns.status('crash');
-    return s.pending === 0 ? s : null;
-  }, 60_000, 'every message final');
+  const status = await waitFor(
+    async () => {
+      const s = await fleet().client.campaigns.status('crash');
+      return s.pending === 0 ? s : null;
+    },
+    60_000,
+    'every message final',
+  );
   expect(status.counts).toMatchObject({ accepted: TOTAL, sent: TOTAL, rejected: 0, expired: 0 });
 
   const records = await Promise.all(ids.map((id) => fleet().client.messages.status(id)));
@@ -47,5 +57,7 @@ it('ends every message in exactly one final state when a worker is SIGKILLed mid
   expect(twice).toEqual([]);
   const ambiguous = records.filter((r) => r!.ambiguous > 0);
   for (const r of ambiguous) expect(r!.lastOutcome).toBe('ambiguous');
-  console.log(`crash: ${TOTAL} sent once each; ${ambiguous.length} were in flight at the kill and counted as sent from their submission`);
+  console.log(
+    `crash: ${TOTAL} sent once each; ${ambiguous.length} were in flight at the kill and counted as sent from their submission`,
+  );
 });

@@ -9,6 +9,7 @@ import { createOverrides, explain } from '@sluice/ops';
 import { maxInWindow, peakGuard, waitFor } from './support/fleet.js';
 import { fromSources, ROOT } from './support/process.js';
 import { useFleet } from './support/use-fleet.js';
+import { childEnv } from './support/env.js';
 
 // Operator overrides bind the whole fleet through the adjustments hash, end by themselves,
 // and `explain` tells what holds a message.
@@ -44,7 +45,7 @@ async function sluiceExplain(
   const run = promisify(execFile);
   const out = await run(process.execPath, [...fromSources('cli'), 'explain', id, '--json'], {
     cwd: ROOT,
-    env: { ...process.env, REDIS_URL: inject('redisUrl'), SLUICE_CONFIG: config },
+    env: childEnv({ REDIS_URL: inject('redisUrl'), SLUICE_CONFIG: config }),
   });
   return JSON.parse(out.stdout) as { state: string; heldBy?: { layer: string; key: string }; summary: string };
 }

@@ -21,16 +21,24 @@ it('sends what a backend enqueues, once each, and records the outcome', async ()
   const accepted = fleet().sandbox.accepted();
   expect(accepted.map((a) => a.sluiceId).sort()).toEqual([...ids].sort());
   expect(accepted[0]!.messageId).toMatch(/^<[mk][0-9a-f]+@acme\.test>$/);
-  const record = await waitFor(async () => {
-    const r = await fleet().client.messages.status(ids[0]!);
-    return r?.state === 'sent' ? r : null;
-  }, 5_000, 'record sent');
+  const record = await waitFor(
+    async () => {
+      const r = await fleet().client.messages.status(ids[0]!);
+      return r?.state === 'sent' ? r : null;
+    },
+    5_000,
+    'record sent',
+  );
   expect(record).toMatchObject({ state: 'sent', attempts: 1, provider: 'ses' });
   // The outcome totals keep them after the signals' five minutes, with no admin app or
   // scrape: the scheduler's governor folds settled buckets into them every tick.
-  const totals = await waitFor(async () => {
-    const t = await fleet().redis.hgetall(`${fleet().prefix}:ops:outcomes`);
-    return Number(t.accepted) === 20 ? t : null;
-  }, 10_000, 'the totals folded');
+  const totals = await waitFor(
+    async () => {
+      const t = await fleet().redis.hgetall(`${fleet().prefix}:ops:outcomes`);
+      return Number(t.accepted) === 20 ? t : null;
+    },
+    10_000,
+    'the totals folded',
+  );
   expect(totals).toMatchObject({ attempted: '20', accepted: '20' });
 });

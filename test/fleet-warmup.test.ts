@@ -23,25 +23,46 @@ const fleet = useFleet({
       warm: {},
       new: {
         state: 'warming',
-        warmup: { dayMs: DAY_MS, schedule: [{ google: 10, '*': 15 }, { google: 25, '*': 30 }, { google: 40, '*': 50 }], healthy: { minVolume: 10 } },
+        warmup: {
+          dayMs: DAY_MS,
+          schedule: [
+            { google: 10, '*': 15 },
+            { google: 25, '*': 30 },
+            { google: 40, '*': 50 },
+          ],
+          healthy: { minVolume: 10 },
+        },
       },
     },
     receivers: [{ name: 'google', domains: ['gmail.test', 'workspace.test'], rate: 200 }],
     routes: {
-      transactional: [{ provider: 'fresh', weight: 1 }, { provider: 'main', weight: 0 }],
-      bulk: [{ provider: 'dead', weight: 1 }, { provider: 'fresh', weight: 0 }],
+      transactional: [
+        { provider: 'fresh', weight: 1 },
+        { provider: 'main', weight: 0 },
+      ],
+      bulk: [
+        { provider: 'dead', weight: 1 },
+        { provider: 'fresh', weight: 0 },
+      ],
     },
     failover: { downAfter: 3 },
   },
 });
 
-const mail = (to: string, stream = 'transactional') => ({ from: 'app@acme.test', to, subject: 'hi', text: 'hello', stream });
+const mail = (to: string, stream = 'transactional') => ({
+  from: 'app@acme.test',
+  to,
+  subject: 'hi',
+  text: 'hello',
+  stream,
+});
 
 it('caps a warming pool per receiver and day, overflows to the warm pool, advances after a healthy day and never takes a failover backlog', async () => {
   const { client, sandbox } = fleet();
   const started = Date.now();
   const sent = (protocol: string, domains: string[], since = 0) =>
-    sandbox.accepted().filter((a) => a.protocol === protocol && domains.includes(a.domain) && a.arrivedAt >= since).length;
+    sandbox.accepted().filter((a) => a.protocol === protocol && domains.includes(a.domain) && a.arrivedAt >= since)
+      .length;
 
   // Day 1: 40 to Google's domains and 40 elsewhere; the cold pool takes 10 and 15.
   await client.sendBulk([
@@ -49,14 +70,33 @@ it('caps a warming pool per receiver and day, overflows to the warm pool, advanc
     ...Array.from({ length: 40 }, (_, i) => mail(`o${i}@other.test`)),
   ]);
   await waitFor(() => sandbox.accepted().length >= 80, 20_000, 'all 80 sent');
-  const day1 = { coldGoogle: sent('ses', ['gmail.test', 'workspace.test']), coldOther: sent('ses', ['other.test']), warmGoogle: sent('smtp', ['gmail.test', 'workspace.test']), warmOther: sent('smtp', ['other.test']) };
+  const day1 = {
+    coldGoogle: sent('ses', ['gmail.test', 'workspace.test']),
+    coldOther: sent('ses', ['other.test']),
+    warmGoogle: sent('smtp', ['gmail.test', 'workspace.test']),
+    warmOther: sent('smtp', ['other.test']),
+  };
   expect(Date.now() - started).toBeLessThan(DAY_MS);
   expect(day1).toEqual({ coldGoogle: 10, coldOther: 15, warmGoogle: 30, warmOther: 25 });
 
   // The day was healthy (25 attempts, all accepted): the next step.
-  const log = async () => (await fleet().redis.xrange(`${fleet().prefix}:gov:log`, '-', '+')).map(([, f]) => JSON.parse(f[1]!) as GovernorDecision).filter((d) => d.rule === 'warmup');
-  const [advanced] = await waitFor(async () => ((await log()).length > 0 ? await log() : null), DAY_MS + 5_000, 'the day judged');
-  expect(advanced).toMatchObject({ scope: 'pool', name: 'new', action: 'advance', from: 0, to: 1, inputs: { day: { attempted: 25, accepted: 25 } } });
+  const log = async () =>
+    (await fleet().redis.xrange(`${fleet().prefix}:gov:log`, '-', '+'))
+      .map(([, f]) => JSON.parse(f[1]!) as GovernorDecision)
+      .filter((d) => d.rule === 'warmup');
+  const [advanced] = await waitFor(
+    async () => ((await log()).length > 0 ? await log() : null),
+    DAY_MS + 5_000,
+    'the day judged',
+  );
+  expect(advanced).toMatchObject({
+    scope: 'pool',
+    name: 'new',
+    action: 'advance',
+    from: 0,
+    to: 1,
+    inputs: { day: { attempted: 25, accepted: 25 } },
+  });
   const day2 = advanced!.at;
 
   // Day 2: the primary of stream bulk is down; its backlog fails over onto the cold pool
@@ -66,7 +106,9 @@ it('caps a warming pool per receiver and day, overflows to the warm pool, advanc
   await new Promise((r) => setTimeout(r, 1_500));
   const states = await Promise.all(backlog.map((m) => client.messages.status(m.id)));
   // The rest wait for the dead primary: queued, admitted to it, or retrying.
-  const waiting = states.filter((s) => s?.state === 'queued' || s?.state === 'dispatched' || s?.state === 'retrying').length;
+  const waiting = states.filter(
+    (s) => s?.state === 'queued' || s?.state === 'dispatched' || s?.state === 'retrying',
+  ).length;
   console.log(
     `warm-up: day 1 cold pool google ${day1.coldGoogle} other ${day1.coldOther}, warm pool ${day1.warmGoogle} + ${day1.warmOther}; ` +
       `advanced after ${((day2 - started) / 1000).toFixed(1)} s; day 2 failover onto the cold pool ${sent('ses', ['gmail.test'], day2)} of 60, ${waiting} waiting`,

@@ -4,6 +4,7 @@ import { delimiter, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startProcess } from '../scripts/process.mjs';
 import { ROOT } from './support/process.js';
+import { childEnv, envPath } from './support/env.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -29,7 +30,7 @@ describe('npm start (scripts/start.mjs)', () => {
       // The private Redis: Ctrl-C reaches start.mjs (its parent) as it starts; never ready.
       'redis-server': '#!/bin/sh\nkill -INT $PPID\nexec sleep 30\n',
     });
-    const env = { ...process.env, PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`, REDIS_URL: '' };
+    const env = childEnv({ PATH: `${bin}${delimiter}${envPath()}`, REDIS_URL: '' });
     const start = startProcess(process.execPath, ['scripts/start.mjs'], { cwd: ROOT, env, keepOutput: true });
     const { code, signal } = await start.closed;
     const output = start.output();

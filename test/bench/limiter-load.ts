@@ -23,10 +23,13 @@ const layers = (): Layers => [
 ];
 const redis = new Redis(url, { enableAutoPipelining: true });
 const limiter = createLimiter({ redis, reserves: { critical: 0.2, high: 0 } });
-const textbook = defineScripts(redis, new URL('./', import.meta.url), { benchTokenBucket: { file: 'token-bucket-1.lua', keys: 1 } });
+const textbook = defineScripts(redis, new URL('./', import.meta.url), {
+  benchTokenBucket: { file: 'token-bucket-1.lua', keys: 1 },
+});
 
 async function decide(): Promise<boolean> {
-  if (mode === 'ours') return (await limiter.admit({ layers: layers(), priority: 'normal', horizonMs: 0 })).outcome === 'granted';
+  if (mode === 'ours')
+    return (await limiter.admit({ layers: layers(), priority: 'normal', horizonMs: 0 })).outcome === 'granted';
   let ok = true;
   for (const l of layers()) {
     const [allowed] = (await textbook.benchTokenBucket(`${l.key}:tb`, l.rate!, l.burst!, 1)) as [number];

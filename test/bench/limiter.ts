@@ -13,19 +13,39 @@ export interface LimiterFigures {
   fiveCallsRedisMicrosPerDecision: number;
 }
 
-async function run(url: string, prefix: string, mode: 'ours' | 'textbook', seconds: number, threads: number): Promise<{ perSec: number; granted: number }> {
+async function run(
+  url: string,
+  prefix: string,
+  mode: 'ours' | 'textbook',
+  seconds: number,
+  threads: number,
+): Promise<{ perSec: number; granted: number }> {
   const results = await Promise.all(
     Array.from(
       { length: threads },
       () =>
         new Promise<{ decisions: number; granted: number; ms: number }>((resolve, reject) => {
           const options = JSON.stringify({ url, prefix, mode, seconds, callers: 48 });
-          const child = spawn(process.execPath, ['--conditions=@sluice/source', '--import', 'tsx', new URL('./limiter-load.ts', import.meta.url).pathname, options], {
-            stdio: ['ignore', 'pipe', 'inherit'],
-          });
+          const child = spawn(
+            process.execPath,
+            [
+              '--conditions=@sluice/source',
+              '--import',
+              'tsx',
+              new URL('./limiter-load.ts', import.meta.url).pathname,
+              options,
+            ],
+            {
+              stdio: ['ignore', 'pipe', 'inherit'],
+            },
+          );
           let out = '';
           child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-          child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as { decisions: number; granted: number; ms: number }) : reject(new Error(`limiter load exited with ${code}`))));
+          child.once('exit', (code) =>
+            code === 0
+              ? resolve(JSON.parse(out) as { decisions: number; granted: number; ms: number })
+              : reject(new Error(`limiter load exited with ${code}`)),
+          );
         }),
     ),
   );

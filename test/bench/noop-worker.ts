@@ -9,5 +9,8 @@ const worker = new Worker(queue, async () => undefined, { connection, prefix, co
 await worker.waitUntilReady();
 console.log(JSON.stringify({ event: 'ready' }));
 process.on('SIGTERM', () => {
-  void worker.close().then(() => connection.quit()).then(() => process.exit(0));
+  void worker
+    .close()
+    .then(() => connection.quit())
+    .then(() => process.exit(0));
 });

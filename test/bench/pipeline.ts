@@ -51,12 +51,16 @@ export async function benchPipeline(redisUrl: string, messages: number): Promise
   const prefix = `bench-hop${Date.now()}`;
   const redis = new Redis(redisUrl);
   const queue = new Queue('onehop', { connection: redis, prefix });
-  const children = await Promise.all(Array.from({ length: schedulers + workers }, () => spawnTs('noop-worker.ts', [redisUrl, prefix, 'onehop', '32'])));
+  const children = await Promise.all(
+    Array.from({ length: schedulers + workers }, () => spawnTs('noop-worker.ts', [redisUrl, prefix, 'onehop', '32'])),
+  );
   let bullmqOneHopPerSec: number;
   try {
     const start = Date.now();
     for (let i = 0; i < messages; i += 1000) {
-      await queue.addBulk(bulk(Math.min(1000, messages - i), (k) => `d${(i + k) % 50}.test`).map((data) => ({ name: 'send', data })));
+      await queue.addBulk(
+        bulk(Math.min(1000, messages - i), (k) => `d${(i + k) % 50}.test`).map((data) => ({ name: 'send', data })),
+      );
     }
     while ((await queue.getCompletedCount()) < messages) await sleep(20);
     bullmqOneHopPerSec = messages / ((Date.now() - start) / 1000);

@@ -18,13 +18,22 @@ const sourcesOnly: Plugin = {
   name: 'sluice-sources-only',
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, async (args) => {
-      if (args.path.startsWith('@sluice/') || args.path.startsWith('node:') || args.pluginData === 'installed') return undefined;
-      const found = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: 'installed' });
+      if (args.path.startsWith('@sluice/') || args.path.startsWith('node:') || args.pluginData === 'installed')
+        return undefined;
+      const found = await b.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        importer: args.importer,
+        pluginData: 'installed',
+      });
       return found.errors.length ? { errors: found.errors } : { path: found.path, external: true };
     });
     b.onLoad({ filter: /\.ts$/ }, (args) => ({
       loader: 'ts',
-      contents: readFileSync(args.path, 'utf8').replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
+      contents: readFileSync(args.path, 'utf8').replaceAll(
+        'import.meta.url',
+        JSON.stringify(pathToFileURL(args.path).href),
+      ),
     }));
   },
 };

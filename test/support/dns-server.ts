@@ -43,7 +43,12 @@ export async function startDnsServer(table: Record<string, DnsAnswer> = {}): Pro
       questions: [question],
       answers:
         typeof answer === 'object' && question.type === 'MX'
-          ? answer.mx.map((r) => ({ type: 'MX' as const, name: question.name, ttl: 60, data: { preference: r.priority, exchange: r.exchange } }))
+          ? answer.mx.map((r) => ({
+              type: 'MX' as const,
+              name: question.name,
+              ttl: 60,
+              data: { preference: r.priority, exchange: r.exchange },
+            }))
           : [],
     });
     socket.send(reply, peer.port, peer.address);

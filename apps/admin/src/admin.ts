@@ -79,14 +79,16 @@ export function createAdmin(options: AdminOptions): Admin {
 
   const page = (file: string): string => readFileSync(new URL(file, PUBLIC), 'utf8');
   const html = page('dashboard.html');
-  const script = page('dashboard.js');
+  const scripts = new Map(['dashboard-parts.js', 'dashboard.js'].map((f) => [f, page(f)]));
   server.get('/', async (_req, reply) => reply.redirect('/dashboard'));
   server.get('/dashboard', async (_req, reply) =>
     reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html),
   );
-  server.get('/dashboard/dashboard.js', async (_req, reply) =>
-    reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-store').send(script),
-  );
+  for (const [file, script] of scripts) {
+    server.get(`/dashboard/${file}`, async (_req, reply) =>
+      reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-store').send(script),
+    );
+  }
 
   server.get('/api/status', async () => status.snapshot());
   // Prometheus scrapes with the bearer token like any other client (`authorization` in its scrape config).

@@ -27,10 +27,18 @@ export function isLoopback(host: string): boolean {
  */
 export function checkAuthConfig(admin: SluiceConfig['admin']): { open: boolean } {
   if (admin.devNoAuth && !isLoopback(admin.host)) {
-    throw new SluiceError('invalid_config', `admin.devNoAuth: allowed only on a loopback host, not ${admin.host}; set admin.tokens (or SLUICE_ADMIN_TOKENS)`, { path: 'admin.devNoAuth' });
+    throw new SluiceError(
+      'invalid_config',
+      `admin.devNoAuth: allowed only on a loopback host, not ${admin.host}; set admin.tokens (or SLUICE_ADMIN_TOKENS)`,
+      { path: 'admin.devNoAuth' },
+    );
   }
   if (admin.tokens.length === 0 && !admin.devNoAuth) {
-    throw new SluiceError('invalid_config', 'admin.tokens: the admin app refuses to start without tokens; set admin.tokens or SLUICE_ADMIN_TOKENS=actor:token (at least 32 characters), or admin.devNoAuth on a loopback host', { path: 'admin.tokens' });
+    throw new SluiceError(
+      'invalid_config',
+      'admin.tokens: the admin app refuses to start without tokens; set admin.tokens or SLUICE_ADMIN_TOKENS=actor:token (at least 32 characters), or admin.devNoAuth on a loopback host',
+      { path: 'admin.tokens' },
+    );
   }
   return { open: admin.tokens.length === 0 };
 }
@@ -73,11 +81,18 @@ export function registerAuth(server: FastifyInstance, admin: SluiceConfig['admin
     reply
       .code(401)
       .header('www-authenticate', 'Basic realm="Sluice admin", charset="UTF-8"')
-      .send({ error: { code: 'unauthenticated', message: 'send Authorization: Bearer <token> (or HTTP Basic with the token as password)' } });
+      .send({
+        error: {
+          code: 'unauthenticated',
+          message: 'send Authorization: Bearer <token> (or HTTP Basic with the token as password)',
+        },
+      });
 
   server.addHook('onRequest', async (req, reply) => {
     if (!['GET', 'HEAD', 'OPTIONS'].includes(req.method) && crossSite(req)) {
-      return reply.code(403).send({ error: { code: 'cross_origin', message: 'state-changing requests must come from this origin' } });
+      return reply
+        .code(403)
+        .send({ error: { code: 'cross_origin', message: 'state-changing requests must come from this origin' } });
     }
     if (open) {
       req.actor = 'dev';

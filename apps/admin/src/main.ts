@@ -11,7 +11,10 @@ runService({
     if (config instanceof Error) throw config;
     const admin = createAdmin({ config, logger });
     const address = await admin.listen();
-    logger.info({ address, auth: config.admin.tokens.length > 0 ? 'tokens' : 'none (devNoAuth, loopback)' }, 'admin listening');
+    logger.info(
+      { address, auth: config.admin.tokens.length > 0 ? 'tokens' : 'none (devNoAuth, loopback)' },
+      'admin listening',
+    );
     return { close: () => admin.close(), shutdownDeadlineMs: 10_000 };
   },
 });

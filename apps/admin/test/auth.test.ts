@@ -80,6 +80,7 @@ describe('admin auth', () => {
       '/board/api/queues/:queueName/pause',
       '/dashboard',
       '/dashboard/dashboard.js',
+      '/dashboard/dashboard-parts.js',
       '/api/status',
       '/api/overrides',
       '/api/campaigns/:id/pause',

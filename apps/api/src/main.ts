@@ -12,7 +12,8 @@ runService({
     // The api faces the ESPs' webhooks: its `/metrics` is not on that port but, as every
     // fleet process's, on `metrics.host:metrics.port` (loopback by default) when a port is set.
     const port = config.metrics.port;
-    const metrics = port === undefined ? undefined : await (await import('@sluice/ops')).startFleetMetrics({ config, port, logger });
+    const metrics =
+      port === undefined ? undefined : await (await import('@sluice/ops')).startFleetMetrics({ config, port, logger });
     const api = createApi({ config, logger });
     const address = await api.listen();
     logger.info({ address }, 'api listening');

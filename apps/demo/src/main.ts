@@ -77,7 +77,8 @@ async function main(): Promise<void> {
   producer.startOtps();
   producer.enqueueNewsletter().then(
     (n) => {
-      if (!stopping) say(`demo: newsletter enqueued: ${n} messages in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
+      if (!stopping)
+        say(`demo: newsletter enqueued: ${n} messages in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
     },
     (error: unknown) => {
       warn(`enqueueing the newsletter failed: ${describe(error)}`);
@@ -87,18 +88,21 @@ async function main(): Promise<void> {
 
   // One line just after each second ends, so the second it reports is complete.
   const tick = (): void => {
-    timer = setTimeout(() => {
-      const at = Date.now();
-      reading = status
-        .read(at)
-        .then((r) => {
-          if (!stopping) say(formatStatus(at - startedAt, r, otps.summary(at)));
-        })
-        .catch((error: unknown) => warn(`status unavailable: ${describe(error)}`))
-        .finally(() => {
-          if (!stopping) tick();
-        });
-    }, 1050 - (Date.now() % 1000));
+    timer = setTimeout(
+      () => {
+        const at = Date.now();
+        reading = status
+          .read(at)
+          .then((r) => {
+            if (!stopping) say(formatStatus(at - startedAt, r, otps.summary(at)));
+          })
+          .catch((error: unknown) => warn(`status unavailable: ${describe(error)}`))
+          .finally(() => {
+            if (!stopping) tick();
+          });
+      },
+      1050 - (Date.now() % 1000),
+    );
   };
   tick();
 }

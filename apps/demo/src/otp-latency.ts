@@ -84,7 +84,9 @@ export function createOtpLatency(options: OtpLatencyOptions): OtpLatency {
     if (closed) return;
     timer = setTimeout(() => {
       // A failed poll (Redis briefly away) is simply tried again on the next tick.
-      polling = poll().catch(() => undefined).finally(schedule);
+      polling = poll()
+        .catch(() => undefined)
+        .finally(schedule);
     }, options.pollMs ?? 250);
   }
   schedule();
@@ -96,7 +98,14 @@ export function createOtpLatency(options: OtpLatencyOptions): OtpLatency {
     summary(now = Date.now()) {
       samples = samples.filter((s) => now - s.at <= windowMs);
       const sorted = samples.map((s) => s.ms).sort((a, b) => a - b);
-      return { n: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), pending: pending.size, failed, late };
+      return {
+        n: sorted.length,
+        p50: percentile(sorted, 50),
+        p99: percentile(sorted, 99),
+        pending: pending.size,
+        failed,
+        late,
+      };
     },
     async close() {
       closed = true;

@@ -62,7 +62,9 @@ export function createProducer(options: ProducerOptions): Producer {
     let done = 0;
     while (done < total && !closed) {
       const size = Math.min(chunkSize, total - done);
-      const chunk = Array.from({ length: size }, (_, k) => newsletterMessage(newsletterRecipient(done + k), campaignId));
+      const chunk = Array.from({ length: size }, (_, k) =>
+        newsletterMessage(newsletterRecipient(done + k), campaignId),
+      );
       await client.sendBulk(chunk);
       done += size;
     }

@@ -34,7 +34,11 @@ it('refuses SES sends beyond Max24HourSend with "Daily message quota exceeded", 
   await ses.send(simpleEmail('a@example.com'));
   await ses.send(simpleEmail('b@example.com'));
   const error = await ses.send(simpleEmail('c@example.com')).catch((e: unknown) => e);
-  expect(error).toMatchObject({ name: 'LimitExceededException', message: 'Daily message quota exceeded.', $metadata: { httpStatusCode: 400 } });
+  expect(error).toMatchObject({
+    name: 'LimitExceededException',
+    message: 'Daily message quota exceeded.',
+    $metadata: { httpStatusCode: 400 },
+  });
   expect(sandbox.stats()).toMatchObject({ accepted: 2, throttled: 1 });
   const account = await ses.send(new GetAccountCommand({}));
   expect(account.SendQuota).toMatchObject({ Max24HourSend: 2, SentLast24Hours: 2 });

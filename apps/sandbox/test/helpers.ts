@@ -88,7 +88,11 @@ export function sendgridClient(url: string, apiKey = 'SG.test-key', timeoutMs = 
 }
 
 /** A real Mailgun client pointed at the sandbox. */
-export function mailgunClient(url: string, key = 'key-test', timeout = 5000): ReturnType<InstanceType<typeof Mailgun>['client']> {
+export function mailgunClient(
+  url: string,
+  key = 'key-test',
+  timeout = 5000,
+): ReturnType<InstanceType<typeof Mailgun>['client']> {
   return new Mailgun(FormData).client({ username: 'api', key, url, timeout });
 }
 

@@ -11,7 +11,8 @@ runService({
     if (config instanceof Error) throw config;
     // `/metrics` only when a port is set (its code is loaded only then).
     const port = config.metrics.port;
-    const metrics = port === undefined ? undefined : await (await import('@sluice/ops')).startFleetMetrics({ config, port, logger });
+    const metrics =
+      port === undefined ? undefined : await (await import('@sluice/ops')).startFleetMetrics({ config, port, logger });
     const scheduler = createScheduler({ config, logger });
     await scheduler.start();
     // Its jobs are short; the deadline only guards against a hang (say Redis is gone).

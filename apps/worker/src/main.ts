@@ -12,7 +12,8 @@ runService({
     // First, so a taken port fails the start before any job is fetched.
     // `/metrics` only when a port is set (its code is loaded only then).
     const port = config.metrics.port;
-    const metrics = port === undefined ? undefined : await (await import('@sluice/ops')).startFleetMetrics({ config, port, logger });
+    const metrics =
+      port === undefined ? undefined : await (await import('@sluice/ops')).startFleetMetrics({ config, port, logger });
     const worker = createWorker({ config, logger });
     await worker.start();
     // Draining may take the drain time; then give up rather than hang.

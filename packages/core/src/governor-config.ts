@@ -11,22 +11,29 @@ export type GovernedScope = (typeof GOVERNED_SCOPES)[number];
 
 const signalField = z
   .string()
-  .regex(/^(attempted|accepted|rejected|throttled|bounced_hard|bounced_soft|complained|recipient_deferred|deferred:[a-z_]+|rejected:[a-z_]+)$/, {
-    message: 'must be a signal: attempted, accepted, rejected, throttled, bounced_hard, bounced_soft, complained, recipient_deferred, deferred:<family> or rejected:<family>',
-  });
+  .regex(
+    /^(attempted|accepted|rejected|throttled|bounced_hard|bounced_soft|complained|recipient_deferred|deferred:[a-z_]+|rejected:[a-z_]+)$/,
+    {
+      message:
+        'must be a signal: attempted, accepted, rejected, throttled, bounced_hard, bounced_soft, complained, recipient_deferred, deferred:<family> or rejected:<family>',
+    },
+  );
 
 /** A regular expression in config, checked when the config is read. */
-const pattern = z.string().min(1).refine(
-  (p) => {
-    try {
-      new RegExp(p, 'i');
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  { message: 'must be a valid regular expression' },
-);
+const pattern = z
+  .string()
+  .min(1)
+  .refine(
+    (p) => {
+      try {
+        new RegExp(p, 'i');
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { message: 'must be a valid regular expression' },
+  );
 
 /**
  * Which replies a rule counts, when a family is not precise enough: every condition given
@@ -36,13 +43,25 @@ const pattern = z.string().min(1).refine(
 const matchSchema = z
   .strictObject({
     /** Reply families (classify.ts), e.g. `policy_block`. */
-    families: z.array(z.string().regex(/^[a-z_]+$/)).min(1).optional(),
+    families: z
+      .array(z.string().regex(/^[a-z_]+$/))
+      .min(1)
+      .optional(),
     /** RFC 3463 enhanced codes or their prefixes, e.g. `4.7.28` or `5.7`. */
-    codes: z.array(z.string().regex(/^[245](\.\d{1,3}){1,2}$/, { message: 'must be an enhanced code or its prefix, e.g. 5.7.1 or 5.7' })).min(1).optional(),
+    codes: z
+      .array(
+        z
+          .string()
+          .regex(/^[245](\.\d{1,3}){1,2}$/, { message: 'must be an enhanced code or its prefix, e.g. 5.7.1 or 5.7' }),
+      )
+      .min(1)
+      .optional(),
     /** A regular expression over the whole reply text, case-insensitive. */
     text: pattern.optional(),
   })
-  .refine((m) => m.families !== undefined || m.codes !== undefined || m.text !== undefined, { message: 'needs families, codes or text' });
+  .refine((m) => m.families !== undefined || m.codes !== undefined || m.text !== undefined, {
+    message: 'needs families, codes or text',
+  });
 
 const ruleSchema = z
   .strictObject({
@@ -88,25 +107,52 @@ const ruleSchema = z
      * quarter of its rate and recovers from there); if not it opens again for twice as long.
      */
     open: z
-      .strictObject({ openForMs: z.number().int().positive().default(60_000), probes: z.number().int().min(1).default(3), maxOpenForMs: z.number().int().positive().default(3_600_000) })
+      .strictObject({
+        openForMs: z.number().int().positive().default(60_000),
+        probes: z.number().int().min(1).default(3),
+        maxOpenForMs: z.number().int().positive().default(3_600_000),
+      })
       .optional(),
   })
   .superRefine((r, ctx) => {
     if ((r.above === undefined) === (r.atLeast === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['above'], message: 'a rule needs exactly one trigger: above (a ratio, with over) or atLeast (a count)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['above'],
+        message: 'a rule needs exactly one trigger: above (a ratio, with over) or atLeast (a count)',
+      });
     }
-    if (r.above !== undefined && r.over === undefined) ctx.addIssue({ code: 'custom', path: ['over'], message: 'a ratio needs the signal it is over' });
+    if (r.above !== undefined && r.over === undefined)
+      ctx.addIssue({ code: 'custom', path: ['over'], message: 'a ratio needs the signal it is over' });
     if ((r.open !== undefined) !== (r.scope === 'circuit')) {
-      ctx.addIssue({ code: 'custom', path: ['open'], message: 'a circuit rule opens circuits, and only a circuit rule does' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['open'],
+        message: 'a circuit rule opens circuits, and only a circuit rule does',
+      });
     }
     if (r.multiply === undefined && r.pause === undefined && !r.proportional && r.open === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['multiply'], message: 'a rule needs an action: multiply, proportional, pause' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['multiply'],
+        message: 'a rule needs an action: multiply, proportional, pause',
+      });
     }
     if ((r.signal === 'matched') !== (r.match !== undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['match'], message: 'signal "matched" counts the replies match describes: give both or neither' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['match'],
+        message: 'signal "matched" counts the replies match describes: give both or neither',
+      });
     }
-    if (r.proportional && r.above === undefined) ctx.addIssue({ code: 'custom', path: ['proportional'], message: 'a proportional cut needs a ratio trigger (above, over)' });
-    if (r.pause !== undefined && r.scope !== 'campaign') ctx.addIssue({ code: 'custom', path: ['pause'], message: 'only a campaign can be paused' });
+    if (r.proportional && r.above === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['proportional'],
+        message: 'a proportional cut needs a ratio trigger (above, over)',
+      });
+    if (r.pause !== undefined && r.scope !== 'campaign')
+      ctx.addIssue({ code: 'custom', path: ['pause'], message: 'only a campaign can be paused' });
   });
 
 /** One governor rule, validated. */
@@ -122,11 +168,54 @@ export type GovernorRule = z.output<typeof ruleSchema>;
  * that circuit for 5 minutes.
  */
 export const DEFAULT_GOVERNOR_RULES = [
-  { id: 'receiver-throttling', signal: 'throttled', over: 'attempted', above: 0.03, minVolume: 20, windowMs: 3_000, scope: 'receiver', proportional: true, cooldownMs: 1_000 },
-  { id: 'blocks', signal: 'rejected:policy_block', over: 'attempted', above: 0.5, minVolume: 20, scope: 'circuit', open: { openForMs: 300_000, probes: 3 } },
-  { id: 'soft-bounces', signal: 'bounced_soft', over: 'attempted', above: 0.03, minVolume: 200, scope: 'receiver', multiply: 0.7 },
-  { id: 'complaints', signal: 'complained', over: 'accepted', above: 0.001, minVolume: 1000, scope: 'campaign', multiply: 0.5, pause: ['normal', 'low'] },
-  { id: 'provider-throttling', signal: 'throttled', over: 'attempted', above: 0.05, minVolume: 100, scope: 'provider', multiply: 0.8 },
+  {
+    id: 'receiver-throttling',
+    signal: 'throttled',
+    over: 'attempted',
+    above: 0.03,
+    minVolume: 20,
+    windowMs: 3_000,
+    scope: 'receiver',
+    proportional: true,
+    cooldownMs: 1_000,
+  },
+  {
+    id: 'blocks',
+    signal: 'rejected:policy_block',
+    over: 'attempted',
+    above: 0.5,
+    minVolume: 20,
+    scope: 'circuit',
+    open: { openForMs: 300_000, probes: 3 },
+  },
+  {
+    id: 'soft-bounces',
+    signal: 'bounced_soft',
+    over: 'attempted',
+    above: 0.03,
+    minVolume: 200,
+    scope: 'receiver',
+    multiply: 0.7,
+  },
+  {
+    id: 'complaints',
+    signal: 'complained',
+    over: 'accepted',
+    above: 0.001,
+    minVolume: 1000,
+    scope: 'campaign',
+    multiply: 0.5,
+    pause: ['normal', 'low'],
+  },
+  {
+    id: 'provider-throttling',
+    signal: 'throttled',
+    over: 'attempted',
+    above: 0.05,
+    minVolume: 100,
+    scope: 'provider',
+    multiply: 0.8,
+  },
 ] as const;
 
 /** The `governor` section of the config. */
@@ -152,14 +241,18 @@ export const governorSchema = z
      * step since the cut: careful where the trouble began, faster the longer it stays calm.
      */
     recovery: z
-      .strictObject({ step: z.number().gt(0).max(1).default(0.02), everyMs: z.number().int().positive().default(1_000) })
+      .strictObject({
+        step: z.number().gt(0).max(1).default(0.02),
+        everyMs: z.number().int().positive().default(1_000),
+      })
       .prefault({}),
     rules: z.array(ruleSchema).default(DEFAULT_GOVERNOR_RULES.map((r) => ruleSchema.parse(r))),
   })
   .superRefine((g, ctx) => {
     const seen = new Set<string>();
     g.rules.forEach((r, i) => {
-      if (seen.has(r.id)) ctx.addIssue({ code: 'custom', path: ['rules', i, 'id'], message: `repeats rule id ${r.id}` });
+      if (seen.has(r.id))
+        ctx.addIssue({ code: 'custom', path: ['rules', i, 'id'], message: `repeats rule id ${r.id}` });
       seen.add(r.id);
     });
   });

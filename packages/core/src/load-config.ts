@@ -35,21 +35,34 @@ export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
     try {
       text = readFileSync(path, 'utf8');
     } catch (cause) {
-      throw new SluiceError('invalid_config', `cannot read config file ${path} (SLUICE_CONFIG): ${(cause as Error).message}`, { cause });
+      throw new SluiceError(
+        'invalid_config',
+        `cannot read config file ${path} (SLUICE_CONFIG): ${(cause as Error).message}`,
+        { cause },
+      );
     }
     try {
       raw = parseYaml(text) ?? {};
     } catch (cause) {
-      throw new SluiceError('invalid_config', `config file ${path} is not valid YAML: ${(cause as Error).message}`, { cause });
+      throw new SluiceError('invalid_config', `config file ${path} is not valid YAML: ${(cause as Error).message}`, {
+        cause,
+      });
     }
   }
-  const config = parseConfig(raw, `config ${explicit === undefined && !existsSync(path) ? '(built-in defaults)' : path}`);
+  const config = parseConfig(
+    raw,
+    `config ${explicit === undefined && !existsSync(path) ? '(built-in defaults)' : path}`,
+  );
   if (env.REDIS_URL) config.redis.url = env.REDIS_URL;
   if (env.SLUICE_SANDBOX_URL) config.sandbox.url = env.SLUICE_SANDBOX_URL;
   if (env.SLUICE_SANDBOX_SMTP) {
     const m = /^([^:\s]+):(\d{1,5})$/.exec(env.SLUICE_SANDBOX_SMTP);
     if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) {
-      throw new SluiceError('invalid_config', `SLUICE_SANDBOX_SMTP must be host:port, got ${JSON.stringify(env.SLUICE_SANDBOX_SMTP)}`, { path: 'sandbox.smtpPort' });
+      throw new SluiceError(
+        'invalid_config',
+        `SLUICE_SANDBOX_SMTP must be host:port, got ${JSON.stringify(env.SLUICE_SANDBOX_SMTP)}`,
+        { path: 'sandbox.smtpPort' },
+      );
     }
     config.sandbox.smtpHost = m[1]!;
     config.sandbox.smtpPort = Number(m[2]);
@@ -65,7 +78,11 @@ export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
       const actor = pair.slice(0, at).trim();
       const token = pair.slice(at + 1).trim();
       if (at < 1 || !/^[A-Za-z0-9_-]{1,64}$/.test(actor) || token.length < 32) {
-        throw new SluiceError('invalid_config', 'SLUICE_ADMIN_TOKENS must be actor:token pairs separated by commas, each token at least 32 characters', { path: 'admin.tokens' });
+        throw new SluiceError(
+          'invalid_config',
+          'SLUICE_ADMIN_TOKENS must be actor:token pairs separated by commas, each token at least 32 characters',
+          { path: 'admin.tokens' },
+        );
       }
       return { actor, token };
     });

@@ -9,13 +9,19 @@ export interface ScriptHost {
 export type ScriptTable = Record<string, { file: string; keys: number }>;
 
 /** The client with the table's commands on it. */
-export type WithScripts<R, T extends ScriptTable> = R & { [K in keyof T]: (...args: (string | number)[]) => Promise<unknown> };
+export type WithScripts<R, T extends ScriptTable> = R & {
+  [K in keyof T]: (...args: (string | number)[]) => Promise<unknown>;
+};
 
 /**
  * Defines a package's Lua scripts on a connection, once. ioredis runs them by EVALSHA and
  * falls back to EVAL after a restart or failover (NOSCRIPT). Files are read at start.
  */
-export function defineScripts<R extends ScriptHost, T extends ScriptTable>(redis: R, dir: URL, scripts: T): WithScripts<R, T> {
+export function defineScripts<R extends ScriptHost, T extends ScriptTable>(
+  redis: R,
+  dir: URL,
+  scripts: T,
+): WithScripts<R, T> {
   for (const [name, { file, keys }] of Object.entries(scripts)) {
     if (typeof (redis as unknown as Record<string, unknown>)[name] !== 'function') {
       redis.defineCommand(name, { numberOfKeys: keys, lua: readFileSync(new URL(file, dir), 'utf8') });

@@ -22,8 +22,7 @@ const RESERVED_HEADERS = new Set([
 ]);
 
 const address = z.email({ message: 'must be an email address' }).max(254);
-const line = (max: number) =>
-  z.string().max(max).regex(NO_CRLF, { message: 'must not contain CR or LF' });
+const line = (max: number) => z.string().max(max).regex(NO_CRLF, { message: 'must not contain CR or LF' });
 
 /** `Name <addr@example.com>` or `addr@example.com`. */
 const fromField = z
@@ -65,9 +64,11 @@ export const messageInputSchema = z
      * envelope. SES (`Raw`), Mailgun (`messages.mime`) and SMTP can send it; SendGrid cannot.
      */
     raw: z.string().min(1).max(10_000_000).optional(),
-    priority: z.enum(PRIORITY_CLASSES, {
-      message: `must be one of ${PRIORITY_CLASSES.join(', ')}`,
-    }).default('normal'),
+    priority: z
+      .enum(PRIORITY_CLASSES, {
+        message: `must be one of ${PRIORITY_CLASSES.join(', ')}`,
+      })
+      .default('normal'),
     stream: z.string().regex(NAME, { message: 'must match [A-Za-z0-9_-]{1,64}' }).default('transactional'),
     campaignId: z.string().regex(NAME, { message: 'must match [A-Za-z0-9_-]{1,64}' }).optional(),
     tenantId: z.string().regex(NAME, { message: 'must match [A-Za-z0-9_-]{1,64}' }).default('default'),
@@ -76,10 +77,7 @@ export const messageInputSchema = z
       .union([z.number().int().positive(), z.iso.datetime({ offset: true }).transform((s) => Date.parse(s))])
       .optional(),
     headers: z
-      .record(
-        z.string().regex(HEADER_NAME, { message: 'is not a valid header name' }),
-        line(2000),
-      )
+      .record(z.string().regex(HEADER_NAME, { message: 'is not a valid header name' }), line(2000))
       .superRefine((headers, ctx) => {
         for (const name of Object.keys(headers)) {
           if (RESERVED_HEADERS.has(name.toLowerCase())) {
@@ -96,17 +94,37 @@ export const messageInputSchema = z
       .optional(),
   })
   .superRefine((m, ctx) => {
-    const content = [m.text !== undefined || m.html !== undefined, m.template !== undefined, m.raw !== undefined].filter(Boolean).length;
+    const content = [
+      m.text !== undefined || m.html !== undefined,
+      m.template !== undefined,
+      m.raw !== undefined,
+    ].filter(Boolean).length;
     if (content === 0) {
-      ctx.addIssue({ code: 'custom', path: ['text'], message: 'a message needs text or html, a template, or raw MIME' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['text'],
+        message: 'a message needs text or html, a template, or raw MIME',
+      });
     } else if (content > 1) {
-      ctx.addIssue({ code: 'custom', path: [m.raw !== undefined ? 'raw' : 'template'], message: 'text/html, template and raw are alternatives: give one' });
+      ctx.addIssue({
+        code: 'custom',
+        path: [m.raw !== undefined ? 'raw' : 'template'],
+        message: 'text/html, template and raw are alternatives: give one',
+      });
     }
     if (m.subject === undefined && m.raw === undefined && m.template === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['subject'], message: 'is required unless a template or raw MIME gives it' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['subject'],
+        message: 'is required unless a template or raw MIME gives it',
+      });
     }
     if (m.raw !== undefined && (m.headers !== undefined || m.replyTo !== undefined)) {
-      ctx.addIssue({ code: 'custom', path: [m.headers !== undefined ? 'headers' : 'replyTo'], message: 'goes in the raw MIME itself' });
+      ctx.addIssue({
+        code: 'custom',
+        path: [m.headers !== undefined ? 'headers' : 'replyTo'],
+        message: 'goes in the raw MIME itself',
+      });
     }
   });
 

@@ -47,11 +47,17 @@ export function receiverFor(config: SluiceConfig, domain: string): ReceiverLimit
  * domains still share one bucket (the organisation throttles them as one, whatever limit
  * we configured); else the domain's own bucket.
  */
-export function receiverOfOrganisation(config: SluiceConfig, domain: string, organisation: string | undefined): ReceiverLimit {
+export function receiverOfOrganisation(
+  config: SluiceConfig,
+  domain: string,
+  organisation: string | undefined,
+): ReceiverLimit {
   if (organisation === undefined) return fromDefaults(config, domain);
   // A policy named like the organisation already owns that bucket key: use its limits, so
   // one key is never charged at two rates.
-  const policy = config.receivers.find((p) => p.organisation === organisation) ?? config.receivers.find((p) => p.name === organisation);
+  const policy =
+    config.receivers.find((p) => p.organisation === organisation) ??
+    config.receivers.find((p) => p.name === organisation);
   return policy ? fromPolicy(policy) : fromDefaults(config, organisation);
 }
 

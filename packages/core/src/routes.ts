@@ -53,7 +53,13 @@ export function layerNamesOf(
   config: Pick<SluiceConfig, 'providers'>,
   m: { provider: string; receiver: string; campaignId?: string | undefined; tenantId: string },
 ): LayerNames {
-  return { provider: m.provider, receiver: m.receiver, pool: poolOf(config, m.provider), campaign: m.campaignId ?? '-', tenant: m.tenantId };
+  return {
+    provider: m.provider,
+    receiver: m.receiver,
+    pool: poolOf(config, m.provider),
+    campaign: m.campaignId ?? '-',
+    tenant: m.tenantId,
+  };
 }
 
 /**

@@ -62,11 +62,19 @@ describe('receivers by organisation', () => {
   });
 
   it('gives a domain of an organisation with a policy that policy’s bucket', () => {
-    expect(receiverOfOrganisation(config, 'workspace-1.test', 'google')).toEqual({ name: 'google', rate: 20, burst: 5 });
+    expect(receiverOfOrganisation(config, 'workspace-1.test', 'google')).toEqual({
+      name: 'google',
+      rate: 20,
+      burst: 5,
+    });
   });
 
   it('gives the domains of an organisation without a policy one shared bucket at the default limit', () => {
-    expect(receiverOfOrganisation(config, 'a.test', 'microsoft')).toEqual({ name: 'microsoft', rate: 7, burst: undefined });
+    expect(receiverOfOrganisation(config, 'a.test', 'microsoft')).toEqual({
+      name: 'microsoft',
+      rate: 7,
+      burst: undefined,
+    });
     expect(receiverOfOrganisation(config, 'b.test', 'microsoft').name).toBe('microsoft');
   });
 
@@ -75,7 +83,11 @@ describe('receivers by organisation', () => {
   });
 
   it('leaves a domain without an organisation its own bucket', () => {
-    expect(receiverOfOrganisation(config, 'solo.test', undefined)).toEqual({ name: 'solo.test', rate: 7, burst: undefined });
+    expect(receiverOfOrganisation(config, 'solo.test', undefined)).toEqual({
+      name: 'solo.test',
+      rate: 7,
+      burst: undefined,
+    });
   });
 
   it('finds a job’s receiver by the name it carries', () => {
@@ -98,12 +110,18 @@ describe('organisations config', () => {
   });
 
   it('names the bad field', () => {
-    expect(() => parseConfig({ receivers: [{ name: 'google', rate: 20 }] })).toThrow(/receivers\.0\.domains: needs domains or an organisation/);
-    expect(() => parseConfig({ receivers: [{ name: 'g', organisation: 'gogle', rate: 20 }] })).toThrow(/receivers\.0\.organisation: names no organisation/);
-    expect(() => parseConfig({ organisations: { builtIn: false }, receivers: [{ name: 'g', organisation: 'google', rate: 1 }] })).toThrow(
-      /receivers\.0\.organisation/,
+    expect(() => parseConfig({ receivers: [{ name: 'google', rate: 20 }] })).toThrow(
+      /receivers\.0\.domains: needs domains or an organisation/,
     );
-    expect(() => parseConfig({ organisations: { patterns: [{ name: 'acme', mx: [] }] } })).toThrow(/organisations\.patterns\.0\.mx/);
+    expect(() => parseConfig({ receivers: [{ name: 'g', organisation: 'gogle', rate: 20 }] })).toThrow(
+      /receivers\.0\.organisation: names no organisation/,
+    );
+    expect(() =>
+      parseConfig({ organisations: { builtIn: false }, receivers: [{ name: 'g', organisation: 'google', rate: 1 }] }),
+    ).toThrow(/receivers\.0\.organisation/);
+    expect(() => parseConfig({ organisations: { patterns: [{ name: 'acme', mx: [] }] } })).toThrow(
+      /organisations\.patterns\.0\.mx/,
+    );
     expect(() => parseConfig({ organisations: { timeoutMs: 0 } })).toThrow(/organisations\.timeoutMs/);
     expect(() => parseConfig({ organisations: { ttl: 1 } })).toThrow(/organisations\.ttl: unknown key/);
   });

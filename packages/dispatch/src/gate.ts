@@ -45,7 +45,7 @@ export class SlotGate {
   #pump(): void {
     // Critical first, then arrival order.
     this.#waiters.sort((a, b) => Number(b.priority === 'critical') - Number(a.priority === 'critical'));
-    for (let i = 0; i < this.#waiters.length; ) {
+    for (let i = 0; i < this.#waiters.length;) {
       const w = this.#waiters[i]!;
       if (this.#inUse < this.#limit(w.priority)) {
         this.#inUse++;

@@ -51,7 +51,10 @@ export function createLatency(options: LatencyOptions): Latency {
           const samples = pending.get(p);
           if (!samples?.length) continue;
           const key = keys.latency(p);
-          pipeline.lpush(key, ...samples.slice(-keep)).ltrim(key, 0, keep - 1).pexpire(key, retainMs);
+          pipeline
+            .lpush(key, ...samples.slice(-keep))
+            .ltrim(key, 0, keep - 1)
+            .pexpire(key, retainMs);
         }
         pending.clear();
         await pipeline.exec();

@@ -34,8 +34,10 @@ export function planRetry(
   const n = (previous.byFamily[key] ?? 0) + 1;
   const failures = previous.failures + (key === 'throttled' ? 0 : 1);
   // The n-th failure of a family whose schedule allows n attempts is the last.
-  if (n >= schedule.maxAttempts) return { retry: false, why: `attempts_exhausted: ${n} × ${key} (delivery.retry.${key}.maxAttempts)` };
-  if (failures >= config.delivery.maxAttempts) return { retry: false, why: `attempts_exhausted: ${failures} failures (delivery.maxAttempts)` };
+  if (n >= schedule.maxAttempts)
+    return { retry: false, why: `attempts_exhausted: ${n} × ${key} (delivery.retry.${key}.maxAttempts)` };
+  if (failures >= config.delivery.maxAttempts)
+    return { retry: false, why: `attempts_exhausted: ${failures} failures (delivery.maxAttempts)` };
   const delayMs = Math.max(hintMs ?? 0, backoffMs(n, schedule.baseMs, schedule.maxMs, random));
   return { retry: true, delayMs, counts: { failures, byFamily: { ...previous.byFamily, [key]: n } } };
 }

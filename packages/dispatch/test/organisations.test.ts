@@ -124,7 +124,10 @@ describe('organisations', () => {
   });
 
   it('knows a cached or listed domain’s receiver without waiting, and nothing before the first lookup', async () => {
-    const o = organisations({}, [{ name: 'google', organisation: 'google', rate: 20 }, { name: 'partner', domains: ['partner.test'], rate: 3 }]);
+    const o = organisations({}, [
+      { name: 'google', organisation: 'google', rate: 20 },
+      { name: 'partner', domains: ['partner.test'], rate: 3 },
+    ]);
     dns.set('known.test', GOOGLE);
     expect(o.knownReceiverOf('partner.test')).toMatchObject({ name: 'partner' });
     expect(o.knownReceiverOf('known.test')).toBeUndefined();

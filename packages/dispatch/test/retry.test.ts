@@ -5,7 +5,10 @@ import { planRetry } from '@sluice/dispatch';
 const config = parseConfig({
   delivery: {
     maxAttempts: 6,
-    retry: { transient_system: { baseMs: 1_000, maxMs: 8_000, maxAttempts: 5 }, unknown: { baseMs: 1_000, maxMs: 1_000, maxAttempts: 2 } },
+    retry: {
+      transient_system: { baseMs: 1_000, maxMs: 8_000, maxAttempts: 5 },
+      unknown: { baseMs: 1_000, maxMs: 1_000, maxAttempts: 2 },
+    },
   },
 });
 const top = () => 0.999_999;
@@ -21,7 +24,10 @@ describe('retries', () => {
       counts = plan.counts;
     }
     expect(delays).toEqual([1_000, 2_000, 4_000, 8_000]);
-    expect(planRetry(config, 'transient_system', counts)).toMatchObject({ retry: false, why: expect.stringMatching(/5 × transient_system/) });
+    expect(planRetry(config, 'transient_system', counts)).toMatchObject({
+      retry: false,
+      why: expect.stringMatching(/5 × transient_system/),
+    });
     // Jitter: the lower half of the window is possible too.
     const low = planRetry(config, 'transient_system', undefined, undefined, () => 0);
     expect(low).toMatchObject({ delayMs: 500 });
@@ -36,17 +42,26 @@ describe('retries', () => {
     const first = planRetry(config, 'unknown', undefined);
     if (!first.retry) throw new Error('no retry');
     // Two attempts in all: the second failure is the last.
-    expect(planRetry(config, 'unknown', first.counts)).toMatchObject({ retry: false, why: expect.stringMatching(/2 × unknown/) });
+    expect(planRetry(config, 'unknown', first.counts)).toMatchObject({
+      retry: false,
+      why: expect.stringMatching(/2 × unknown/),
+    });
     // A family the schedule does not know counts as unknown.
     expect(planRetry(config, 'martian', first.counts)).toMatchObject({ retry: false });
   });
 
   it('stop at delivery.maxAttempts across families, but do not count throttles there', () => {
     let counts: RetryCounts = { failures: 5, byFamily: { transient_system: 1 } };
-    expect(planRetry(config, 'mailbox_temporary', counts)).toMatchObject({ retry: false, why: expect.stringMatching(/delivery\.maxAttempts/) });
+    expect(planRetry(config, 'mailbox_temporary', counts)).toMatchObject({
+      retry: false,
+      why: expect.stringMatching(/delivery\.maxAttempts/),
+    });
     const throttled = planRetry(config, 'throttled', counts);
     expect(throttled).toMatchObject({ retry: true, counts: { failures: 5, byFamily: { throttled: 1 } } });
     counts = { failures: 0, byFamily: {} };
-    expect(planRetry(config, 'greylisted', counts)).toMatchObject({ retry: true, counts: { failures: 1, byFamily: { greylisted: 1 } } });
+    expect(planRetry(config, 'greylisted', counts)).toMatchObject({
+      retry: true,
+      counts: { failures: 1, byFamily: { greylisted: 1 } },
+    });
   });
 });

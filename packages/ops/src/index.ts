@@ -1,8 +1,27 @@
-export type { AuditEntry, Explanation, KeyStatus, Override, OverrideKind, QueueStatus, StatusSnapshot } from './types.js';
+export type {
+  AuditEntry,
+  Explanation,
+  KeyStatus,
+  Override,
+  OverrideKind,
+  QueueStatus,
+  StatusSnapshot,
+} from './types.js';
 export { createStatus, type Status, type StatusOptions } from './status.js';
-export { createOverrides, OVERRIDE_MAX_MS, type Overrides, type OverridesOptions, type SetOverrideInput } from './overrides.js';
+export {
+  createOverrides,
+  OVERRIDE_MAX_MS,
+  type Overrides,
+  type OverridesOptions,
+  type SetOverrideInput,
+} from './overrides.js';
 export { explain, type ExplainOptions } from './explain.js';
-export { cancelCampaign, type CancelCampaignDeps, type CancelCampaignOptions, type CancelCampaignResult } from './campaigns.js';
+export {
+  cancelCampaign,
+  type CancelCampaignDeps,
+  type CancelCampaignOptions,
+  type CancelCampaignResult,
+} from './campaigns.js';
 export {
   registerFleetMetrics,
   fleetMetrics,

@@ -76,7 +76,10 @@ const META: Record<string, { help: string; type: FleetMetric['type'] }> = {
   sluice_queue_waiting: { help: 'Jobs waiting in a queue.', type: 'gauge' },
   sluice_queue_delayed: { help: 'Jobs delayed in a queue (booked slots, retries).', type: 'gauge' },
   sluice_queue_active: { help: 'Jobs being processed from a queue.', type: 'gauge' },
-  sluice_queue_bytes: { help: "Memory of a queue's jobs, estimated from a sample of up to 13 jobs, bytes.", type: 'gauge' },
+  sluice_queue_bytes: {
+    help: "Memory of a queue's jobs, estimated from a sample of up to 13 jobs, bytes.",
+    type: 'gauge',
+  },
   sluice_queue_oldest_age_seconds: {
     help: 'Age of the oldest job of a queue not yet done, seconds (0 when empty).',
     type: 'gauge',

@@ -81,7 +81,13 @@ export interface StatusSnapshot {
   };
   circuits: { name: string; state: 'open' | 'half-open'; untilMs: number }[];
   overrides: Override[];
-  campaigns: { id: string; name?: string; state: 'active' | 'paused' | 'cancelled' | 'done'; priority?: PriorityClass; counts: Record<string, number> }[];
+  campaigns: {
+    id: string;
+    name?: string;
+    state: 'active' | 'paused' | 'cancelled' | 'done';
+    priority?: PriorityClass;
+    counts: Record<string, number>;
+  }[];
 }
 
 /** What `explain` tells of one message. */
@@ -92,7 +98,12 @@ export interface Explanation {
   /** One sentence a person can read: sent when and how, or what holds it and until when. */
   summary: string;
   /** While it waits: the layer or setting that holds it, its key, and until when (epoch ms). */
-  heldBy?: { layer: LayerKind | 'campaign-pause' | 'override' | 'circuit' | 'warmup' | 'provider'; key: string; untilMs?: number; reason: string };
+  heldBy?: {
+    layer: LayerKind | 'campaign-pause' | 'override' | 'circuit' | 'warmup' | 'provider';
+    key: string;
+    untilMs?: number;
+    reason: string;
+  };
   /** The record's fields as stored. */
   record: Record<string, string>;
   attempts: number;

@@ -1,6 +1,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { Agent as HttpAgent, type AgentOptions, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import {
+  Agent as HttpAgent,
+  type AgentOptions,
+  type ClientRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+} from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 
 /**
@@ -25,7 +31,8 @@ export class Submission {
   get headers(): Readonly<Record<string, string | undefined>> | undefined {
     if (this.#headers === undefined) return undefined;
     const out: Record<string, string | undefined> = {};
-    for (const [name, value] of Object.entries(this.#headers)) out[name] = Array.isArray(value) ? value.join(', ') : value;
+    for (const [name, value] of Object.entries(this.#headers))
+      out[name] = Array.isArray(value) ? value.join(', ') : value;
     return out;
   }
 

@@ -121,8 +121,22 @@ describe.each(KINDS)('%s adapter against the sandbox', (kind) => {
   });
 
   it('raw MIME: sent as is with our Message-ID, refused without a call by SendGrid', async () => {
-    const raw = ['From: Sluice Test <sender@sluice.test>', 'To: r@accept.test', 'Subject: Raw hello', 'Content-Type: text/plain', '', 'Hi.', ''].join('\r\n');
-    const m = message('r@accept.test', { raw, text: undefined, html: undefined, subject: undefined, headers: undefined });
+    const raw = [
+      'From: Sluice Test <sender@sluice.test>',
+      'To: r@accept.test',
+      'Subject: Raw hello',
+      'Content-Type: text/plain',
+      '',
+      'Hi.',
+      '',
+    ].join('\r\n');
+    const m = message('r@accept.test', {
+      raw,
+      text: undefined,
+      html: undefined,
+      subject: undefined,
+      headers: undefined,
+    });
     if (kind === 'sendgrid') {
       const { outcome, submitted } = await send(adapter(kind, await deadEnd()), m);
       expect(expectKind(outcome, 'rejected')).toMatchObject({ family: 'content_rejected', suppress: false });
@@ -149,7 +163,8 @@ describe.each(KINDS)('%s adapter against the sandbox', (kind) => {
             : { smtpUser: 'sluice', smtpPassword: secret },
     );
     const credentials = (key: string): Record<string, unknown> => {
-      if (kind === 'ses') return { accessKeyId: key === secret ? 'AKIDRIGHT' : 'AKIDWRONG', secretAccessKey: key, endpoint: sandbox.url };
+      if (kind === 'ses')
+        return { accessKeyId: key === secret ? 'AKIDRIGHT' : 'AKIDWRONG', secretAccessKey: key, endpoint: sandbox.url };
       if (kind === 'smtp') return { host: '127.0.0.1', port: sandbox.smtpPort, user: 'sluice', password: key };
       return { apiKey: key, endpoint: sandbox.url };
     };
@@ -167,7 +182,12 @@ describe.each(KINDS)('%s adapter against the sandbox', (kind) => {
     const result = await adapter(kind, sandbox).check();
     expect(result.ok, JSON.stringify(result)).toBe(true);
     if (kind === 'ses' && result.ok) {
-      expect(result.quota).toEqual({ maxSendRate: 14, max24HourSend: 50_000, sentLast24Hours: 0, sendingEnabled: true });
+      expect(result.quota).toEqual({
+        maxSendRate: 14,
+        max24HourSend: 50_000,
+        sentLast24Hours: 0,
+        sendingEnabled: true,
+      });
     }
   });
 });
@@ -224,7 +244,10 @@ describe('credentials an ESP echoes back', () => {
   it.each(['sendgrid', 'mailgun'] as const)('%s: the key is hidden in the reply', async (kind) => {
     const url = await echoingEsp(kind);
     const key = kind === 'sendgrid' ? 'SG.echoed-secret-key' : 'echoed-secret-key';
-    const { outcome } = await send(adapter(kind, { url, smtpPort: 1 }, { apiKey: key, endpoint: url }), message('ok@accept.test'));
+    const { outcome } = await send(
+      adapter(kind, { url, smtpPort: 1 }, { apiKey: key, endpoint: url }),
+      message('ok@accept.test'),
+    );
     expect(outcome.reply).toMatch(/bad credentials/);
     expect(JSON.stringify(outcome)).not.toContain('secret-key');
   });

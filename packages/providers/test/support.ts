@@ -52,7 +52,11 @@ export const MAILGUN_DOMAIN = 'mg.sluice.test';
  * An adapter of `kind` pointed at `sandbox`, closed after the test. `extra` is merged into
  * its provider config (validated as a real config would be).
  */
-export function adapter(kind: Kind, sandbox: Pick<Sandbox, 'url' | 'smtpPort'>, extra: Record<string, unknown> = {}): Provider {
+export function adapter(
+  kind: Kind,
+  sandbox: Pick<Sandbox, 'url' | 'smtpPort'>,
+  extra: Record<string, unknown> = {},
+): Provider {
   const config = parseConfig({
     defaultProvider: 'p',
     providers: { p: { kind, rate: 100, ...(kind === 'mailgun' ? { domain: MAILGUN_DOMAIN } : {}), ...extra } },

@@ -1,6 +1,13 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { DISPATCH_JOB_OPTIONS, INTAKE_JOB_OPTIONS, PRIORITY_CLASSES, QUEUE_OPTIONS, type Keys, type PriorityClass } from '@sluice/core';
+import {
+  DISPATCH_JOB_OPTIONS,
+  INTAKE_JOB_OPTIONS,
+  PRIORITY_CLASSES,
+  QUEUE_OPTIONS,
+  type Keys,
+  type PriorityClass,
+} from '@sluice/core';
 
 /** Options of {@link createQueues}. */
 export interface QueuesOptions {
@@ -49,7 +56,8 @@ export function createQueues(options: QueuesOptions): Queues {
   return {
     campaign: (id) => named(keys.campaignQueue(id)),
     intake: (p) => named(keys.intakeQueue(p)),
-    intakeOf: (m) => named(m.campaignId !== undefined ? keys.campaignQueue(m.campaignId) : keys.intakeQueue(m.priority)),
+    intakeOf: (m) =>
+      named(m.campaignId !== undefined ? keys.campaignQueue(m.campaignId) : keys.intakeQueue(m.priority)),
     dispatch: (p) => named(keys.dispatchQueue(p)),
     named,
     async drop(name) {

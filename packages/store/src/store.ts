@@ -1,11 +1,5 @@
 import type { Redis } from 'ioredis';
-import {
-  type FinalState,
-  type Keys,
-  type MessageState,
-  type PriorityClass,
-  type QueuedMessage,
-} from '@sluice/core';
+import { type FinalState, type Keys, type MessageState, type PriorityClass, type QueuedMessage } from '@sluice/core';
 import { defineScripts, type StoreRedis } from './internal/scripts.js';
 import { encodeSuppression, suppressionReason } from './suppressions.js';
 
@@ -129,7 +123,12 @@ export interface Store {
   finalize(
     id: string,
     state: FinalState,
-    details?: OutcomeDetails & { tenantId?: string; campaignId?: string | undefined; to?: string; from?: readonly MessageState[] },
+    details?: OutcomeDetails & {
+      tenantId?: string;
+      campaignId?: string | undefined;
+      to?: string;
+      from?: readonly MessageState[];
+    },
   ): Promise<boolean>;
   /** Why an address is suppressed for a tenant (`source: reason`), or null. */
   suppressed(tenantId: string, address: string): Promise<string | null>;
@@ -209,20 +208,31 @@ export function createStore(options: StoreOptions): Store {
   const redis: StoreRedis = defineScripts(options.redis);
   const { keys } = options;
   const ttl = options.recordTtlSeconds ?? 7 * 86_400;
-  const limits = new Map<string, { value: { id: string; rate: number | undefined; burst: number | undefined }; at: number }>();
+  const limits = new Map<
+    string,
+    { value: { id: string; rate: number | undefined; burst: number | undefined }; at: number }
+  >();
 
   return {
     async accept(message) {
       const key = keys.message(message.id);
       const fields = [
-        'state', 'queued',
-        'priority', message.priority,
-        'to', message.to,
-        'tenantId', message.tenantId,
-        'campaignId', message.campaignId ?? '',
-        'attempts', '0',
-        'createdAt', String(message.acceptedAt),
-        'updatedAt', String(message.acceptedAt),
+        'state',
+        'queued',
+        'priority',
+        message.priority,
+        'to',
+        message.to,
+        'tenantId',
+        message.tenantId,
+        'campaignId',
+        message.campaignId ?? '',
+        'attempts',
+        '0',
+        'createdAt',
+        String(message.acceptedAt),
+        'updatedAt',
+        String(message.acceptedAt),
       ];
       const campaignKey = message.campaignId ? keys.campaign(message.campaignId) : key;
       const [created, state] = (await redis.sluiceAccept(key, campaignKey, ...fields)) as [number, string];
@@ -241,7 +251,13 @@ export function createStore(options: StoreOptions): Store {
         key,
         opts.campaignId ? keys.campaign(opts.campaignId) : key,
         state,
-        opts.attempt ? 'attempt' : opts.ambiguous ? 'ambiguous' : opts.from ? `from:${([] as MessageState[]).concat(opts.from).join(',')}` : '',
+        opts.attempt
+          ? 'attempt'
+          : opts.ambiguous
+            ? 'ambiguous'
+            : opts.from
+              ? `from:${([] as MessageState[]).concat(opts.from).join(',')}`
+              : '',
         Date.now(),
         ...extra,
       )) as [number, string, number, number];
@@ -269,7 +285,14 @@ export function createStore(options: StoreOptions): Store {
         sent ? `p:${d.provider}` : '',
         sent && d.receiver ? `r:${d.receiver}` : '',
         suppress ? d.to!.toLowerCase() : '',
-        suppress ? encodeSuppression({ source: 'reply', at: now, provider: d.provider, reason: `${d.outcome ?? 'rejected'}: ${d.reply ?? ''}` }) : '',
+        suppress
+          ? encodeSuppression({
+              source: 'reply',
+              at: now,
+              provider: d.provider,
+              reason: `${d.outcome ?? 'rejected'}: ${d.reply ?? ''}`,
+            })
+          : '',
         (d.from ?? []).join(','),
         ...detailFields(d),
       )) as [number, string];
@@ -346,4 +369,3 @@ export function createStore(options: StoreOptions): Store {
     },
   };
 }
-

@@ -119,7 +119,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const args: (string | number)[] = request.layers.map((l) => l.key);
       const waitlist = request.waitlist ?? [];
       const ticketMask = LAYER_KINDS.reduce((mask, kind, i) => (waitlist.includes(kind) ? mask | (1 << i) : mask), 0);
-      args.push(allowedMask(request.priority), Math.max(0, Math.round(request.horizonMs * 1000)), ticketMask, ...fractions);
+      args.push(
+        allowedMask(request.priority),
+        Math.max(0, Math.round(request.horizonMs * 1000)),
+        ticketMask,
+        ...fractions,
+      );
       for (const layer of request.layers) {
         if (layer.rate === undefined) args.push(0, 0);
         else {
@@ -132,13 +137,23 @@ export function createLimiter(options: LimiterOptions): Limiter {
       args.push(heldLayer, heldLayer > 0 ? held!.slice : 0, heldLayer > 0 ? held!.number : 0);
       calls++;
       const reply = (await redis.sluiceAdmit(...args)) as number[];
-      const [code, waitMs, layer, , ticketLayer, ticketSlice, ticketNumber] = reply as [number, number, number, number, number, number, number];
+      const [code, waitMs, layer, , ticketLayer, ticketSlice, ticketNumber] = reply as [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ];
       const outcome = CODES[code];
       if (outcome === 'granted') return { outcome };
       const kind = LAYER_KINDS[layer - 1] ?? 'provider';
       if (outcome === 'booked') return { outcome, waitMs, layer: kind };
       const denied = { outcome: 'denied' as const, waitMs: Math.max(1, waitMs), layer: kind };
-      return ticketLayer > 0 ? { ...denied, ticket: { key: request.layers[ticketLayer - 1]!.key, slice: ticketSlice, number: ticketNumber } } : denied;
+      return ticketLayer > 0
+        ? { ...denied, ticket: { key: request.layers[ticketLayer - 1]!.key, slice: ticketSlice, number: ticketNumber } }
+        : denied;
     },
   };
 }

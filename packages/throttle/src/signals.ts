@@ -100,7 +100,8 @@ function windowOf(windowMs: number, activeMs: number, counts: Record<string, num
     counts,
     count,
     deferred: () => Object.entries(counts).reduce((n, [f, v]) => (f.startsWith('deferred:') ? n + v : n), 0),
-    ratio: (numerator, denominator, minSample) => (denominator < minSample || denominator === 0 ? undefined : numerator / denominator),
+    ratio: (numerator, denominator, minSample) =>
+      denominator < minSample || denominator === 0 ? undefined : numerator / denominator,
   };
 }
 
@@ -201,7 +202,8 @@ export function createSignals(options: SignalsOptions): Signals {
       for (let start = first; start < toMs; start += bucketMs) pipeline.hgetall(bucketKey(key, start));
       for (const [err, value] of (await pipeline.exec()) ?? []) {
         if (err) throw err;
-        for (const [field, n] of Object.entries(value as Record<string, string>)) counts[field] = (counts[field] ?? 0) + Number(n);
+        for (const [field, n] of Object.entries(value as Record<string, string>))
+          counts[field] = (counts[field] ?? 0) + Number(n);
       }
       return counts;
     },

@@ -51,7 +51,14 @@ export function createSlots(options: SlotsOptions): Slots {
   };
 
   async function refresh(): Promise<number> {
-    const n = (await redis.sluiceSlotAcquire(options.key, options.holdersKey, options.limit, leaseMs, options.holder, options.want)) as number;
+    const n = (await redis.sluiceSlotAcquire(
+      options.key,
+      options.holdersKey,
+      options.limit,
+      leaseMs,
+      options.holder,
+      options.want,
+    )) as number;
     if (!closed) set(n);
     return n;
   }
@@ -64,14 +71,17 @@ export function createSlots(options: SlotsOptions): Slots {
     async start() {
       await refresh();
       const tick = (): void => {
-        timer = setTimeout(() => {
-          refresh()
-            // Redis unreachable: we cannot renew, so we hold nothing (fail closed).
-            .catch(() => set(0))
-            .finally(() => {
-              if (!closed) tick();
-            });
-        }, Math.max(50, Math.floor(leaseMs / 3)));
+        timer = setTimeout(
+          () => {
+            refresh()
+              // Redis unreachable: we cannot renew, so we hold nothing (fail closed).
+              .catch(() => set(0))
+              .finally(() => {
+                if (!closed) tick();
+              });
+          },
+          Math.max(50, Math.floor(leaseMs / 3)),
+        );
         timer.unref();
       };
       tick();

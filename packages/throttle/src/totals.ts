@@ -21,16 +21,27 @@ export interface Totals {
  * the sums are added only if the totals still stop where this folder read them (in Lua), so
  * two folders never add the same bucket twice.
  */
-export async function foldTotals(deps: { redis: Redis; keys: Keys; signals: Signals }, providers: readonly string[], now = Date.now()): Promise<Totals> {
+export async function foldTotals(
+  deps: { redis: Redis; keys: Keys; signals: Signals },
+  providers: readonly string[],
+  now = Date.now(),
+): Promise<Totals> {
   const { redis, keys, signals } = deps;
   const upTo = signals.bucketOf(now - SETTLE_MS);
   const from = (await redis.hget(keys.opsOutcomes(), 'upTo')) ?? '0';
   if (upTo > Number(from)) {
     const add: Record<string, number> = {};
-    for (const counts of await Promise.all(providers.map((name) => signals.sum({ kind: 'provider', name }, Number(from), upTo)))) {
+    for (const counts of await Promise.all(
+      providers.map((name) => signals.sum({ kind: 'provider', name }, Number(from), upTo)),
+    )) {
       for (const [f, n] of Object.entries(counts)) add[f] = (add[f] ?? 0) + n;
     }
-    await defineScripts(redis).sluiceTotalsAdd(keys.opsOutcomes(), from, String(upTo), ...Object.entries(add).flat().map(String));
+    await defineScripts(redis).sluiceTotalsAdd(
+      keys.opsOutcomes(),
+      from,
+      String(upTo),
+      ...Object.entries(add).flat().map(String),
+    );
   }
   const stored = await redis.hgetall(keys.opsOutcomes());
   const counts: Record<string, number> = {};

@@ -49,8 +49,28 @@ export function formatStatus(s: StatusSnapshot, now: number): string {
     [
       'Outcomes',
       table(
-        ['recipients', 'attempts', 'accepted', 'recipients deferred', 'deferred attempts', 'rejected', 'retries', 'attempts/recipient'],
-        [[o.recipients, o.attempts, o.accepted, o.deferredRecipients, o.deferred, o.rejected, o.retries, o.attemptsPerRecipient]],
+        [
+          'recipients',
+          'attempts',
+          'accepted',
+          'recipients deferred',
+          'deferred attempts',
+          'rejected',
+          'retries',
+          'attempts/recipient',
+        ],
+        [
+          [
+            o.recipients,
+            o.attempts,
+            o.accepted,
+            o.deferredRecipients,
+            o.deferred,
+            o.rejected,
+            o.retries,
+            o.attemptsPerRecipient,
+          ],
+        ],
       ),
     ],
     [

@@ -17,16 +17,36 @@ export interface SnsSigner {
  * An RSA key (node:crypto) and a self-signed certificate for it (the openssl CLI: node
  * cannot issue one), with `subject` as its CN and, when given, IP subject alt names.
  */
-export function selfSignedCertificate(subject: string, ips: readonly string[] = []): { privateKey: KeyObject; key: string; certificate: string } {
+export function selfSignedCertificate(
+  subject: string,
+  ips: readonly string[] = [],
+): { privateKey: KeyObject; key: string; certificate: string } {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const key = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   const dir = mkdtempSync(join(tmpdir(), 'sluice-cert-'));
   try {
     writeFileSync(join(dir, 'key.pem'), key);
     const san = ips.length > 0 ? ['-addext', `subjectAltName=${ips.map((ip) => `IP:${ip}`).join(',')}`] : [];
-    execFileSync('openssl', ['req', '-x509', '-new', '-key', join(dir, 'key.pem'), '-subj', `/CN=${subject}`, ...san, '-days', '1', '-out', join(dir, 'cert.pem')], {
-      stdio: 'ignore',
-    });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-new',
+        '-key',
+        join(dir, 'key.pem'),
+        '-subj',
+        `/CN=${subject}`,
+        ...san,
+        '-days',
+        '1',
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      {
+        stdio: 'ignore',
+      },
+    );
     return { privateKey, key, certificate: readFileSync(join(dir, 'cert.pem'), 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });

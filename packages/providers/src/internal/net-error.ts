@@ -21,7 +21,8 @@ export function errorText(error: unknown): string {
   const cause = (typeof err.cause === 'object' && err.cause !== null ? err.cause : {}) as ErrorLike;
   const code = typeof err.code === 'string' ? err.code : typeof cause.code === 'string' ? cause.code : undefined;
   const name = typeof err.name === 'string' && err.name !== 'Error' ? err.name : undefined;
-  const message = typeof err.message === 'string' && err.message !== '' ? err.message : Object.prototype.toString.call(error);
+  const message =
+    typeof err.message === 'string' && err.message !== '' ? err.message : Object.prototype.toString.call(error);
   const label = [name, code].filter((s) => s !== undefined && !message.includes(s)).join(' ');
   return label ? `${label}: ${message}` : message;
 }
