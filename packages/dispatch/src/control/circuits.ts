@@ -1,5 +1,5 @@
 import { parseCircuitId, type GovernorRule } from '@sluice/core';
-import type { ControlContext, GovernorDecision } from './decision.js';
+import { decisionOf, type ControlContext, type GovernorDecision } from './decision.js';
 import { evaluate, signalOf } from './rules.js';
 
 /** Where a closed circuit's receiver restarts: a quarter of its rate, recovering additively from there. */
@@ -22,17 +22,17 @@ export async function openCircuits(ctx: ControlContext, rule: GovernorRule, now:
       probes: rule.open.probes,
       rule: rule.id,
     });
-    out.push({
-      at: now,
-      rule: rule.id,
-      version: g.version,
-      scope: 'circuit',
-      name,
-      action: 'open',
-      from: 1,
-      to: 0,
-      inputs: result.inputs,
-    });
+    out.push(
+      decisionOf(g, now, {
+        rule: rule.id,
+        scope: 'circuit',
+        name,
+        action: 'open',
+        from: 1,
+        to: 0,
+        inputs: result.inputs,
+      }),
+    );
   }
   return out;
 }
@@ -61,34 +61,34 @@ export async function moveCircuits(ctx: ControlContext, now: number): Promise<Go
     if (result.fires || (rule.atLeast === undefined && w.count(signalOf(rule)) > 0 && !result.calm)) {
       const openForMs = Math.min(rule.open.maxOpenForMs, c.openForMs * 2);
       await adjustments.setCircuit(name, { ...c, untilMs: now + openForMs, openForMs });
-      out.push({
-        at: now,
-        rule: rule.id,
-        version: g.version,
-        scope: 'circuit',
-        name,
-        action: 'open',
-        from: 0,
-        to: 0,
-        inputs: result.inputs,
-      });
+      out.push(
+        decisionOf(g, now, {
+          rule: rule.id,
+          scope: 'circuit',
+          name,
+          action: 'open',
+          from: 0,
+          to: 0,
+          inputs: result.inputs,
+        }),
+      );
       continue;
     }
     await adjustments.setCircuit(name, undefined);
     const layerKey = keys.bucket('receiver', parseCircuitId(name).receiver);
     const from = adjustments.governed(layerKey)?.factor ?? 1;
     if (from > CLOSE_FACTOR) await adjustments.setGoverned(layerKey, CLOSE_FACTOR, 'circuit-close', from);
-    out.push({
-      at: now,
-      rule: rule.id,
-      version: g.version,
-      scope: 'circuit',
-      name,
-      action: 'close',
-      from: 0,
-      to: Math.min(from, CLOSE_FACTOR),
-      inputs: result.inputs,
-    });
+    out.push(
+      decisionOf(g, now, {
+        rule: rule.id,
+        scope: 'circuit',
+        name,
+        action: 'close',
+        from: 0,
+        to: Math.min(from, CLOSE_FACTOR),
+        inputs: result.inputs,
+      }),
+    );
   }
   return out;
 }

@@ -27,6 +27,19 @@ export interface GovernorDecision {
   };
 }
 
+/**
+ * A decision taken at `at` under the rules' version, its fields in the order they are logged
+ * (the governor's log stream keeps them as written).
+ */
+export function decisionOf(
+  g: SluiceConfig['governor'],
+  at: number,
+  d: Omit<GovernorDecision, 'at' | 'version'>,
+): GovernorDecision {
+  const { rule, scope, name, action, from, to, inputs } = d;
+  return { at, rule, version: g.version, scope, name, action, from, to, inputs };
+}
+
 /** How the governor acts on a campaign's queue (the scheduler's, through the campaign lifecycle). */
 export interface CampaignControl {
   /** Pauses a campaign's queue (a rule's `pause`). */

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { systemClock, type Clock, type Keys, type SluiceConfig } from '@sluice/core';
 import { createLease, type Adjustments, type Signals } from '@sluice/throttle';
-import type { CampaignControl, ControlContext, GovernorDecision } from './decision.js';
+import { decisionOf, type CampaignControl, type ControlContext, type GovernorDecision } from './decision.js';
 import { moveCircuits, openCircuits } from './circuits.js';
 import { recover } from './recovery.js';
 import { applyRule, resumePauses } from './rules.js';
@@ -90,17 +90,17 @@ export function createGovernor(options: GovernorOptions): Governor {
     decisions.push(...(await resumePauses(ctx, options, now)));
     for (const w of (await options.warmup?.tick(now)) ?? []) {
       const windowMs = config.pools[w.pool]?.warmup?.dayMs ?? 0;
-      decisions.push({
-        at: now,
-        rule: 'warmup',
-        version: g.version,
-        scope: 'pool',
-        name: w.pool,
-        action: w.action,
-        from: w.from,
-        to: w.to,
-        inputs: { windowMs, day: w.day },
-      });
+      decisions.push(
+        decisionOf(g, now, {
+          rule: 'warmup',
+          scope: 'pool',
+          name: w.pool,
+          action: w.action,
+          from: w.from,
+          to: w.to,
+          inputs: { windowMs, day: w.day },
+        }),
+      );
     }
     return decisions;
   }

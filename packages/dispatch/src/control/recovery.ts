@@ -1,5 +1,5 @@
 import { parseBucket, parseCircuitId } from '@sluice/core';
-import type { ControlContext, GovernorDecision } from './decision.js';
+import { decisionOf, type ControlContext, type GovernorDecision } from './decision.js';
 import { cooldownOf, round } from './rules.js';
 
 /**
@@ -33,17 +33,17 @@ export async function recover(
     await adjustments.setGoverned(layerKey, to, 'recovery', current.factor);
     // A governed key is always a bucket key; one that is not is logged as a receiver's, as before.
     const { kind: scope, name } = parseBucket(keys, layerKey) ?? { kind: 'receiver', name: layerKey };
-    out.push({
-      at: now,
-      rule: 'recovery',
-      version: g.version,
-      scope,
-      name,
-      action: 'restore',
-      from: current.factor,
-      to,
-      inputs: { windowMs: now - current.decidedAt },
-    });
+    out.push(
+      decisionOf(g, now, {
+        rule: 'recovery',
+        scope,
+        name,
+        action: 'restore',
+        from: current.factor,
+        to,
+        inputs: { windowMs: now - current.decidedAt },
+      }),
+    );
   }
   return out;
 }

@@ -1,6 +1,6 @@
 import type { GovernorRule } from '@sluice/core';
 import type { SignalField, SignalWindow } from '@sluice/throttle';
-import type { CampaignControl, ControlContext, GovernorDecision } from './decision.js';
+import { decisionOf, type CampaignControl, type ControlContext, type GovernorDecision } from './decision.js';
 
 /** Factors are kept to 4 decimals: they are compared, logged and stored as text. */
 export const round = (x: number): number => Math.round(x * 10_000) / 10_000;
@@ -89,30 +89,14 @@ export async function applyRule(
     const from = current?.factor ?? 1;
     const to = await cutKey(ctx, rule, layerKey, from, result);
     if (to !== undefined) {
-      decisions.push({
-        at: now,
-        rule: rule.id,
-        version: g.version,
-        scope,
-        name,
-        action: 'lower',
-        from,
-        to,
-        inputs: result.inputs,
-      });
+      decisions.push(
+        decisionOf(g, now, { rule: rule.id, scope, name, action: 'lower', from, to, inputs: result.inputs }),
+      );
     }
     if (scope === 'campaign' && (await pauseCampaign(ctx, campaigns, rule, name, now))) {
-      decisions.push({
-        at: now,
-        rule: rule.id,
-        version: g.version,
-        scope,
-        name,
-        action: 'pause',
-        from: 1,
-        to: 0,
-        inputs: result.inputs,
-      });
+      decisions.push(
+        decisionOf(g, now, { rule: rule.id, scope, name, action: 'pause', from: 1, to: 0, inputs: result.inputs }),
+      );
     }
   }
   return decisions;
@@ -176,17 +160,17 @@ export async function resumePauses(
     if (!pause || pause.untilMs > now) continue;
     await campaigns.resumeCampaign(name);
     await adjustments.setCampaignPause(name, undefined);
-    decisions.push({
-      at: now,
-      rule: pause.rule,
-      version: g.version,
-      scope: 'campaign',
-      name,
-      action: 'resume',
-      from: 0,
-      to: 1,
-      inputs: { windowMs: 0 },
-    });
+    decisions.push(
+      decisionOf(g, now, {
+        rule: pause.rule,
+        scope: 'campaign',
+        name,
+        action: 'resume',
+        from: 0,
+        to: 1,
+        inputs: { windowMs: 0 },
+      }),
+    );
   }
   return decisions;
 }
