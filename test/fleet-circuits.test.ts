@@ -2,6 +2,7 @@ import { expect, it } from 'vitest';
 import type { GovernorDecision } from '@sluice/dispatch';
 import { waitFor } from './support/fleet.js';
 import { useFleet } from './support/use-fleet.js';
+import { BLOCKING, RELAY } from './support/scenarios.js';
 
 // One receiver starts blocking (550 5.7.1 to everything): its circuit opens and its mail
 // waits, while another receiver keeps its pace as if nothing happened. "Its pace" is a
@@ -10,27 +11,14 @@ import { useFleet } from './support/use-fleet.js';
 const fleet = useFleet({
   schedulers: 1,
   workers: 2,
-  scenario: { domains: { 'blocked.test': { block: ['*@blocked.test'] }, 'fine.test': {} } },
+  scenario: { domains: BLOCKING.domains },
   config: {
-    defaultProvider: 'relay',
-    providers: { relay: { kind: 'smtp', rate: 200, burst: 20, concurrency: 16 } },
-    receivers: [
-      { name: 'blocked', domains: ['blocked.test'], rate: 30, burst: 6 },
-      { name: 'fine', domains: ['fine.test'], rate: 30, burst: 6 },
-    ],
+    ...RELAY,
+    receivers: BLOCKING.receivers,
     governor: {
-      intervalMs: 250,
-      evidenceMs: 200,
+      ...BLOCKING.governor,
       rules: [
-        {
-          id: 'blocks',
-          signal: 'rejected:policy_block',
-          over: 'attempted',
-          above: 0.5,
-          minVolume: 10,
-          scope: 'circuit',
-          open: { openForMs: 60_000, probes: 2 },
-        },
+        BLOCKING.rule,
         // Matched on the reply itself: Microsoft's block-list answer (5.7.1 … S3140).
         {
           id: 'block-list',

@@ -4,6 +4,7 @@ import { CLASSIFIER_VERSION } from '@sluice/providers';
 import { createSignals } from '@sluice/throttle';
 import { waitFor } from './support/fleet.js';
 import { useFleet } from './support/use-fleet.js';
+import { RELAY, STORM } from './support/scenarios.js';
 
 // What Sluice does with each kind of receiver reply, over SMTP (nodemailer against the
 // sandbox's smtp-server): the classifier's family decides suppression, retries and pace.
@@ -12,29 +13,23 @@ const fleet = useFleet({
   workers: 2,
   scenario: {
     domains: {
-      // Takes 10/s; Sluice was told 40/s: above that it answers Gmail's 421 4.7.28.
-      'storm.test': { rate: 10, burst: 3 },
-      'calm.test': {},
+      ...STORM.domains,
       'grey.test': { greylist: true },
       'bounce.test': { bounce: ['gone@bounce.test'], block: ['blocked@bounce.test'] },
       'drop.test': { dropAfterData: ['*@drop.test'] },
     },
   },
   config: {
-    defaultProvider: 'relay',
-    providers: { relay: { kind: 'smtp', rate: 200, burst: 20, concurrency: 16 } },
-    receivers: [
-      { name: 'storm', domains: ['storm.test'], rate: 40, burst: 8 },
-      { name: 'calm', domains: ['calm.test'], rate: 40, burst: 8 },
-    ],
+    ...RELAY,
+    receivers: STORM.receivers,
     delivery: {
       retry: {
         greylisted: { baseMs: 500, maxMs: 1_000 },
-        throttled: { baseMs: 500, maxMs: 5_000 },
+        throttled: STORM.throttledRetry,
         ambiguous: { baseMs: 200, maxMs: 400 },
       },
     },
-    backpressure: { cooldownMs: 500, holdMs: 20_000 },
+    backpressure: STORM.backpressure,
   },
 });
 

@@ -1,5 +1,6 @@
 import { startFleet, waitFor, type Fleet } from '../support/fleet.js';
 import { warmUp } from './support.js';
+import { BLOCKING, RELAY, STORM } from '../support/scenarios.js';
 
 /** One receiver's time to take a batch alone, and again while another receiver is in trouble. */
 export interface IsolationRun {
@@ -40,29 +41,11 @@ export async function benchIsolation(redisUrl: string, messages: number): Promis
     redisUrl,
     schedulers: 1,
     workers: 2,
-    scenario: { domains: { 'blocked.test': { block: ['*@blocked.test'] }, 'fine.test': {} } },
+    scenario: { domains: BLOCKING.domains },
     config: {
-      defaultProvider: 'relay',
-      providers: { relay: { kind: 'smtp', rate: 200, burst: 20, concurrency: 16 } },
-      receivers: [
-        { name: 'blocked', domains: ['blocked.test'], rate: 30, burst: 6 },
-        { name: 'fine', domains: ['fine.test'], rate: 30, burst: 6 },
-      ],
-      governor: {
-        intervalMs: 250,
-        evidenceMs: 200,
-        rules: [
-          {
-            id: 'blocks',
-            signal: 'rejected:policy_block',
-            over: 'attempted',
-            above: 0.5,
-            minVolume: 10,
-            scope: 'circuit',
-            open: { openForMs: 60_000, probes: 2 },
-          },
-        ],
-      },
+      ...RELAY,
+      receivers: BLOCKING.receivers,
+      governor: { ...BLOCKING.governor, rules: [BLOCKING.rule] },
     },
   });
   let block: IsolationRun;
@@ -81,17 +64,12 @@ export async function benchIsolation(redisUrl: string, messages: number): Promis
     redisUrl,
     schedulers: 1,
     workers: 2,
-    // Takes 10/s; Sluice was told 40/s: above that it answers Gmail's 421 4.7.28.
-    scenario: { domains: { 'storm.test': { rate: 10, burst: 3 }, 'calm.test': {} } },
+    scenario: { domains: STORM.domains },
     config: {
-      defaultProvider: 'relay',
-      providers: { relay: { kind: 'smtp', rate: 200, burst: 20, concurrency: 16 } },
-      receivers: [
-        { name: 'storm', domains: ['storm.test'], rate: 40, burst: 8 },
-        { name: 'calm', domains: ['calm.test'], rate: 40, burst: 8 },
-      ],
-      delivery: { retry: { throttled: { baseMs: 500, maxMs: 5_000 } } },
-      backpressure: { cooldownMs: 500, holdMs: 20_000 },
+      ...RELAY,
+      receivers: STORM.receivers,
+      delivery: { retry: { throttled: STORM.throttledRetry } },
+      backpressure: STORM.backpressure,
     },
   });
   try {
