@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import { createKeys, type Keys, type SluiceConfig } from '@sluice/core';
+import { createKeys, systemClock, type Clock, type Keys, type SluiceConfig } from '@sluice/core';
 import { createStatus, type Status } from './status.js';
 import type { StatusSnapshot } from './types.js';
 
@@ -33,6 +33,8 @@ export interface FleetMetricsOptions {
   onError?: ((err: unknown) => void) | undefined;
   /** A scrape reuses a snapshot this young (the collectors of one scrape share one). @defaultValue `1000` */
   maxAgeMs?: number | undefined;
+  /** What a snapshot's age is measured by (tests step it). @defaultValue `Date.now` */
+  clock?: Clock | undefined;
 }
 
 const META: Record<string, { help: string; type: FleetMetric['type'] }> = {
@@ -170,9 +172,10 @@ export function registerFleetMetrics(
   options: FleetMetricsOptions,
 ): void {
   const maxAgeMs = options.maxAgeMs ?? 1_000;
+  const clock = options.clock ?? systemClock;
   let last: { at: number; families: Promise<Map<string, FleetMetric>> } | undefined;
   const current = (): Promise<Map<string, FleetMetric>> => {
-    if (last === undefined || Date.now() - last.at > maxAgeMs) {
+    if (last === undefined || clock() - last.at > maxAgeMs) {
       const families = options.snapshot().then(
         (s) => s,
         (err: unknown) => {
@@ -180,7 +183,7 @@ export function registerFleetMetrics(
           return undefined;
         },
       );
-      last = { at: Date.now(), families: families.then((s) => new Map(fleetMetrics(s).map((m) => [m.name, m]))) };
+      last = { at: clock(), families: families.then((s) => new Map(fleetMetrics(s).map((m) => [m.name, m]))) };
     }
     return last.families;
   };

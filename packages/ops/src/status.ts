@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import {
   PRIORITY_CLASSES,
   receiverNamed,
+  type Clock,
   type Keys,
   type LayerKind,
   type PriorityClass,
@@ -28,6 +29,11 @@ export interface StatusOptions {
   keys: Keys;
   /** Seconds of signals the send rate is averaged over (whole buckets). @defaultValue `5` */
   rateWindowSeconds?: number;
+  /**
+   * What "now" is for a snapshot, epoch ms (tests fix it, so no second boundary passes
+   * between writing signals and reading them). @defaultValue Redis `TIME`, the limiter's clock
+   */
+  clock?: Clock;
 }
 
 /** The fleet's status, read from Redis: what the dashboard, the CLI and `/metrics` show. */
@@ -250,7 +256,7 @@ export function createStatus(options: StatusOptions): Status {
         redis.hgetall(keys.adjustments()),
         redis.smembers(keys.campaigns()),
       ]);
-      const nowUs = Number(sec) * 1e6 + Number(usec);
+      const nowUs = options.clock ? options.clock() * 1000 : Number(sec) * 1e6 + Number(usec);
       const now = Math.floor(nowUs / 1000);
       await adjustments.refresh();
       campaignIds.sort();

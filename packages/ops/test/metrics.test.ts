@@ -140,6 +140,7 @@ describe('fleet metrics from a status snapshot', () => {
     const registry = fakeRegistry();
     let reads = 0;
     let fail = false;
+    let now = 0;
     const errors: unknown[] = [];
     registerFleetMetrics(registry, {
       snapshot: async () => {
@@ -148,14 +149,19 @@ describe('fleet metrics from a status snapshot', () => {
         return SNAPSHOT;
       },
       onError: (err) => errors.push(err),
-      maxAgeMs: 0,
+      maxAgeMs: 1_000,
+      clock: () => now,
     });
     const first = await registry.json();
     expect(reads).toBe(1);
     expect(value(first, 'sluice_key_effective_rate', { scope: 'provider', name: 'ses' })).toBe(25);
 
+    // Within the snapshot's age a scrape reads no other; past it, the next one does.
+    now = 1_000;
+    await registry.json();
+    expect(reads).toBe(1);
     fail = true;
-    await new Promise((r) => setTimeout(r, 5));
+    now = 1_001;
     const failed = await registry.json();
     expect(reads).toBe(2);
     expect(value(failed, 'sluice_status_up')).toBe(0);

@@ -13,6 +13,8 @@ let keys: Keys;
 let config: SluiceConfig;
 let status: Status;
 const queues: Queue[] = [];
+/** The time the status reads (the test fixes it). */
+let at = 0;
 
 beforeEach(() => {
   redis = r.redis;
@@ -22,7 +24,7 @@ beforeEach(() => {
     providers: { ses: { kind: 'ses', rate: 100, burst: 20 } },
     receivers: [{ name: 'google', domains: ['gmail.com'], rate: 40 }],
   });
-  status = createStatus({ config, redis, keys });
+  status = createStatus({ config, redis, keys, clock: () => at });
 });
 
 afterEach(async () => {
@@ -32,8 +34,10 @@ afterEach(async () => {
 
 it('shows every key, queue, latency, outcome, circuit, override and campaign the fleet wrote', async () => {
   const now = Date.now();
+  // The snapshot reads at this test's now: a second that begins meanwhile moves nothing.
+  at = now;
   // Sends of the last seconds, as workers count them (buckets of finished seconds). Six:
-  // the send rate reads the last five whole ones, and a second may begin before it does.
+  // the send rate reads the last five whole ones, the totals all six.
   const signals = createSignals({ redis, keys, flushMs: 60_000 });
   for (let s = 1; s <= 6; s++) {
     const start = signals.bucketOf(now) - s * 1000;
