@@ -8,9 +8,10 @@ import { useFleet } from './support/use-fleet.js';
 // the warm pool. Mail over the day's cap goes to the warm pool; a healthy day moves the
 // schedule on; a failover onto the cold pool takes no more than its cap.
 // Day 2's failover must fill its cap and settle before the day ends (the next step's cap would
-// take more). It takes 1.0–2.7 s, but in 2 of 10 CI runs it had not filled after 5–6 s (not
-// reproduced in 19 runs alone, under load): hence a 12 s day, the mail that met the dead
-// primary retried sooner, and the records' states printed if it times out again.
+// take more). It takes 1.0–2.7 s; in 2 of 10 CI runs it had not after 5–6 s. The mail over the
+// cap then went round without end between admission (the route's rest: the down primary) and
+// the workers (down: back to admission), which the scheduler now stops (it waits for the day's
+// end). A 12 s day leaves room; the records' states are printed if it stalls again.
 const DAY_MS = 12_000;
 const fleet = useFleet({
   schedulers: 1,

@@ -88,6 +88,16 @@ describe('admission: route and warm-up', () => {
       at,
       note: { by: 'warmup', key: 'new', untilMs: at, reason: "day's cap for gmail reached" },
     });
+
+    // The active pool's provider down instead: it waits too. Admitted to `main`, a worker would
+    // hand it straight back (the warming pool routes better), round and round without end.
+    await adjustments.pause('main', undefined);
+    await adjustments.markDown('main', 2 * DAY_MS, 'no answer');
+    expect(await admission.admit(bulk())).toEqual({
+      kind: 'wait',
+      at,
+      note: { by: 'warmup', key: 'new', untilMs: at, reason: "day's cap for gmail reached; main is down" },
+    });
   });
 });
 

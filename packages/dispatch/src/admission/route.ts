@@ -65,11 +65,22 @@ export async function warmUp(
   if (warmup.stateOf(pool) !== 'warming') return { kind: 'continue', choice, taken: undefined };
   if (await warmup.take(pool, receiver.name)) return { kind: 'continue', choice, taken: pool };
   const other = choose(deps, m, now, (p) => warmup.stateOf(poolOf(config, p)) === 'warming');
-  if (!('waitMs' in other)) return { kind: 'continue', choice: other, taken: undefined };
-  const at = Math.min(warmup.dayEndsAt(pool), now + other.waitMs) + jitter(deps);
-  return {
-    kind: 'wait',
-    at,
-    note: { by: 'warmup', key: pool, untilMs: at, reason: `day's cap for ${receiver.name} reached` },
-  };
+  const reason = `day's cap for ${receiver.name} reached`;
+  if ('waitMs' in other) {
+    const at = Math.min(warmup.dayEndsAt(pool), now + other.waitMs) + jitter(deps);
+    return { kind: 'wait', at, note: { by: 'warmup', key: pool, untilMs: at, reason } };
+  }
+  // The rest of the route is down: a worker would hand the message straight back (the
+  // warming pool is the better route there), and round it would go without end. It waits
+  // for the day's end or the provider's return instead, as with no provider at all.
+  const standing = deps.adjustments.standing(other.provider);
+  if (standing.state === 'down') {
+    const at = Math.min(warmup.dayEndsAt(pool), standing.untilMs) + jitter(deps);
+    return {
+      kind: 'wait',
+      at,
+      note: { by: 'warmup', key: pool, untilMs: at, reason: `${reason}; ${other.provider} is down` },
+    };
+  }
+  return { kind: 'continue', choice: other, taken: undefined };
 }
