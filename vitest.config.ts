@@ -28,7 +28,7 @@ export default defineConfig({
         test: {
           name: 'fleet',
           include: ['test/**/*.test.ts'],
-          exclude: ['**/node_modules/**', 'test/bench/**'],
+          exclude: ['**/node_modules/**', 'test/bench/**', 'test/faults/**'],
           fileParallelism: false,
         },
       },
