@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createKeys } from '@sluice/core';
+import { createKeys, isFinalState } from '@sluice/core';
 import { CLASSIFIER_VERSION } from '@sluice/providers';
 import { createSignals } from '@sluice/throttle';
 import { waitFor } from './support/fleet.js';
@@ -34,12 +34,11 @@ const fleet = useFleet({
 });
 
 const base = { from: 'app@acme.test', subject: 'hi', text: 'hello' };
-const FINAL = ['sent', 'rejected', 'suppressed', 'expired', 'cancelled'];
 const finalState = async (id: string, timeoutMs = 30_000) =>
   waitFor(
     async () => {
       const r = await fleet().client.messages.status(id);
-      return r && FINAL.includes(r.state) ? r : null;
+      return r && isFinalState(r.state) ? r : null;
     },
     timeoutMs,
     `final state of ${id}`,
@@ -96,16 +95,26 @@ describe('connection lost after DATA', () => {
   it('is ambiguous: a newsletter is counted as sent, never sent a second time', async () => {
     const { id } = await fleet().client.send({ ...base, to: 'reader@drop.test', priority: 'low' });
     expect(await finalState(id)).toMatchObject({ state: 'sent', attempts: 1, ambiguous: 1, lastOutcome: 'ambiguous' });
+    expect(await fleet().client.messages.attempts(id)).toMatchObject([
+      { outcome: 'ambiguous', action: 'final: counted as sent (delivery.onAmbiguous: assume-sent)' },
+    ]);
     expect(acceptedBy('drop.test').filter((a) => a.messageId?.includes(id))).toHaveLength(1);
   });
 
-  it('is ambiguous: an OTP is resent with the same Message-ID, each resend counted and logged', async () => {
+  it('is ambiguous: an OTP is resent with the same Message-ID, each resend counted and logged, and ends unconfirmed', async () => {
     const { id } = await fleet().client.send({ ...base, to: 'user@drop.test', priority: 'critical' });
     const record = await finalState(id);
-    // The receiver drops every attempt: three resends (delivery.retry.ambiguous), then it stops.
-    expect(record).toMatchObject({ state: 'rejected', attempts: 3, ambiguous: 3 });
+    // The receiver drops every attempt: three resends (delivery.retry.ambiguous), then it
+    // stops. Every copy arrived, so the message is not `rejected`: nobody knows (`unconfirmed`).
+    expect(record).toMatchObject({ state: 'unconfirmed', attempts: 3, ambiguous: 3 });
+    expect(record.lastOutcome).toMatch(/^attempts_exhausted/);
     const log = await fleet().client.messages.attempts(id);
     expect(log.map((a) => a.outcome)).toEqual(['ambiguous', 'ambiguous', 'ambiguous']);
+    expect(log.map((a) => a.action)).toEqual([
+      expect.stringMatching(/^retry in/),
+      expect.stringMatching(/^retry in/),
+      expect.stringMatching(/^final: unconfirmed/),
+    ]);
     const arrived = acceptedBy('drop.test').filter((a) => a.messageId?.includes(id));
     expect(arrived).toHaveLength(3);
     expect(new Set(arrived.map((a) => a.messageId)).size).toBe(1);

@@ -44,7 +44,8 @@ export interface Messages {
   status(id: string): Promise<MessageRecord | null>;
   /**
    * Its attempt log, oldest first: every attempt that was not accepted at once, with the
-   * full reply, its family and the classifier version that read it. Empty for a message
+   * full reply, its family and the classifier version that read it; every ambiguous one
+   * (outcome `ambiguous`: submitted, never answered) with what was done. Empty for a message
    * sent on its first attempt (the record says all) or not tried yet.
    */
   attempts(id: string): Promise<AttemptEntry[]>;

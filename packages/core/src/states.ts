@@ -4,8 +4,13 @@
  * the ESP may have it), `retrying` (waiting for another attempt).
  */
 export const ACTIVE_STATES = ['queued', 'dispatched', 'sending', 'submitted', 'retrying'] as const;
-/** Every message ends in exactly one of these. */
-export const FINAL_STATES = ['sent', 'rejected', 'suppressed', 'expired', 'cancelled'] as const;
+/**
+ * Every message ends in exactly one of these. `unconfirmed`: at least one attempt was
+ * submitted in full and never answered (ambiguous), no later answer accepted or refused
+ * it, and its attempts or its lifetime ran out: it may have been delivered, nobody knows.
+ * Not a refusal, and not a confirmed send (DESIGN.md, Outcomes).
+ */
+export const FINAL_STATES = ['sent', 'rejected', 'suppressed', 'expired', 'cancelled', 'unconfirmed'] as const;
 /** All states of a message record. */
 export const MESSAGE_STATES = [...ACTIVE_STATES, ...FINAL_STATES] as const;
 

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import {
+  isFinalState,
   receiverFor,
   recipientDomain,
   type Keys,
@@ -18,7 +19,6 @@ export interface ExplainOptions {
   keys: Keys;
 }
 
-const FINAL = new Set(['sent', 'rejected', 'suppressed', 'expired', 'cancelled']);
 const HELD_BY = new Set<string>([
   'provider',
   'receiver',
@@ -44,9 +44,11 @@ function finalSummary(r: Record<string, string>): string {
         ? `counted as sent at ${at}${via}: its answer was lost after it was submitted (delivery.onAmbiguous)`
         : `sent at ${at}${via}${r.providerMessageId ? ` (provider id ${r.providerMessageId})` : ''}${r.receiver ? ` to receiver ${r.receiver}` : ''}`;
     case 'rejected':
-      return `rejected at ${at}${via}: ${r.lastOutcome ?? 'rejected'}${r.lastReply ? ` — ${cut(r.lastReply)}` : ''}`;
+      return `rejected at ${at}${via}: ${r.lastOutcome ?? 'rejected'}${r.lastReply ? ` — ${cut(r.lastReply)}` : ''}${Number(r.ambiguous ?? 0) > 0 ? ` (an earlier attempt was submitted and never answered: that copy may have arrived)` : ''}`;
     case 'suppressed':
       return `not sent: ${cut(r.lastReply) || 'the recipient is suppressed'} (at ${at})`;
+    case 'unconfirmed':
+      return `unconfirmed at ${at}${via}: ${r.ambiguous ?? 'an'} attempt(s) submitted in full and never answered, no attempts left; it may have been delivered${r.lastOutcome ? ` (${cut(r.lastOutcome)})` : ''}`;
     case 'expired':
       return `expired at ${at} without being sent${r.lastReply || r.lastOutcome ? `: ${cut(r.lastReply || r.lastOutcome)}` : ''}`;
     default:
@@ -103,7 +105,7 @@ export async function explain(options: ExplainOptions, id: string): Promise<Expl
   }
   const attempts = Math.max(Number(record.attempts ?? 0), log.length);
   const base = { id, state: record.state, record, attempts };
-  if (FINAL.has(record.state)) return { ...base, summary: finalSummary(record) };
+  if (isFinalState(record.state ?? '')) return { ...base, summary: finalSummary(record) };
 
   const now = Date.now();
   const priority = (record.priority ?? 'normal') as PriorityClass;

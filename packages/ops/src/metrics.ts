@@ -97,7 +97,7 @@ const META: Record<string, { help: string; type: FleetMetric['type'] }> = {
   },
   sluice_override_expiry_seconds: { help: 'Overrides in force: seconds until each expires.', type: 'gauge' },
   sluice_campaign_messages: {
-    help: 'Messages of a campaign by count (accepted, sent, rejected, suppressed, expired, cancelled, pending).',
+    help: 'Messages of a campaign by count (accepted, sent, rejected, suppressed, expired, cancelled, unconfirmed, pending).',
     type: 'gauge',
   },
 };

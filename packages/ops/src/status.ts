@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
+  FINAL_STATES,
   PRIORITY_CLASSES,
   receiverNamed,
   type Clock,
@@ -303,8 +304,9 @@ export function createStatus(options: StatusOptions): Status {
           suppressed: n('suppressed'),
           expired: n('expired'),
           cancelled: n('cancelled'),
+          unconfirmed: n('unconfirmed'),
         };
-        const final = counts.sent! + counts.rejected! + counts.suppressed! + counts.expired! + counts.cancelled!;
+        const final = FINAL_STATES.reduce((sum, state) => sum + counts[state]!, 0);
         counts.pending = Math.max(0, counts.accepted! - final);
         const paused = h.paused === '1' || pausedQueues[i] === true || adjustments.campaignPause(id) !== undefined;
         const state =

@@ -152,7 +152,16 @@ it('shows every key, queue, latency, outcome, circuit, override and campaign the
       name: 'Spring',
       priority: 'low',
       state: 'paused',
-      counts: { accepted: 10, sent: 4, rejected: 1, suppressed: 0, expired: 0, cancelled: 0, pending: 5 },
+      counts: {
+        accepted: 10,
+        sent: 4,
+        rejected: 1,
+        suppressed: 0,
+        expired: 0,
+        cancelled: 0,
+        unconfirmed: 0,
+        pending: 5,
+      },
     },
   ]);
 

@@ -240,7 +240,8 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
         store.campaignCounts(id),
         q.getJobCounts('waiting', 'delayed', 'active', 'prioritized'),
       ]);
-      const final = counts.sent + counts.rejected + counts.suppressed + counts.expired + counts.cancelled;
+      const final =
+        counts.sent + counts.rejected + counts.suppressed + counts.expired + counts.cancelled + counts.unconfirmed;
       return {
         ...c,
         paused,

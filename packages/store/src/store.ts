@@ -15,7 +15,11 @@ export interface MessageRecord {
   queue: string;
   /** Send attempts made (a throttled retry counts). */
   attempts: number;
-  /** Attempts submitted in full whose answer was lost (then resent or counted as sent, per `delivery.onAmbiguous`). */
+  /**
+   * Attempts submitted in full whose answer was lost (then resent or counted as sent, per
+   * `delivery.onAmbiguous`). Above 0 on a final record: a copy may have arrived, whatever
+   * the state (`unconfirmed` when no answer ever came; see DESIGN.md, Outcomes).
+   */
   ambiguous: number;
   /** The provider's last reply, verbatim. */
   lastReply: string | undefined;
@@ -61,6 +65,12 @@ export interface OutcomeDetails {
   receiver?: string | undefined;
   /** Suppress the recipient for its tenant (permanent failures). */
   suppress?: boolean | undefined;
+  /**
+   * The final state to end in instead when the record counts an ambiguous attempt (a copy
+   * may have been delivered): `unconfirmed` where attempts or lifetime ran out without an
+   * answer. Decided in the same Lua call, so every path that gives up agrees.
+   */
+  ifAmbiguous?: FinalState | undefined;
 }
 
 /** Result of `transition`. */
@@ -117,8 +127,9 @@ export interface Store {
   /** Marks a campaign paused or running, for the workers' last check before a send. */
   setCampaignPaused(campaignId: string, paused: boolean): Promise<void>;
   /**
-   * Sets the final state exactly once; `false` if it was already final (or, with `from`,
-   * not in one of those states).
+   * Sets the final state exactly once (`ifAmbiguous` instead when the record counts an
+   * ambiguous attempt); `false` if it was already final (or, with `from`, not in one of
+   * those states).
    */
   finalize(
     id: string,
@@ -150,10 +161,14 @@ export interface Store {
  * message id), which keeps a sent campaign's memory at one small hash per recipient.
  */
 export interface AttemptEntry {
-  /** Epoch ms when the answer came. */
+  /** Epoch ms when the answer came (or its absence was found). */
   at: number;
   provider: string;
-  /** `accepted`, `throttled`, `deferred`, `rejected` or `ambiguous`. */
+  /**
+   * `accepted`, `throttled`, `deferred`, `rejected` or `ambiguous` (submitted in full, no
+   * answer: the connection was lost or timed out after the request or the SMTP data, or
+   * its worker died after the mark; {@link AttemptEntry.foundSubmitted}).
+   */
   outcome: string;
   /** The reply verbatim (cut at 2,000 characters). */
   reply: string;
@@ -161,7 +176,12 @@ export interface AttemptEntry {
   family?: string;
   rule?: string;
   classifier?: string;
-  /** What was done: `retry in 1200 ms`, `final: rejected`, … */
+  /**
+   * An ambiguous attempt whose worker died after submitting it, before the answer: the
+   * next attempt found the record `submitted`. `at` is when that was found.
+   */
+  foundSubmitted?: true;
+  /** What was done: `retry in 1200 ms`, `final: rejected`, `resent now (…)`, `final: counted as sent (…)`, … */
   action?: string;
 }
 
@@ -294,6 +314,7 @@ export function createStore(options: StoreOptions): Store {
             })
           : '',
         (d.from ?? []).join(','),
+        d.ifAmbiguous ?? '',
         ...detailFields(d),
       )) as [number, string];
       return code === 1;
@@ -365,6 +386,7 @@ export function createStore(options: StoreOptions): Store {
         suppressed: num(h['n:suppressed']),
         expired: num(h['n:expired']),
         cancelled: num(h['n:cancelled']),
+        unconfirmed: num(h['n:unconfirmed']),
       };
     },
   };

@@ -70,6 +70,28 @@ it('tells an attempt cut off after submitting (ambiguous) from one cut off befor
   expect((await store.get(m.id))!.ambiguous).toBe(1);
 });
 
+it('ends unconfirmed instead (ifAmbiguous) only when the record counts an ambiguous attempt, and counts that', async () => {
+  await redis.hset(keys.campaign('c1'), 'createdAt', '1');
+  const [clean, lost] = [message('c1'), message('c1')];
+  for (const m of [clean, lost]) {
+    await store.accept(m);
+    await store.transition(m.id, 'sending', { attempt: true });
+  }
+  await store.transition(lost.id, 'submitted', { ambiguous: true });
+  const giveUp = { campaignId: 'c1', outcome: 'lifetime over', ifAmbiguous: 'unconfirmed' } as const;
+  expect(await store.finalize(clean.id, 'expired', giveUp)).toBe(true);
+  expect(await store.finalize(lost.id, 'expired', giveUp)).toBe(true);
+  expect(await store.get(clean.id)).toMatchObject({ state: 'expired', ambiguous: 0 });
+  expect(await store.get(lost.id)).toMatchObject({ state: 'unconfirmed', ambiguous: 1, lastOutcome: 'lifetime over' });
+  expect(await store.campaignCounts('c1')).toMatchObject({ accepted: 2, expired: 1, unconfirmed: 1 });
+  // Final like the others: never changed, never attempted again.
+  expect(await store.finalize(lost.id, 'sent')).toBe(false);
+  expect(await store.transition(lost.id, 'sending', { attempt: true })).toMatchObject({
+    result: 'final',
+    state: 'unconfirmed',
+  });
+});
+
 it('moves only from the named state, and holds attempts of a paused campaign', async () => {
   const m = message('c1');
   await store.accept(m);

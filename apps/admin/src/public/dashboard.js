@@ -150,12 +150,23 @@
           campaigns.map(function (c) {
             var accepted = c.counts.accepted || 0,
               sent = c.counts.sent || 0,
+              // May have been delivered (ambiguous, no answer): neither sent nor refused.
+              unconfirmed = c.counts.unconfirmed || 0,
               final = accepted - (c.counts.pending || 0);
             var bar = svg('svg', { width: 120, height: 10 });
             bar.appendChild(svg('rect', { x: 0, y: 0, width: 120, height: 10, fill: '#f3f4f6' }));
             if (accepted) {
               bar.appendChild(
                 svg('rect', { x: 0, y: 0, width: (120 * final) / accepted, height: 10, fill: '#fca5a5' }),
+              );
+              bar.appendChild(
+                svg('rect', {
+                  x: 0,
+                  y: 0,
+                  width: (120 * (sent + unconfirmed)) / accepted,
+                  height: 10,
+                  fill: '#fcd34d',
+                }),
               );
               bar.appendChild(
                 svg('rect', { x: 0, y: 0, width: (120 * sent) / accepted, height: 10, fill: 'var(--eff)' }),

@@ -18,13 +18,17 @@ export async function checkRecord(deps: Pick<Deps, 'store'>, m: IntakeJobData): 
   return CONTINUE;
 }
 
-/** Check 2, expiry: a message past its business expiry ends as `expired`, never sent late. */
+/**
+ * Check 2, expiry: a message past its business expiry ends as `expired`, never sent late;
+ * `unconfirmed` if an earlier attempt was ambiguous (that copy may have been delivered).
+ */
 export async function checkExpiry(deps: Pick<Deps, 'store' | 'config'>, m: IntakeJobData, now: number): Promise<Step> {
   const expiry = expiresAt(m, deps.config.delivery.lifetimeMs);
   if (now < expiry) return CONTINUE;
   await deps.store.finalize(m.id, 'expired', {
     campaignId: m.campaignId,
     reply: `expired before admission (expiresAt ${new Date(expiry).toISOString()})`,
+    ifAmbiguous: 'unconfirmed',
   });
   return { kind: 'final', state: 'expired' };
 }

@@ -10,6 +10,7 @@ import { quotaLayers, type OverrideState } from '@sluice/throttle';
 import { route } from '../routing.js';
 import type { DeliveryContext } from './context.js';
 import { readmit } from './readmit.js';
+import { COUNTED_AS_SENT, logAmbiguous } from './settle.js';
 
 /** A dispatch job as the engine sees it: its data, and how it waits in its queue for a later slot. */
 export interface DeliveryJob {
@@ -144,19 +145,44 @@ export async function precheck(ctx: DeliveryContext, job: DeliveryJob): Promise<
     await readmit(ctx, m, 'held: campaign paused');
     return { kind: 'done' };
   }
-  if (t.ambiguous && config.delivery.onAmbiguous[m.priority] === 'assume-sent') {
-    await store.finalize(m.id, 'sent', {
-      ...base,
-      receiver: m.receiver,
-      outcome: 'ambiguous',
-      reply:
-        'the previous attempt was submitted but its answer was lost with its worker; counted as sent (delivery.onAmbiguous)',
-    });
-    return { kind: 'done' };
-  }
+  if (t.ambiguous && (await foundSubmitted(ctx, m))) return { kind: 'done' };
   if (clock() >= expiresAt(m, config.delivery.lifetimeMs)) {
-    await store.finalize(m.id, 'expired', { ...base, reply: 'expired before sending' });
+    // An earlier attempt may have been delivered (ambiguous): then it is `unconfirmed`.
+    await store.finalize(m.id, 'expired', { ...base, reply: 'expired before sending', ifAmbiguous: 'unconfirmed' });
     return { kind: 'done' };
   }
   return { kind: 'send', attempt: t.attempts };
+}
+
+/** What the attempt log and the record say of a previous attempt found `submitted`. */
+const FOUND_SUBMITTED = 'submitted in full; the worker died before the answer';
+
+/**
+ * The previous attempt was found `submitted` (its worker died after the request went out
+ * in full): ambiguous. Logged like a live one, then counted as sent, ended `unconfirmed`
+ * when the message's lifetime is over, or resent now, as `delivery.onAmbiguous` says.
+ * Returns whether the message is final (nothing to send).
+ */
+async function foundSubmitted(ctx: DeliveryContext, m: DispatchJobData): Promise<boolean> {
+  const { config, store } = ctx;
+  const base = { campaignId: m.campaignId, provider: m.provider };
+  const known = { reply: FOUND_SUBMITTED, foundSubmitted: true } as const;
+  if (config.delivery.onAmbiguous[m.priority] === 'assume-sent') {
+    await logAmbiguous(ctx, m, known, COUNTED_AS_SENT);
+    await store.finalize(m.id, 'sent', { ...base, receiver: m.receiver, outcome: 'ambiguous', reply: FOUND_SUBMITTED });
+    return true;
+  }
+  if (ctx.clock() >= expiresAt(m, config.delivery.lifetimeMs)) {
+    const why = 'ambiguous: lifetime over before the resend';
+    await logAmbiguous(ctx, m, known, `final: unconfirmed (${why})`);
+    await store.finalize(m.id, 'expired', {
+      ...base,
+      outcome: why,
+      reply: FOUND_SUBMITTED,
+      ifAmbiguous: 'unconfirmed',
+    });
+    return true;
+  }
+  await logAmbiguous(ctx, m, known, 'resent now (delivery.onAmbiguous: resend)');
+  return false;
 }

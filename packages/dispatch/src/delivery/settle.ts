@@ -4,12 +4,46 @@ import { planRetry } from '../retry.js';
 import { familyOf, type DeliveryContext, type RetryOutcome } from './context.js';
 import { readmit } from './readmit.js';
 
-/** Records one attempt in the message's attempt log. */
+/** What `delivery.onAmbiguous: assume-sent` does with an attempt nobody answered. */
+export const COUNTED_AS_SENT = 'final: counted as sent (delivery.onAmbiguous: assume-sent)';
+
+/**
+ * Records an ambiguous attempt (submitted in full, never answered): in its attempt log,
+ * with what is known and what was done, and as a warn line, since it is the one outcome
+ * where mail may have reached the recipient without anyone knowing.
+ */
+export async function logAmbiguous(
+  ctx: DeliveryContext,
+  m: DispatchJobData,
+  known: { reply: string; foundSubmitted?: true },
+  action: string,
+): Promise<void> {
+  ctx.logger.warn(
+    {
+      id: m.id,
+      provider: m.provider,
+      priority: m.priority,
+      campaignId: m.campaignId,
+      reply: known.reply,
+      foundSubmitted: known.foundSubmitted ?? false,
+      action,
+    },
+    'ambiguous attempt: submitted in full, no answer; it may have been delivered',
+  );
+  await ctx.store.logAttempt(m.id, {
+    at: ctx.clock(),
+    provider: m.provider,
+    outcome: 'ambiguous',
+    ...known,
+    action,
+  });
+}
+
+/** Records one attempt in the message's attempt log (an ambiguous one also as a warn line). */
 async function logAttempt(ctx: DeliveryContext, m: DispatchJobData, outcome: Outcome, action: string): Promise<void> {
+  if (outcome.kind === 'ambiguous') return logAmbiguous(ctx, m, { reply: outcome.reply }, action);
   const classified =
-    outcome.kind === 'accepted' || outcome.kind === 'ambiguous'
-      ? {}
-      : { family: outcome.family, rule: outcome.rule, classifier: outcome.version };
+    outcome.kind === 'accepted' ? {} : { family: outcome.family, rule: outcome.rule, classifier: outcome.version };
   await ctx.store.logAttempt(m.id, {
     at: ctx.clock(),
     provider: m.provider,
@@ -21,8 +55,18 @@ async function logAttempt(ctx: DeliveryContext, m: DispatchJobData, outcome: Out
 }
 
 /**
- * After a temporary failure: another attempt through admission after the family's
- * backoff, or a final state when the attempts or the message's lifetime are used up.
+ * Whether any attempt of the message was ambiguous: this one, or one the record counts (a
+ * copy may have been delivered, so giving up ends `unconfirmed`, not `rejected`/`expired`).
+ */
+async function everAmbiguous(ctx: DeliveryContext, m: DispatchJobData, outcome: RetryOutcome): Promise<boolean> {
+  if (outcome.kind === 'ambiguous') return true;
+  return ((await ctx.store.get(m.id))?.ambiguous ?? 0) > 0;
+}
+
+/**
+ * After a temporary failure or an ambiguous attempt: another attempt through admission
+ * after the family's backoff, or a final state when the attempts or the message's lifetime
+ * are used up: `unconfirmed` if any attempt was ambiguous, else `rejected` or `expired`.
  */
 async function retryOrEnd(
   ctx: DeliveryContext,
@@ -31,28 +75,36 @@ async function retryOrEnd(
   log: (action: string) => Promise<void>,
 ): Promise<void> {
   const { config, store } = ctx;
-  const base = { campaignId: m.campaignId, provider: m.provider, reply: outcome.reply };
+  // `ifAmbiguous`: the finalize script decides on the record's count, so this and every
+  // other path that gives up (admission's expiry) agree; `unconfirmed` here only names it.
+  const base = {
+    campaignId: m.campaignId,
+    provider: m.provider,
+    reply: outcome.reply,
+    ifAmbiguous: 'unconfirmed' as const,
+  };
   const family = familyOf(outcome);
   const plan = planRetry(config, family, m.retry, outcome.kind === 'ambiguous' ? undefined : outcome.retryAfterMs);
-  if (!plan.retry) {
-    await log(`final: rejected (${plan.why})`);
-    await store.finalize(m.id, 'rejected', { ...base, outcome: plan.why });
+  const expires = expiresAt(m, config.delivery.lifetimeMs);
+  if (plan.retry && ctx.clock() + plan.delayMs < expires) {
+    await log(`retry in ${plan.delayMs} ms`);
+    await readmit(ctx, m, family, { ...plan, outcome });
     return;
   }
-  if (ctx.clock() + plan.delayMs >= expiresAt(m, config.delivery.lifetimeMs)) {
-    await log('final: expired');
-    await store.finalize(m.id, 'expired', { ...base, outcome: `${family}: lifetime over before the next attempt` });
-    return;
-  }
-  await log(`retry in ${plan.delayMs} ms`);
-  await readmit(ctx, m, family, { ...plan, outcome });
+  const why = plan.retry ? `${family}: lifetime over before the next attempt` : plan.why;
+  const unconfirmed = await everAmbiguous(ctx, m, outcome);
+  if (unconfirmed) await log(`final: unconfirmed (${why}; an attempt was submitted and never answered)`);
+  else await log(plan.retry ? 'final: expired' : `final: rejected (${plan.why})`);
+  await store.finalize(m.id, plan.retry ? 'expired' : 'rejected', { ...base, outcome: why });
 }
 
 /**
  * The outcome table: what an attempt's outcome leads to. Accepted → `sent`; rejected →
- * `rejected` (the recipient suppressed when the address is bad); ambiguous → counted as
- * sent or resent, as `delivery.onAmbiguous` says for its class; throttled and deferred →
- * a retry through admission, or a final state once attempts or lifetime are used up.
+ * `rejected` (the recipient suppressed when the address is bad), even after an ambiguous
+ * attempt: a refusal is an answer; ambiguous → counted as sent or resent, as
+ * `delivery.onAmbiguous` says for its class; throttled and deferred → a retry through
+ * admission. Out of attempts or lifetime: `unconfirmed` if any attempt was ambiguous,
+ * else `rejected` (attempts) or `expired` (lifetime).
  */
 export async function settle(
   ctx: DeliveryContext,
@@ -96,7 +148,7 @@ export async function settle(
     case 'ambiguous':
       await store.transition(m.id, 'submitted', { ambiguous: true });
       if (config.delivery.onAmbiguous[m.priority] === 'assume-sent') {
-        await log('final: counted as sent (delivery.onAmbiguous: assume-sent)');
+        await log(COUNTED_AS_SENT);
         await store.finalize(m.id, 'sent', {
           ...base,
           receiver: m.receiver,

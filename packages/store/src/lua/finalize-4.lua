@@ -13,37 +13,46 @@
   ARGV[6]  address to suppress ('' for none)
   ARGV[7]  suppression entry, `reply|<now ms>|<provider>|<outcome>: <reply>` (see suppressions.ts)
   ARGV[8]  states it may be finalized from, comma-separated ('' for any non-final one)
-  ARGV[9..] extra field, value pairs for the record
+  ARGV[9]  the final state to end in instead when the record counts an ambiguous attempt
+           (`ambiguous` > 0: a copy may have been delivered), '' for none; the stats,
+           suppression and campaign count follow the state written
+  ARGV[10..] extra field, value pairs for the record
 
-  Returns { code, state }: 1 finalized now; 0 already final (state is that one); -1 no
-  record; 2 not in one of the ARGV[8] states (state is the current one).
+  Returns { code, state }: 1 finalized now (state is the one written); 0 already final
+  (state is that one); -1 no record; 2 not in one of the ARGV[8] states (state is the
+  current one).
 ]]
 local prev = redis.call('HGET', KEYS[1], 'state')
 if not prev then
   return { -1, '' }
 end
-if prev == 'sent' or prev == 'rejected' or prev == 'suppressed' or prev == 'expired' or prev == 'cancelled' then
+if prev == 'sent' or prev == 'rejected' or prev == 'suppressed' or prev == 'expired' or prev == 'cancelled'
+  or prev == 'unconfirmed' then
   return { 0, prev }
 end
 if ARGV[8] ~= '' and not string.find(',' .. ARGV[8] .. ',', ',' .. prev .. ',', 1, true) then
   return { 2, prev }
 end
-redis.call('HSET', KEYS[1], 'state', ARGV[1], 'updatedAt', ARGV[2], 'finalAt', ARGV[2])
-if #ARGV > 8 then
-  redis.call('HSET', KEYS[1], unpack(ARGV, 9))
+local state = ARGV[1]
+if ARGV[9] ~= '' and tonumber(redis.call('HGET', KEYS[1], 'ambiguous') or '0') > 0 then
+  state = ARGV[9]
+end
+redis.call('HSET', KEYS[1], 'state', state, 'updatedAt', ARGV[2], 'finalAt', ARGV[2])
+if #ARGV > 9 then
+  redis.call('HSET', KEYS[1], unpack(ARGV, 10))
 end
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
 if KEYS[2] ~= KEYS[1] then
-  redis.call('HINCRBY', KEYS[2], 'n:' .. ARGV[1], 1)
+  redis.call('HINCRBY', KEYS[2], 'n:' .. state, 1)
 end
-if ARGV[4] ~= '' then
+if ARGV[4] ~= '' and state == ARGV[1] then
   redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
   if ARGV[5] ~= '' then
     redis.call('HINCRBY', KEYS[3], ARGV[5], 1)
   end
   redis.call('EXPIRE', KEYS[3], 300)
 end
-if ARGV[6] ~= '' and KEYS[4] ~= KEYS[1] then
+if ARGV[6] ~= '' and KEYS[4] ~= KEYS[1] and state == ARGV[1] then
   redis.call('HSET', KEYS[4], ARGV[6], ARGV[7])
 end
-return { 1, ARGV[1] }
+return { 1, state }

@@ -22,7 +22,8 @@ local prev = redis.call('HGET', KEYS[1], 'state')
 if not prev then
   return { -1, '', 0, 0 }
 end
-if prev == 'sent' or prev == 'rejected' or prev == 'suppressed' or prev == 'expired' or prev == 'cancelled' then
+if prev == 'sent' or prev == 'rejected' or prev == 'suppressed' or prev == 'expired' or prev == 'cancelled'
+  or prev == 'unconfirmed' then
   return { 0, prev, tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0'), 0 }
 end
 local ambiguous = 0
