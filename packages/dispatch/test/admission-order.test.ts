@@ -36,6 +36,18 @@ describe('admission: record, suppression and expiry', () => {
 });
 
 describe('admission: route and warm-up', () => {
+  it('ends an expired retry unconfirmed when an earlier attempt was ambiguous (that copy may have arrived)', async () => {
+    const { admission, store, message, record, step } = rig();
+    const m = message({ priority: 'critical' });
+    await store.accept(m);
+    await store.transition(m.id, 'sending', { attempt: true });
+    await store.transition(m.id, 'submitted', { ambiguous: true });
+    await store.transition(m.id, 'retrying');
+    step(15 * 60_000);
+    expect(await admission.admit({ ...m, hop: 1 })).toMatchObject({ kind: 'final' });
+    expect((await record(m.id)).state).toBe('unconfirmed');
+  });
+
   it('delays a message whose every provider is paused until the pause ends; a campaign holds its queue', async () => {
     const { admission, adjustments, limiter, message, record, now } = rig();
     await adjustments.pause('main', now() + 30_000, 'daily quota');
