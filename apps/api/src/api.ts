@@ -1,7 +1,7 @@
 import { fastify, type FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { createKeys, receiverFor, type ServiceLogger, type SluiceConfig } from '@sluice/core';
-import { createFeedback, createStore } from '@sluice/store';
+import { connectRedis, createFeedback, createStore, type RedisHealth } from '@sluice/store';
 import { createSignals, type Signals } from '@sluice/throttle';
 import { httpsGet } from './internal/https-get.js';
 import { registerMailgunWebhook } from './webhooks-mailgun.js';
@@ -14,6 +14,8 @@ export interface ApiOptions {
   logger: ServiceLogger;
   /** A connection of yours (not closed by the API); else one is opened to `redis.url`. */
   redis?: Redis | undefined;
+  /** Reports the failures of the API's own connection, once per outage. @defaultValue none */
+  health?: RedisHealth | undefined;
   /**
    * Fetches an SNS signing certificate (PEM) whose URL passed the checks.
    * @defaultValue an https GET, 5 s timeout, 64 KiB cap, no redirects
@@ -60,7 +62,7 @@ export function createApi(options: ApiOptions): Api {
   const { config, logger } = options;
   const sendgridKey = readSendgridKey(config.api.webhooks.sendgrid.publicKey);
   const ownsRedis = options.redis === undefined;
-  const redis = options.redis ?? new Redis(config.redis.url, { maxRetriesPerRequest: 3 });
+  const redis = options.redis ?? connectRedis(config.redis.url, { maxRetriesPerRequest: 3, health: options.health });
   const keys = createKeys(config.redis.prefix);
   const dedupeTtlSeconds = options.dedupeTtlSeconds ?? 2 * 86_400;
   const feedback = createFeedback({ redis, keys, softBounces: config.suppression.softBounces, dedupeTtlSeconds });
