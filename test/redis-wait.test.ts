@@ -91,6 +91,8 @@ it('every process waits for Redis saying so once, says once when it is back and 
     // An outage of a few seconds while every process runs.
     await redis.stop();
     await everyOne('a redis_unavailable line from each', (name, p) => count(name, p, 'redis_unavailable') > 0);
+    // A request meanwhile fails, and is no line of its own: the outage's line covers it.
+    expect((await fetch(`http://127.0.0.1:${adminPort}/api/status`)).status).toBe(500);
     await new Promise((r) => setTimeout(r, 2_000));
     redis = await startRedisServer({ port: redisPort, dir });
     await everyOne('a second redis_back line from each', (name, p) => count(name, p, 'redis_back') === 2);
@@ -107,6 +109,8 @@ it('every process waits for Redis saying so once, says once when it is back and 
       const back = lines(name, p).filter((l) => l.event === 'redis_back');
       expect(back.map((l) => l.atStart)).toEqual([true, false]);
       expect(back[1]!.downMs, `${name}: the outage's length`).toBeGreaterThan(0);
+      const errors = lines(name, p).filter((l) => Number(l.level) >= 50 && l.event !== 'redis_unavailable');
+      expect(errors, `${name}: no error line but the outage's`).toEqual([]);
     }
     for (const [name, p] of all) expect((await p.stop()).code, `${name} stops cleanly`).toBe(0);
     // Nothing unstructured on the way out either.

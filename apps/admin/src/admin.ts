@@ -15,8 +15,8 @@ export interface AdminOptions {
   /** A connection of yours (not closed by the app); else one is opened to `redis.url`. */
   redis?: Redis | undefined;
   /**
-   * The process's Redis health reporter: it reports the app's own connection, and a refresh
-   * or scrape that fails for want of Redis is part of its outage, not a line of its own.
+   * The process's Redis health reporter: it reports the app's own connection, and a request,
+   * refresh or scrape that fails for want of Redis is part of its outage, not a line of its own.
    * @defaultValue none: such failures are logged each
    */
   health?: RedisHealth | undefined;
@@ -75,7 +75,9 @@ export function createAdmin(options: AdminOptions): Admin {
       return reply.code(409).send({ error: { code: err.code, message: err.message } });
     }
     const code = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
-    if (code === 500) logger.error({ event: 'admin_error', err: err.message }, 'request failed');
+    // Failed for want of Redis: the outage is logged once (redis_unavailable), not per request.
+    if (code === 500 && !health?.explains(err))
+      logger.error({ event: 'admin_error', err: err.message }, 'request failed');
     return reply.code(code).send({
       error: {
         code: code === 500 ? 'internal' : (err.code ?? 'bad_request'),

@@ -14,7 +14,11 @@ export interface ApiOptions {
   logger: ServiceLogger;
   /** A connection of yours (not closed by the API); else one is opened to `redis.url`. */
   redis?: Redis | undefined;
-  /** Reports the failures of the API's own connection, once per outage. @defaultValue none */
+  /**
+   * The process's Redis health reporter: it reports the API's own connection, and a request that
+   * fails for want of Redis is part of its outage, not a line of its own.
+   * @defaultValue none: such failures are logged each
+   */
   health?: RedisHealth | undefined;
   /**
    * Fetches an SNS signing certificate (PEM) whose URL passed the checks.
@@ -84,7 +88,8 @@ export function createApi(options: ApiOptions): Api {
   server.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, _req, reply) => {
     const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (status === 500) {
-      logger.error({ event: 'api_error', err: err.message }, 'request failed');
+      // Refused for want of Redis: the outage is logged once (redis_unavailable), not per request.
+      if (!options.health?.explains(err)) logger.error({ event: 'api_error', err: err.message }, 'request failed');
       return reply.code(500).send({ error: { code: 'internal', message: 'the event was not applied; retry later' } });
     }
     // Fastify's own refusals: bad JSON, too large, unsupported media type.
