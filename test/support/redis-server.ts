@@ -25,10 +25,21 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
+/** Options of {@link startRedisServer}. */
+export interface RedisServerOptions {
+  /** @defaultValue a free one */
+  port?: number;
+  /**
+   * Where it keeps an append-only file, kept after `stop()`: a server started again on the
+   * same directory has the data of the last. @defaultValue a directory of its own, no persistence
+   */
+  dir?: string;
+}
+
 /** Starts a private redis-server; rejects with a clear message if the binary is missing. */
-export async function startRedisServer(): Promise<RedisServer> {
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-redis-'));
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
+  const port = options.port ?? (await freePort());
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'sluice-redis-'));
   const child: ChildProcess = spawn(
     'redis-server',
     [
@@ -39,7 +50,7 @@ export async function startRedisServer(): Promise<RedisServer> {
       '--save',
       '',
       '--appendonly',
-      'no',
+      options.dir === undefined ? 'no' : 'yes',
       '--dir',
       dir,
       '--maxmemory-policy',
@@ -67,7 +78,7 @@ export async function startRedisServer(): Promise<RedisServer> {
         child.kill('SIGTERM');
         await exited;
       }
-      rmSync(dir, { recursive: true, force: true });
+      if (options.dir === undefined) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

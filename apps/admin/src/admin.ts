@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { fastify, type FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { createKeys, SluiceError, type ServiceLogger, type SluiceConfig } from '@sluice/core';
 import { createMetricsHandler, createOverrides, createStatus } from '@sluice/ops';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { createCampaigns, createQueues, createStore } from '@sluice/store';
+import { connectRedis, createCampaigns, createQueues, createStore, type RedisHealth } from '@sluice/store';
 import { registerAuth } from './auth.js';
 import { registerBoard } from './board.js';
 
@@ -14,6 +14,12 @@ export interface AdminOptions {
   logger: ServiceLogger;
   /** A connection of yours (not closed by the app); else one is opened to `redis.url`. */
   redis?: Redis | undefined;
+  /**
+   * The process's Redis health reporter: it reports the app's own connection, and a request,
+   * refresh or scrape that fails for want of Redis is part of its outage, not a line of its own.
+   * @defaultValue none: such failures are logged each
+   */
+  health?: RedisHealth | undefined;
   /** How often the campaign list of the board is read again. @defaultValue `5000` */
   refreshMs?: number | undefined;
 }
@@ -52,7 +58,8 @@ export function createAdmin(options: AdminOptions): Admin {
   registerAuth(server, config.admin);
 
   const ownsRedis = options.redis === undefined;
-  const redis = options.redis ?? new Redis(config.redis.url, { maxRetriesPerRequest: 3 });
+  const { health } = options;
+  const redis = options.redis ?? connectRedis(config.redis.url, { maxRetriesPerRequest: 3, health });
   const keys = createKeys(config.redis.prefix);
   const store = createStore({ redis, keys });
   const status = createStatus({ config, redis, keys });
@@ -68,7 +75,9 @@ export function createAdmin(options: AdminOptions): Admin {
       return reply.code(409).send({ error: { code: err.code, message: err.message } });
     }
     const code = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
-    if (code === 500) logger.error({ event: 'admin_error', err: err.message }, 'request failed');
+    // Failed for want of Redis: the outage is logged once (redis_unavailable), not per request.
+    if (code === 500 && !health?.explains(err))
+      logger.error({ event: 'admin_error', err: err.message }, 'request failed');
     return reply.code(code).send({
       error: {
         code: code === 500 ? 'internal' : (err.code ?? 'bad_request'),
@@ -100,7 +109,10 @@ export function createAdmin(options: AdminOptions): Admin {
     redis,
     keys,
     status,
-    onError: (err) => logger.error({ event: 'metrics_failed', err: String(err) }, 'metrics snapshot failed'),
+    onError: (err) => {
+      if (!health?.explains(err))
+        logger.error({ event: 'metrics_failed', err: String(err) }, 'metrics snapshot failed');
+    },
   });
   server.get('/metrics', async (_req, reply) =>
     reply.header('content-type', metrics.contentType).send(await metrics.body()),
@@ -127,11 +139,10 @@ export function createAdmin(options: AdminOptions): Admin {
       await board.refresh();
       await server.ready();
       timer = setInterval(() => {
-        running = board
-          .refresh()
-          .catch((err: Error) =>
-            logger.error({ event: 'admin_refresh_failed', err: err.message }, 'campaign list not refreshed'),
-          );
+        running = board.refresh().catch((err: Error) => {
+          if (!health?.explains(err))
+            logger.error({ event: 'admin_refresh_failed', err: err.message }, 'campaign list not refreshed');
+        });
       }, refreshMs);
       timer.unref();
     })());

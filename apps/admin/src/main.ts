@@ -1,4 +1,5 @@
 import { configAndLogger, runService } from '@sluice/core';
+import { createRedisHealth } from '@sluice/store';
 import { createAdmin } from './admin.js';
 
 // The config first (it says how addresses are logged); a bad one fails the start below.
@@ -9,12 +10,22 @@ runService({
   logger,
   async start() {
     if (config instanceof Error) throw config;
-    const admin = createAdmin({ config, logger });
+    // One reporter for every connection of the process: one line per outage, not one per retry.
+    const health = createRedisHealth({ url: config.redis.url, logger });
+    const admin = createAdmin({ config, logger, health });
+    // Not listening until Redis answers: the board's first read needs it.
+    await health.ready();
     const address = await admin.listen();
     logger.info(
       { address, auth: config.admin.tokens.length > 0 ? 'tokens' : 'none (devNoAuth, loopback)' },
       'admin listening',
     );
-    return { close: () => admin.close(), shutdownDeadlineMs: 10_000 };
+    return {
+      async close() {
+        health.close();
+        await admin.close();
+      },
+      shutdownDeadlineMs: 10_000,
+    };
   },
 });

@@ -1,7 +1,7 @@
 import { fastify, type FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { createKeys, receiverFor, type ServiceLogger, type SluiceConfig } from '@sluice/core';
-import { createFeedback, createStore } from '@sluice/store';
+import { connectRedis, createFeedback, createStore, type RedisHealth } from '@sluice/store';
 import { createSignals, type Signals } from '@sluice/throttle';
 import { httpsGet } from './internal/https-get.js';
 import { registerMailgunWebhook } from './webhooks-mailgun.js';
@@ -14,6 +14,12 @@ export interface ApiOptions {
   logger: ServiceLogger;
   /** A connection of yours (not closed by the API); else one is opened to `redis.url`. */
   redis?: Redis | undefined;
+  /**
+   * The process's Redis health reporter: it reports the API's own connection, and a request that
+   * fails for want of Redis is part of its outage, not a line of its own.
+   * @defaultValue none: such failures are logged each
+   */
+  health?: RedisHealth | undefined;
   /**
    * Fetches an SNS signing certificate (PEM) whose URL passed the checks.
    * @defaultValue an https GET, 5 s timeout, 64 KiB cap, no redirects
@@ -60,7 +66,7 @@ export function createApi(options: ApiOptions): Api {
   const { config, logger } = options;
   const sendgridKey = readSendgridKey(config.api.webhooks.sendgrid.publicKey);
   const ownsRedis = options.redis === undefined;
-  const redis = options.redis ?? new Redis(config.redis.url, { maxRetriesPerRequest: 3 });
+  const redis = options.redis ?? connectRedis(config.redis.url, { maxRetriesPerRequest: 3, health: options.health });
   const keys = createKeys(config.redis.prefix);
   const dedupeTtlSeconds = options.dedupeTtlSeconds ?? 2 * 86_400;
   const feedback = createFeedback({ redis, keys, softBounces: config.suppression.softBounces, dedupeTtlSeconds });
@@ -82,7 +88,8 @@ export function createApi(options: ApiOptions): Api {
   server.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, _req, reply) => {
     const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (status === 500) {
-      logger.error({ event: 'api_error', err: err.message }, 'request failed');
+      // Refused for want of Redis: the outage is logged once (redis_unavailable), not per request.
+      if (!options.health?.explains(err)) logger.error({ event: 'api_error', err: err.message }, 'request failed');
       return reply.code(500).send({ error: { code: 'internal', message: 'the event was not applied; retry later' } });
     }
     // Fastify's own refusals: bad JSON, too large, unsupported media type.

@@ -1,4 +1,5 @@
 import { runService, configAndLogger } from '@sluice/core';
+import { createRedisHealth } from '@sluice/store';
 import { createApi } from './api.js';
 
 // The config first (it says how addresses are logged); a bad one fails the start below.
@@ -9,16 +10,23 @@ runService({
   logger,
   async start() {
     if (config instanceof Error) throw config;
+    // One reporter for every connection of the process: one line per outage, not one per retry.
+    const health = createRedisHealth({ url: config.redis.url, logger });
     // The api faces the ESPs' webhooks: its `/metrics` is not on that port but, as every
     // fleet process's, on `metrics.host:metrics.port` (loopback by default) when a port is set.
     const port = config.metrics.port;
     const metrics =
-      port === undefined ? undefined : await (await import('@sluice/ops')).startFleetMetrics({ config, port, logger });
-    const api = createApi({ config, logger });
+      port === undefined
+        ? undefined
+        : await (await import('@sluice/ops')).startFleetMetrics({ config, port, logger, health });
+    const api = createApi({ config, logger, health });
+    // Not listening until Redis answers: a webhook taken now could not be applied.
+    await health.ready();
     const address = await api.listen();
     logger.info({ address }, 'api listening');
     return {
       async close() {
+        health.close();
         await api.close();
         await metrics?.close();
       },

@@ -60,15 +60,15 @@ export function createContext(io: Io, json: boolean): Context & { close(): Promi
 
   async function open(): Promise<Deps> {
     const config = loadConfig({ env: io.env });
-    const { Redis } = await import('ioredis');
-    // Fail fast: a CLI that waits forever for an unreachable Redis helps nobody.
-    const redis = new Redis(config.redis.url, {
+    const { connectRedis } = await import('@sluice/store');
+    // Fail fast: a CLI that waits forever for an unreachable Redis helps nobody. Its failures
+    // are reported through the failing command (connectRedis prints none of its own).
+    const redis = connectRedis(config.redis.url, {
       lazyConnect: true,
       maxRetriesPerRequest: 1,
       retryStrategy: (n) => (n > 2 ? null : 200),
       connectTimeout: 5_000,
     });
-    redis.on('error', () => {}); // reported through the failing command
     try {
       await redis.connect();
     } catch (cause) {

@@ -1,6 +1,6 @@
-import { Redis } from 'ioredis';
 import { createClient } from '@sluice/client';
 import { createKeys, loadConfig } from '@sluice/core';
+import { connectRedis, createRedisHealth, type RedisHealthLogger } from '@sluice/store';
 import { createOtpLatency } from './otp-latency.js';
 import { createProducer } from './producer.js';
 import { DEMO_DOMAINS } from './recipients.js';
@@ -14,13 +14,22 @@ const OTP_INTERVAL_MS = 250;
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
 const warn = (line: string): void => void process.stderr.write(`demo: ${line}\n`);
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+// The demo's lines are for a person, not a log shipper: Redis's comings and goings in its own words.
+const redisLines: RedisHealthLogger = {
+  info: (_, msg) => warn(msg),
+  warn: (_, msg) => warn(msg),
+  error: (_, msg) => warn(msg),
+};
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const keys = createKeys(config.redis.prefix);
   const client = createClient({ redis: config.redis.url, prefix: config.redis.prefix });
-  // The client's connection is its own; status reads get one of ours.
-  const redis = new Redis(config.redis.url, { maxRetriesPerRequest: 3 });
+  // The client's connection is its own; status reads get one of ours, which says when Redis
+  // is away (once) and back. Without Redis the demo waits for it.
+  const health = createRedisHealth({ url: config.redis.url, logger: redisLines });
+  const redis = connectRedis(config.redis.url, { maxRetriesPerRequest: 3, health });
+  await health.ready();
   const campaign = await client.campaigns.create({ name: 'newsletter', priority: 'low' });
   const otps = createOtpLatency({ messages: client.messages });
   const producer = createProducer({
@@ -30,7 +39,9 @@ async function main(): Promise<void> {
     chunkSize: CHUNK_SIZE,
     otpIntervalMs: OTP_INTERVAL_MS,
     onOtp: (id, sentAt) => otps.track(id, sentAt),
-    onOtpError: (error) => warn(`an OTP was not enqueued: ${describe(error)}`),
+    onOtpError: (error) => {
+      if (!health.explains(error)) warn(`an OTP was not enqueued: ${describe(error)}`);
+    },
   });
   const status = createStatusReader({
     config,
@@ -59,6 +70,7 @@ async function main(): Promise<void> {
       warn(`could not pause newsletter ${campaign.id}: ${describe(error)}`);
     }
     await status.close();
+    health.close();
     await redis.quit();
     await client.close();
     process.exit(code);
@@ -96,7 +108,10 @@ async function main(): Promise<void> {
           .then((r) => {
             if (!stopping) say(formatStatus(at - startedAt, r, otps.summary(at)));
           })
-          .catch((error: unknown) => warn(`status unavailable: ${describe(error)}`))
+          .catch((error: unknown) => {
+            // Redis away: said once, by the health reporter.
+            if (!health.explains(error)) warn(`status unavailable: ${describe(error)}`);
+          })
           .finally(() => {
             if (!stopping) tick();
           });

@@ -1,5 +1,6 @@
 import { configAndLogger, runService } from '@sluice/core';
 import { createScheduler } from '@sluice/dispatch';
+import { createRedisHealth } from '@sluice/store';
 
 // The config first (it says how addresses are logged); a bad one fails the start below.
 const { config, logger } = configAndLogger('sluice-scheduler');
@@ -9,15 +10,22 @@ runService({
   logger,
   async start() {
     if (config instanceof Error) throw config;
+    // One reporter for every connection of the process: one line per outage, not one per retry.
+    const health = createRedisHealth({ url: config.redis.url, logger });
     // `/metrics` only when a port is set (its code is loaded only then).
     const port = config.metrics.port;
     const metrics =
-      port === undefined ? undefined : await (await import('@sluice/ops')).startFleetMetrics({ config, port, logger });
-    const scheduler = createScheduler({ config, logger });
+      port === undefined
+        ? undefined
+        : await (await import('@sluice/ops')).startFleetMetrics({ config, port, logger, health });
+    const scheduler = createScheduler({ config, logger, health });
+    // Without Redis the scheduler waits (saying so once), and is ready once it answers.
+    await health.ready();
     await scheduler.start();
     // Its jobs are short; the deadline only guards against a hang (say Redis is gone).
     return {
       async close() {
+        health.close();
         await scheduler.close();
         await metrics?.close();
       },

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import {
   SluiceError,
   createKeys,
@@ -9,6 +9,7 @@ import {
   type QueuedMessage,
 } from '@sluice/core';
 import {
+  connectRedis,
   createCampaigns,
   createQueues,
   createStore,
@@ -74,7 +75,9 @@ export interface SluiceClient {
 export function createClient(options: ClientOptions): SluiceClient {
   const ownsRedis = typeof options.redis === 'string';
   const redis =
-    typeof options.redis === 'string' ? new Redis(options.redis, { maxRetriesPerRequest: 3 }) : options.redis;
+    // connectRedis: a library prints nothing (ioredis would print each failed attempt); the
+    // commands reject instead.
+    typeof options.redis === 'string' ? connectRedis(options.redis, { maxRetriesPerRequest: 3 }) : options.redis;
   const keys: Keys = createKeys(options.prefix);
   const chunkSize = options.chunkSize ?? 1000;
   const store: Store = createStore({ redis, keys });

@@ -1,11 +1,17 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { DelayedError, RateLimitError, Worker, type Job, type Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { PRIORITY_CLASSES, createKeys, type IntakeJobData, type SluiceConfig } from '@sluice/core';
 import { createProviders, type Provider } from '@sluice/providers';
-import { createCampaigns, createQueues, createStore } from '@sluice/store';
+import {
+  connectRedis,
+  createCampaigns,
+  createQueues,
+  createRedisHealth,
+  createStore,
+  type RedisHealth,
+} from '@sluice/store';
 import { createAdjustments, createLimiter, createSignals, foldTotals, sweepOverrides } from '@sluice/throttle';
 import { createGovernor } from './control/governor.js';
 import { createWarmup } from './control/warmup.js';
@@ -23,6 +29,8 @@ export interface SchedulerOptions {
   campaignIdleMs?: number;
   /** Adapters whose account limits are read (SES `GetAccount`). @defaultValue one per configured SES provider */
   providers?: Map<string, Provider>;
+  /** The process's Redis health reporter. @defaultValue one of its own, on `logger` */
+  health?: RedisHealth;
 }
 
 /** A scheduler process's engine. Several may run at once. */
@@ -53,7 +61,9 @@ const bullWorkerOptions = (config: SluiceConfig) => ({
 export function createScheduler(options: SchedulerOptions): Scheduler {
   const { config, logger } = options;
   const keys = createKeys(config.redis.prefix);
-  const redis = new Redis(config.redis.url, { maxRetriesPerRequest: null });
+  const ownHealth = options.health === undefined;
+  const health = options.health ?? createRedisHealth({ url: config.redis.url, logger });
+  const redis = connectRedis(config.redis.url, { maxRetriesPerRequest: null, health });
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
   const limiter = createLimiter({ redis, reserves: config.reserves, jitterSlackMs: config.jitterSlackMs });
   const adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
@@ -157,7 +167,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       prefix: keys.prefix,
       ...bullWorkerOptions(config),
     });
-    worker.on('error', (err) => logger.error({ err, queue: queue.name }, 'scheduler worker error'));
+    // Connection errors (every retry of its two connections) are the health reporter's.
+    health.watch(worker, (err) => logger.error({ err, queue: queue.name }, 'scheduler worker error'));
     worker.on('failed', (job, err) =>
       logger.warn({ err, id: job?.id, queue: queue.name }, 'intake job failed; BullMQ retries it'),
     );
@@ -204,7 +215,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       const loop = (): void => {
         poller = setTimeout(() => {
           pollCampaigns()
-            .catch((err: unknown) => logger.error({ err }, 'campaign poll failed'))
+            .catch((err: unknown) => {
+              if (!health.explains(err)) logger.error({ err }, 'campaign poll failed');
+            })
             .finally(() => {
               if (!closing) loop();
             });
@@ -215,6 +228,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     },
     async close() {
       closing = true;
+      if (ownHealth) health.close();
       if (poller) clearTimeout(poller);
       await Promise.all([...workers.values()].map((w) => w.close()));
       await stopQuotas?.();

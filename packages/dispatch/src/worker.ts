@@ -1,11 +1,10 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { DelayedError, Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { PRIORITY_CLASSES, createKeys, type DispatchJobData, type SluiceConfig } from '@sluice/core';
 import { createProviders, type Provider } from '@sluice/providers';
-import { createQueues, createStore } from '@sluice/store';
+import { connectRedis, createQueues, createRedisHealth, createStore, type RedisHealth } from '@sluice/store';
 import { createAdjustments, createLimiter, createSignals, createSlots, type Slots } from '@sluice/throttle';
 import { createDelivery } from './delivery/engine.js';
 import { SlotGate } from './gate.js';
@@ -17,6 +16,8 @@ export interface WorkerOptions {
   logger: Logger;
   /** Adapters by provider id. @defaultValue one per configured provider */
   providers?: Map<string, Provider>;
+  /** The process's Redis health reporter. @defaultValue one of its own, on `logger` */
+  health?: RedisHealth;
 }
 
 /** A worker process's engine: stateless, scaled horizontally. */
@@ -34,7 +35,9 @@ export interface SluiceWorker {
 export function createWorker(options: WorkerOptions): SluiceWorker {
   const { config, logger } = options;
   const keys = createKeys(config.redis.prefix);
-  const redis = new Redis(config.redis.url, { maxRetriesPerRequest: null });
+  const ownHealth = options.health === undefined;
+  const health = options.health ?? createRedisHealth({ url: config.redis.url, logger });
+  const redis = connectRedis(config.redis.url, { maxRetriesPerRequest: null, health });
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
   const limiter = createLimiter({ redis, reserves: config.reserves, jitterSlackMs: config.jitterSlackMs });
   const adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
@@ -110,13 +113,15 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
           stalledInterval: config.worker.stalledIntervalMs,
           maxStalledCount: 1_000_000,
         });
-        worker.on('error', (err) => logger.error({ err, queue: worker.name }, 'worker error'));
+        // Connection errors (every retry of its two connections) are the health reporter's.
+        health.watch(worker, (err) => logger.error({ err, queue: worker.name }, 'worker error'));
         worker.on('failed', (job, err) => logger.warn({ err, id: job?.id }, 'dispatch job failed; BullMQ retries it'));
         workers.set(p, worker);
       }
       rescale();
     },
     async close() {
+      if (ownHealth) health.close();
       const drain = Promise.all([...workers.values()].map((w) => w.close()));
       const timeout = new Promise<'timeout'>((r) =>
         setTimeout(() => r('timeout'), config.worker.drainTimeoutMs).unref(),

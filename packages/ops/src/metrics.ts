@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { createKeys, systemClock, type Clock, type Keys, type SluiceConfig } from '@sluice/core';
+import { connectRedis, type RedisHealth } from '@sluice/store';
 import { createStatus, type Status } from './status.js';
 import type { StatusSnapshot } from './types.js';
 
@@ -219,6 +220,8 @@ export interface MetricsHandlerOptions {
   config: SluiceConfig;
   /** A connection of yours (not closed by the handler); else one is opened to `redis.url`. */
   redis?: Redis | undefined;
+  /** Reports the failures of the handler's own connection. @defaultValue none: a failed scrape goes to `onError` */
+  health?: RedisHealth | undefined;
   /** @defaultValue `createKeys(config.redis.prefix)` */
   keys?: Keys | undefined;
   /** A status reader of yours (not closed by the handler); else one is made. */
@@ -235,7 +238,7 @@ export function createMetricsHandler(options: MetricsHandlerOptions): MetricsHan
   let own: { redis?: Redis; status?: Status } = {};
   let status = options.status;
   if (status === undefined) {
-    const redis = options.redis ?? new Redis(config.redis.url, { maxRetriesPerRequest: 3 });
+    const redis = options.redis ?? connectRedis(config.redis.url, { maxRetriesPerRequest: 3, health: options.health });
     const created = createStatus({ config, redis, keys: options.keys ?? createKeys(config.redis.prefix) });
     own = options.redis === undefined ? { redis, status: created } : { status: created };
     status = created;

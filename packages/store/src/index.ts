@@ -35,3 +35,14 @@ export {
   type ResumeOptions,
 } from './campaigns.js';
 export { type CancelOptions, type CancelResult } from './campaign-cancel.js';
+export {
+  connectRedis,
+  createRedisHealth,
+  isRedisConnectionError,
+  redisUrlForLogs,
+  type ConnectRedisOptions,
+  type ErrorEmitter,
+  type RedisHealth,
+  type RedisHealthLogger,
+  type RedisHealthOptions,
+} from './redis-connection.js';

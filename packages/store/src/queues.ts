@@ -49,6 +49,11 @@ export function createQueues(options: QueuesOptions): Queues {
     if (!q) {
       const defaultJobOptions = dispatchNames.has(name) ? { ...DISPATCH_JOB_OPTIONS } : { ...INTAKE_JOB_OPTIONS };
       q = new Queue(name, { ...QUEUE_OPTIONS, connection: redis, prefix: keys.prefix, defaultJobOptions });
+      // A Queue re-emits its connection's errors, and with no listener BullMQ prints each
+      // one with console.error (a multi-line dump per retry during an outage). The
+      // connection's own listener reports them (connectRedis), and a command that fails
+      // rejects its caller.
+      q.on('error', () => undefined);
       handles.set(name, q);
     }
     return q;
