@@ -20,6 +20,14 @@ async function jobsIn(name: string): Promise<number> {
 }
 const records = async (): Promise<number> => (await redis.keys(`${prefix}:msg:*`)).length;
 
+/** Every key of the test's prefix and its exact value (DUMP), to compare before and after a call. */
+async function keyspace(): Promise<Map<string, string>> {
+  const found = await redis.keys(`*${prefix}*`);
+  const out = new Map<string, string>();
+  for (const key of found.sort()) out.set(key, (await redis.dumpBuffer(key))?.toString('hex') ?? '');
+  return out;
+}
+
 beforeEach(() => {
   redis = r.redis;
   prefix = r.prefix;
@@ -84,6 +92,59 @@ describe('send() rejects bad input naming the field, and writes nothing', () => 
     expect(error).toMatchObject({ code: 'invalid_message', path: 'messages.3.to' });
     expect(await jobsIn(createKeys(prefix).intakeQueue('normal'))).toBe(0);
     expect(await records()).toBe(0);
+  });
+});
+
+describe('a refused call writes nothing: not a record, a job or a queue’s meta key', () => {
+  const circular: Record<string, unknown> = {};
+  circular.again = circular;
+  const bad: [string, unknown, string, string][] = [
+    ['a BigInt in template.data', { n: 10n }, 'messages.3.template.data.n', 'invalid_message'],
+    ['a circular template.data', { c: circular }, 'messages.3.template.data.c.again', 'invalid_message'],
+    [
+      'a throwing toJSON',
+      {
+        t: {
+          toJSON() {
+            throw new Error('no');
+          },
+        },
+      },
+      'messages.3.template.data.t.toJSON',
+      'invalid_message',
+    ],
+    ['10 MB of template.data', { blob: 'x'.repeat(10_000_000) }, 'messages.3.template.data', 'invalid_message'],
+  ];
+  for (const [what, data, path, code] of bad) {
+    it(`sendBulk with ${what} in one item`, async () => {
+      await client.send(ok); // the intake queue's meta exists: what follows must not change it either
+      const before = await keyspace();
+      const item = { from: ok.from, to: ok.to, template: { name: 'welcome', data } } as MessageInput;
+      const batch = [ok, { ...ok, priority: 'high' as const }, { ...ok, priority: 'low' as const }, item, ok];
+      const error = await client.sendBulk(batch).catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: 'SluiceError', code, path });
+      expect(await keyspace()).toEqual(before);
+      expect(await redis.exists(`${prefix}:${createKeys(prefix).intakeQueue('high')}:meta`)).toBe(0);
+    });
+  }
+
+  it('send to a cancelled campaign: campaign_cancelled, nothing written; sendBulk names the item', async () => {
+    const keys = createKeys(prefix);
+    const queues = createQueues({ redis, keys });
+    try {
+      await client.campaigns.create({ id: 'recalled', priority: 'low' });
+      await createCampaigns({ redis, keys, queues }).cancel('recalled', { actor: 'ops', reason: 'typo', waitMs: 0 });
+      const before = await keyspace();
+      const error = await client.send({ ...ok, campaignId: 'recalled' }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: 'SluiceError', code: 'campaign_cancelled', path: 'campaignId' });
+      expect((error as Error).message).toMatch(/campaign recalled: it was cancelled, so it takes no more mail/);
+      const bulk = await client.sendBulk([ok, { ...ok, campaignId: 'recalled' }]).catch((e: unknown) => e);
+      expect(bulk).toMatchObject({ code: 'campaign_cancelled', path: 'messages.1.campaignId' });
+      expect(await keyspace()).toEqual(before);
+      expect(await client.campaigns.status('recalled')).toMatchObject({ cancelled: true, counts: { accepted: 0 } });
+    } finally {
+      await queues.close();
+    }
   });
 });
 
