@@ -6,6 +6,7 @@ import {
   createStore,
   type AttemptEntry,
   type MessageRecord,
+  type Queues,
   type Store,
 } from '@sluice/store';
 import { clientCampaigns, type Campaigns } from './campaigns.js';
@@ -99,6 +100,29 @@ function positiveInteger(value: number | undefined, fallback: number, path: stri
   return value;
 }
 
+/**
+ * The queue handles, each with an `error` listener: BullMQ re-emits every connection error
+ * on each handle and prints it when none listens, in the backend's process. The call that
+ * meets the outage reports it (`redis_unavailable`).
+ */
+function quietQueues(queues: Queues): Queues {
+  type Queue = ReturnType<Queues['named']>;
+  const quiet = new WeakSet<Queue>();
+  const hush = (q: Queue): Queue => {
+    if (!quiet.has(q)) q.on('error', () => {});
+    quiet.add(q);
+    return q;
+  };
+  return {
+    ...queues,
+    campaign: (id) => hush(queues.campaign(id)),
+    intake: (p) => hush(queues.intake(p)),
+    intakeOf: (m) => hush(queues.intakeOf(m)),
+    dispatch: (p) => hush(queues.dispatch(p)),
+    named: (name) => hush(queues.named(name)),
+  };
+}
+
 /** Parses a call's input: every message before anything is read or written. */
 function parse(input: unknown, path: readonly PropertyKey[]): Parsed {
   const message = parseMessage(input, path);
@@ -119,7 +143,7 @@ export function createClient(options: ClientOptions): SluiceClient {
   if (ownsRedis) redis.on('error', () => {});
   const keys: Keys = createKeys(options.prefix);
   const store: Store = createStore({ redis, keys });
-  const queues = createQueues({ redis, keys });
+  const queues = quietQueues(createQueues({ redis, keys }));
   const guard = createGuard(timeoutMs);
   const intake = createIntake({ redis, keys, store, queues });
   let closed = false;
