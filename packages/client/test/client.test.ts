@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createKeys, type MessageInput } from '@sluice/core';
 import { createClient, type SluiceClient } from '@sluice/client';
@@ -144,6 +144,56 @@ describe('a refused call writes nothing: not a record, a job or a queue’s meta
       expect(await client.campaigns.status('recalled')).toMatchObject({ cancelled: true, counts: { accepted: 0 } });
     } finally {
       await queues.close();
+    }
+  });
+});
+
+describe('a cancel that lands while a send is being written', () => {
+  /** Waits until the connection named `name` has a command held by CLIENT PAUSE (flag `b`). */
+  async function heldByPause(name: string): Promise<void> {
+    for (let i = 0; i < 500; i++) {
+      const list = (await redis.client('LIST')) as string;
+      if (list.split('\n').some((line) => line.includes(` name=${name} `) && /\bflags=\w*b/.test(line))) return;
+      await new Promise((res) => setTimeout(res, 10));
+    }
+    throw new Error(`${name} was never held by the pause`);
+  }
+
+  it('the send fails with campaign_cancelled and its message ends cancelled, not queued for ever', async () => {
+    const keys = createKeys(prefix);
+    const sender = new Redis(r.url, { connectionName: 'race-sender' });
+    const ops = new Redis(r.url, { connectionName: 'race-ops' });
+    const racing = createClient({ redis: sender, prefix });
+    const queues = createQueues({ redis: ops, keys });
+    try {
+      await racing.campaigns.create({ id: 'spring', priority: 'low' });
+      await racing.send({ ...ok, campaignId: 'spring' }); // its queue and meta exist
+      // Writes wait, reads pass: the send reads the campaign (not cancelled) and waits to write;
+      // the cancel's first write (the flags) waits behind it, and runs right after it.
+      await redis.client('PAUSE', 10_000, 'WRITE');
+      const sending = racing.send({ ...ok, campaignId: 'spring' }).catch((e: unknown) => e);
+      await heldByPause('race-sender');
+      const cancelling = createCampaigns({ redis: ops, keys, queues }).cancel('spring', {
+        actor: 'ops',
+        reason: 'recalled',
+        waitMs: 0,
+      });
+      await heldByPause('race-ops');
+      await redis.client('UNPAUSE');
+      const error = await sending;
+      await cancelling;
+      expect(error).toMatchObject({ name: 'SluiceError', code: 'campaign_cancelled', path: 'campaignId' });
+      expect((error as Error).message).toMatch(/recorded as cancelled and will not be sent/);
+      const ids = (await redis.keys(`${prefix}:msg:*`)).map((k) => k.slice(`${prefix}:msg:`.length));
+      expect(ids).toHaveLength(2);
+      for (const id of ids) expect(await racing.messages.status(id)).toMatchObject({ state: 'cancelled' });
+      expect(await jobsIn(keys.campaignQueue('spring'))).toBe(0);
+    } finally {
+      await redis.client('UNPAUSE');
+      await racing.close();
+      await queues.close();
+      sender.disconnect();
+      ops.disconnect();
     }
   });
 });
