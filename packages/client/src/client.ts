@@ -1,25 +1,20 @@
 import type { Redis } from 'ioredis';
-import {
-  SluiceError,
-  createKeys,
-  parseMessage,
-  type Keys,
-  type MessageInput,
-  type PriorityClass,
-  type QueuedMessage,
-} from '@sluice/core';
+import { SluiceError, createKeys, parseMessage, type Keys, type MessageInput } from '@sluice/core';
 import {
   connectRedis,
   createCampaigns,
   createQueues,
   createStore,
-  messageId,
   type AttemptEntry,
   type MessageRecord,
   type Store,
 } from '@sluice/store';
 import { clientCampaigns, type Campaigns } from './campaigns.js';
+import { createGuard, type Guard } from './deadline.js';
+import { createIntake, type Parsed, type SendResult } from './intake.js';
 import { createClientSuppressions, type ClientSuppressions } from './suppressions.js';
+
+export type { SendResult } from './intake.js';
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {
@@ -29,14 +24,14 @@ export interface ClientOptions {
   prefix?: string;
   /** `sendBulk` writes this many messages per Redis transaction. @defaultValue `1000` */
   chunkSize?: number;
-}
-
-/** The result of `send`. */
-export interface SendResult {
-  /** The message id: look it up with `messages.status(id)`. */
-  id: string;
-  /** True when the idempotency key had been used: nothing was enqueued. */
-  duplicate: boolean;
+  /**
+   * How long a call may wait for Redis before it fails with `redis_unavailable` (action
+   * `transient`): `send` and every other call as a whole, `sendBulk` each chunk. A send that
+   * failed so may still have been written (its command can run once Redis answers again):
+   * retry it with the same `idempotencyKey`, which makes the retry a no-op if it was.
+   * @defaultValue `5000`
+   */
+  timeoutMs?: number;
 }
 
 /** Message lookups. */
@@ -59,103 +54,103 @@ export interface Messages {
 
 /** What backends use to enqueue mail and control campaigns. */
 export interface SluiceClient {
-  /** Validates and enqueues one message. Invalid input throws naming the field; nothing is written. */
+  /**
+   * Validates and enqueues one message. Invalid input throws `invalid_message` naming the
+   * field, an unknown or cancelled campaign `unknown_campaign` or `campaign_cancelled`:
+   * nothing is written. Redis down or silent past `timeoutMs`: `redis_unavailable`.
+   */
   send(message: MessageInput): Promise<SendResult>;
-  /** Validates every message first (errors name `messages.<i>.<field>`), then enqueues in chunks. */
+  /**
+   * Validates every message first (errors name `messages.<i>.<field>`): one bad message
+   * refuses the call with nothing written. Then enqueues in chunks of `chunkSize`; a
+   * `redis_unavailable` in a later chunk leaves the earlier ones written (retry the call
+   * with the same idempotency keys: they come back `duplicate`).
+   */
   sendBulk(messages: readonly MessageInput[]): Promise<SendResult[]>;
   readonly campaigns: Campaigns;
   readonly messages: Messages;
   /** A tenant's suppressed addresses: list, look up, add by hand, remove. */
   readonly suppressions: ClientSuppressions;
-  /** Closes queues, and the connection if the client opened it. */
+  /**
+   * Closes queues, and the connection if the client opened it; past `timeoutMs` (Redis
+   * silent) the connection it opened is dropped instead.
+   */
   close(): Promise<void>;
+}
+
+/**
+ * Wraps each method of `api`: refused once the client is closed, and run within the
+ * client's deadline (`<name>.<method>` in its errors).
+ */
+function guarded<T extends object>(name: string, api: T, guard: Guard, check: () => void): T {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(api)) {
+    const method = value as (...args: unknown[]) => Promise<unknown>;
+    out[key] = async (...args: unknown[]) => {
+      check();
+      return guard(`${name}.${key}`, () => method(...args));
+    };
+  }
+  return out as T;
+}
+
+function positiveInteger(value: number | undefined, fallback: number, path: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new SluiceError('invalid_argument', `${path}: must be a positive integer`, { path });
+  return value;
+}
+
+/** Parses a call's input: every message before anything is read or written. */
+function parse(input: unknown, path: readonly PropertyKey[]): Parsed {
+  const message = parseMessage(input, path);
+  // Read after a successful parse, which read the same field: no getter left to throw.
+  const priorityGiven = (input as { priority?: unknown }).priority !== undefined;
+  return { message, path, priorityGiven };
 }
 
 /** Creates a client. */
 export function createClient(options: ClientOptions): SluiceClient {
+  const chunkSize = positiveInteger(options.chunkSize, 1000, 'chunkSize');
+  const timeoutMs = positiveInteger(options.timeoutMs, 5000, 'timeoutMs');
   const ownsRedis = typeof options.redis === 'string';
   const redis =
     // connectRedis: a library prints nothing (ioredis would print each failed attempt); the
     // commands reject instead.
     typeof options.redis === 'string' ? connectRedis(options.redis, { maxRetriesPerRequest: 3 }) : options.redis;
   const keys: Keys = createKeys(options.prefix);
-  const chunkSize = options.chunkSize ?? 1000;
   const store: Store = createStore({ redis, keys });
   const queues = createQueues({ redis, keys });
-  const campaigns = clientCampaigns(createCampaigns({ redis, keys, queues, store }));
-  const knownCampaigns = new Map<string, PriorityClass>();
+  const guard = createGuard(timeoutMs);
+  const intake = createIntake({ redis, keys, store, queues });
   let closed = false;
 
   function check(): void {
     if (closed) throw new SluiceError('closed', 'the client is closed');
   }
 
-  async function validate(input: unknown, path: PropertyKey[]): Promise<{ message: QueuedMessage; queue: string }> {
-    const m = parseMessage(input, path);
-    if (m.campaignId !== undefined) {
-      let priority = knownCampaigns.get(m.campaignId);
-      if (priority === undefined) {
-        const campaign = await campaigns.get(m.campaignId);
-        if (!campaign) {
-          const at = [...path, 'campaignId'].join('.');
-          throw new SluiceError(
-            'unknown_campaign',
-            `invalid message: ${at}: no campaign with id ${m.campaignId} (create it first)`,
-            { path: at },
-          );
-        }
-        priority = campaign.priority;
-        knownCampaigns.set(m.campaignId, priority);
-      }
-      // A campaign's mail takes the campaign's class unless the message names one.
-      if ((input as { priority?: unknown }).priority === undefined) m.priority = priority;
-    }
-    const message: QueuedMessage = { ...m, id: messageId(m.tenantId, m.idempotencyKey), acceptedAt: Date.now() };
-    const queue = m.campaignId !== undefined ? keys.campaignQueue(m.campaignId) : keys.intakeQueue(m.priority);
-    return { message, queue };
-  }
-
-  /**
-   * Job first, then record: a crash between them leaves a job whose record the scheduler
-   * creates, never a record without a job. A repeat whose record exists enqueues nothing.
-   */
-  async function enqueue(batch: { message: QueuedMessage; queue: string }[]): Promise<SendResult[]> {
-    // Only an idempotency key can name an existing message; random ids skip the lookup.
-    const existing = await Promise.all(
-      batch.map(({ message }) =>
-        message.idempotencyKey === undefined ? Promise.resolve(0) : redis.exists(keys.message(message.id)),
-      ),
-    );
-    // The first occurrence of an id in the batch that has no record yet is the one to enqueue.
-    const seen = new Set<string>();
-    const firsts = new Set<number>();
-    batch.forEach(({ message }, i) => {
-      if (existing[i] === 0 && !seen.has(message.id)) firsts.add(i);
-      seen.add(message.id);
-    });
-    const fresh = batch.filter((_, i) => firsts.has(i));
-    const byQueue = new Map<string, QueuedMessage[]>();
-    for (const { message, queue } of fresh) {
-      const list = byQueue.get(queue) ?? [];
-      list.push(message);
-      byQueue.set(queue, list);
-    }
-    for (const [queue, messages] of byQueue) {
-      await queues.named(queue).addBulk(messages.map((m) => ({ name: 'send', data: m, opts: { jobId: m.id } })));
-    }
-    // A scheduler may already have taken a job and written its record (it does when it finds
-    // none); either way the message is new to this caller, so `duplicate` is decided above.
-    await Promise.all(fresh.map(({ message }) => store.accept(message)));
-    return batch.map(({ message }, i) => ({ id: message.id, duplicate: !firsts.has(i) }));
-  }
+  const messages: Messages = {
+    status: (id) => store.get(id),
+    attempts: (id) => store.attempts(id),
+    async cancel(id) {
+      const record = await store.get(id);
+      if (!record) return false;
+      return store.finalize(id, 'cancelled', {
+        campaignId: record.campaignId,
+        reply: 'cancelled by the client',
+        from: ['queued', 'dispatched', 'retrying'],
+      });
+    },
+  };
 
   return {
-    campaigns,
-    suppressions: createClientSuppressions(redis, keys, check),
+    campaigns: guarded('campaigns', clientCampaigns(createCampaigns({ redis, keys, queues, store })), guard, check),
+    suppressions: guarded('suppressions', createClientSuppressions(redis, keys, check), guard, check),
+    messages: guarded('messages', messages, guard, check),
     async send(input) {
       check();
-      const item = await validate(input, []);
-      const [result] = await enqueue([item]);
+      const parsed = parse(input, []);
+      const [result] = await intake.enqueue([parsed], chunkSize, (run) => guard('send', run));
       return result!;
     },
     async sendBulk(inputs) {
@@ -163,30 +158,21 @@ export function createClient(options: ClientOptions): SluiceClient {
       if (!Array.isArray(inputs)) {
         throw new SluiceError('invalid_argument', 'sendBulk takes an array of messages', { path: 'messages' });
       }
-      const items = [];
-      for (let i = 0; i < inputs.length; i++) items.push(await validate(inputs[i], ['messages', i]));
-      const out: SendResult[] = [];
-      for (let i = 0; i < items.length; i += chunkSize) out.push(...(await enqueue(items.slice(i, i + chunkSize))));
-      return out;
-    },
-    messages: {
-      status: (id) => store.get(id),
-      attempts: (id) => store.attempts(id),
-      async cancel(id) {
-        const record = await store.get(id);
-        if (!record) return false;
-        return store.finalize(id, 'cancelled', {
-          campaignId: record.campaignId,
-          reply: 'cancelled by the client',
-          from: ['queued', 'dispatched', 'retrying'],
-        });
-      },
+      // Every message first: one bad one refuses the call before anything is read or written.
+      const parsed = inputs.map((input, i) => parse(input, ['messages', i]));
+      return intake.enqueue(parsed, chunkSize, (run) => guard('sendBulk', run));
     },
     async close() {
       if (closed) return;
       closed = true;
-      await queues.close();
-      if (ownsRedis) await redis.quit();
+      // Closing waits for Redis too, but not past the deadline: then the connection is dropped.
+      const done = (async () => {
+        await queues.close();
+        if (ownsRedis) await redis.quit();
+      })();
+      await guard('close', () => done).catch(() => {
+        if (ownsRedis) redis.disconnect();
+      });
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createKeys, type MessageInput } from '@sluice/core';
 import { createClient, type SluiceClient } from '@sluice/client';
@@ -19,6 +19,14 @@ async function jobsIn(name: string): Promise<number> {
   return Object.values(counts).reduce((a, b) => a + b, 0);
 }
 const records = async (): Promise<number> => (await redis.keys(`${prefix}:msg:*`)).length;
+
+/** Every key of the test's prefix and its exact value (DUMP), to compare before and after a call. */
+async function keyspace(): Promise<Map<string, string>> {
+  const found = await redis.keys(`*${prefix}*`);
+  const out = new Map<string, string>();
+  for (const key of found.sort()) out.set(key, (await redis.dumpBuffer(key))?.toString('hex') ?? '');
+  return out;
+}
 
 beforeEach(() => {
   redis = r.redis;
@@ -84,6 +92,109 @@ describe('send() rejects bad input naming the field, and writes nothing', () => 
     expect(error).toMatchObject({ code: 'invalid_message', path: 'messages.3.to' });
     expect(await jobsIn(createKeys(prefix).intakeQueue('normal'))).toBe(0);
     expect(await records()).toBe(0);
+  });
+});
+
+describe('a refused call writes nothing: not a record, a job or a queue’s meta key', () => {
+  const circular: Record<string, unknown> = {};
+  circular.again = circular;
+  const bad: [string, unknown, string, string][] = [
+    ['a BigInt in template.data', { n: 10n }, 'messages.3.template.data.n', 'invalid_message'],
+    ['a circular template.data', { c: circular }, 'messages.3.template.data.c.again', 'invalid_message'],
+    [
+      'a throwing toJSON',
+      {
+        t: {
+          toJSON() {
+            throw new Error('no');
+          },
+        },
+      },
+      'messages.3.template.data.t.toJSON',
+      'invalid_message',
+    ],
+    ['10 MB of template.data', { blob: 'x'.repeat(10_000_000) }, 'messages.3.template.data', 'invalid_message'],
+  ];
+  for (const [what, data, path, code] of bad) {
+    it(`sendBulk with ${what} in one item`, async () => {
+      await client.send(ok); // the intake queue's meta exists: what follows must not change it either
+      const before = await keyspace();
+      const item = { from: ok.from, to: ok.to, template: { name: 'welcome', data } } as MessageInput;
+      const batch = [ok, { ...ok, priority: 'high' as const }, { ...ok, priority: 'low' as const }, item, ok];
+      const error = await client.sendBulk(batch).catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: 'SluiceError', code, path });
+      expect(await keyspace()).toEqual(before);
+      expect(await redis.exists(`${prefix}:${createKeys(prefix).intakeQueue('high')}:meta`)).toBe(0);
+    });
+  }
+
+  it('send to a cancelled campaign: campaign_cancelled, nothing written; sendBulk names the item', async () => {
+    const keys = createKeys(prefix);
+    const queues = createQueues({ redis, keys });
+    try {
+      await client.campaigns.create({ id: 'recalled', priority: 'low' });
+      await createCampaigns({ redis, keys, queues }).cancel('recalled', { actor: 'ops', reason: 'typo', waitMs: 0 });
+      const before = await keyspace();
+      const error = await client.send({ ...ok, campaignId: 'recalled' }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: 'SluiceError', code: 'campaign_cancelled', path: 'campaignId' });
+      expect((error as Error).message).toMatch(/campaign recalled: it was cancelled, so it takes no more mail/);
+      const bulk = await client.sendBulk([ok, { ...ok, campaignId: 'recalled' }]).catch((e: unknown) => e);
+      expect(bulk).toMatchObject({ code: 'campaign_cancelled', path: 'messages.1.campaignId' });
+      expect(await keyspace()).toEqual(before);
+      expect(await client.campaigns.status('recalled')).toMatchObject({ cancelled: true, counts: { accepted: 0 } });
+    } finally {
+      await queues.close();
+    }
+  });
+});
+
+describe('a cancel that lands while a send is being written', () => {
+  /** Waits until the connection named `name` has a command held by CLIENT PAUSE (flag `b`). */
+  async function heldByPause(name: string): Promise<void> {
+    for (let i = 0; i < 500; i++) {
+      const list = (await redis.client('LIST')) as string;
+      if (list.split('\n').some((line) => line.includes(` name=${name} `) && /\bflags=\w*b/.test(line))) return;
+      await new Promise((res) => setTimeout(res, 10));
+    }
+    throw new Error(`${name} was never held by the pause`);
+  }
+
+  it('the send fails with campaign_cancelled and its message ends cancelled, not queued for ever', async () => {
+    const keys = createKeys(prefix);
+    const sender = new Redis(r.url, { connectionName: 'race-sender' });
+    const ops = new Redis(r.url, { connectionName: 'race-ops' });
+    const racing = createClient({ redis: sender, prefix });
+    const queues = createQueues({ redis: ops, keys });
+    try {
+      await racing.campaigns.create({ id: 'spring', priority: 'low' });
+      await racing.send({ ...ok, campaignId: 'spring' }); // its queue and meta exist
+      // Writes wait, reads pass: the send reads the campaign (not cancelled) and waits to write;
+      // the cancel's first write (the flags) waits behind it, and runs right after it.
+      await redis.client('PAUSE', 10_000, 'WRITE');
+      const sending = racing.send({ ...ok, campaignId: 'spring' }).catch((e: unknown) => e);
+      await heldByPause('race-sender');
+      const cancelling = createCampaigns({ redis: ops, keys, queues }).cancel('spring', {
+        actor: 'ops',
+        reason: 'recalled',
+        waitMs: 0,
+      });
+      await heldByPause('race-ops');
+      await redis.client('UNPAUSE');
+      const error = await sending;
+      await cancelling;
+      expect(error).toMatchObject({ name: 'SluiceError', code: 'campaign_cancelled', path: 'campaignId' });
+      expect((error as Error).message).toMatch(/recorded as cancelled and will not be sent/);
+      const ids = (await redis.keys(`${prefix}:msg:*`)).map((k) => k.slice(`${prefix}:msg:`.length));
+      expect(ids).toHaveLength(2);
+      for (const id of ids) expect(await racing.messages.status(id)).toMatchObject({ state: 'cancelled' });
+      expect(await jobsIn(keys.campaignQueue('spring'))).toBe(0);
+    } finally {
+      await redis.client('UNPAUSE');
+      await racing.close();
+      await queues.close();
+      sender.disconnect();
+      ops.disconnect();
+    }
   });
 });
 

@@ -1,8 +1,20 @@
 import { z } from 'zod';
+import { SluiceError } from './errors.js';
+import {
+  MAX_BODY_BYTES,
+  MAX_HEADERS,
+  MAX_TAGS,
+  PROTOTYPE_KEYS,
+  bodyProblem,
+  keyedRecord,
+  lineProblem,
+  refineWith,
+  templateDataSchema,
+  utf8Bytes,
+} from './message-fields.js';
 import { parseInput } from './parse.js';
 import { PRIORITY_CLASSES, type PriorityClass } from './priority.js';
 
-const NO_CRLF = /^[^\r\n]*$/;
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** Header field names (RFC 5322 ftext) */
 const HEADER_NAME = /^[!-9;-~]{1,76}$/;
@@ -22,12 +34,19 @@ const RESERVED_HEADERS = new Set([
 ]);
 
 const address = z.email({ message: 'must be an email address' }).max(254);
-const line = (max: number) => z.string().max(max).regex(NO_CRLF, { message: 'must not contain CR or LF' });
+const line = (max: number) => z.string().max(max).superRefine(refineWith(lineProblem));
+const notBlank = { message: 'must not be empty or only spaces' };
+/** A body: not empty, no NUL or lone surrogate; its size is checked in bytes with the others'. */
+const body = z
+  .string()
+  .refine((s) => s.trim() !== '', { message: 'must not be empty or only whitespace (omit it instead)' })
+  .superRefine(refineWith(bodyProblem));
 
 /** `Name <addr@example.com>` or `addr@example.com`. */
 const fromField = z
   .string()
-  .regex(NO_CRLF, { message: 'must not contain CR or LF' })
+  .max(1000)
+  .superRefine(refineWith(lineProblem))
   .transform((value, ctx) => {
     const m = /^\s*(?:"?([^"<>]*?)"?\s*)?<([^<>\s]+)>\s*$/.exec(value);
     const addr = m ? m[2]! : value.trim();
@@ -46,24 +65,30 @@ export const messageInputSchema = z
     to: address,
     replyTo: address.optional(),
     /** Required unless `template` or `raw` gives it. */
-    subject: line(998).min(1, { message: 'must not be empty' }).optional(),
-    text: z.string().max(10_000_000).optional(),
-    html: z.string().max(10_000_000).optional(),
+    subject: line(998)
+      .refine((s) => s.trim() !== '', notBlank)
+      .optional(),
+    /** `text` and `html` together: at most {@link MAX_BODY_BYTES} UTF-8 bytes. */
+    text: body.optional(),
+    html: body.optional(),
     /**
      * A template stored at the ESP (SES `TemplateName`, SendGrid `template_id`, Mailgun
      * `template`) and its variables. SMTP providers cannot send it.
      */
     template: z
       .strictObject({
-        name: z.string().min(1).max(256),
-        data: z.record(z.string(), z.unknown()).default({}),
+        name: line(256).refine((s) => s.trim() !== '', notBlank),
+        /** JSON data (plain objects, arrays, strings, finite numbers, booleans, null), ≤ 256 KiB as JSON. */
+        data: templateDataSchema,
       })
       .optional(),
     /**
      * The whole message as MIME (RFC 5322), sent as is: `from` and `to` still make the
      * envelope. SES (`Raw`), Mailgun (`messages.mime`) and SMTP can send it; SendGrid cannot.
      */
-    raw: z.string().min(1).max(10_000_000).optional(),
+    raw: body
+      .refine((s) => utf8Bytes(s) <= MAX_BODY_BYTES, { message: `must be at most ${MAX_BODY_BYTES} bytes (UTF-8)` })
+      .optional(),
     priority: z
       .enum(PRIORITY_CLASSES, {
         message: `must be one of ${PRIORITY_CLASSES.join(', ')}`,
@@ -72,26 +97,33 @@ export const messageInputSchema = z
     stream: z.string().regex(NAME, { message: 'must match [A-Za-z0-9_-]{1,64}' }).default('transactional'),
     campaignId: z.string().regex(NAME, { message: 'must match [A-Za-z0-9_-]{1,64}' }).optional(),
     tenantId: z.string().regex(NAME, { message: 'must match [A-Za-z0-9_-]{1,64}' }).default('default'),
-    idempotencyKey: z.string().min(1).max(256).optional(),
+    idempotencyKey: line(256)
+      .refine((s) => s.trim() !== '', notBlank)
+      .optional(),
     expiresAt: z
       .union([z.number().int().positive(), z.iso.datetime({ offset: true }).transform((s) => Date.parse(s))])
       .optional(),
-    headers: z
-      .record(z.string().regex(HEADER_NAME, { message: 'is not a valid header name' }), line(2000))
-      .superRefine((headers, ctx) => {
-        for (const name of Object.keys(headers)) {
-          if (RESERVED_HEADERS.has(name.toLowerCase())) {
-            ctx.addIssue({ code: 'custom', path: [name], message: 'is set by Sluice and may not be given' });
+    headers: keyedRecord(
+      z
+        .record(z.string().regex(HEADER_NAME, { message: 'is not a valid header name' }), line(2000))
+        .superRefine((headers, ctx) => {
+          for (const name of Object.keys(headers)) {
+            if (RESERVED_HEADERS.has(name.toLowerCase())) {
+              ctx.addIssue({ code: 'custom', path: [name], message: 'is set by Sluice and may not be given' });
+            }
           }
-        }
-      })
-      .optional(),
-    tags: z
-      .record(
+        }),
+      'headers',
+      MAX_HEADERS,
+    ).optional(),
+    tags: keyedRecord(
+      z.record(
         z.string().regex(NAME, { message: 'must match [A-Za-z0-9_-]{1,64}' }),
         z.string().regex(/^[A-Za-z0-9_.@-]{0,256}$/, { message: 'must match [A-Za-z0-9_.@-]{0,256}' }),
-      )
-      .optional(),
+      ),
+      'tags',
+      MAX_TAGS,
+    ).optional(),
   })
   .superRefine((m, ctx) => {
     const content = [
@@ -117,6 +149,14 @@ export const messageInputSchema = z
         code: 'custom',
         path: ['subject'],
         message: 'is required unless a template or raw MIME gives it',
+      });
+    }
+    const bodyBytes = (m.text === undefined ? 0 : utf8Bytes(m.text)) + (m.html === undefined ? 0 : utf8Bytes(m.html));
+    if (bodyBytes > MAX_BODY_BYTES) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [m.html !== undefined ? 'html' : 'text'],
+        message: `text and html together must be at most ${MAX_BODY_BYTES} bytes (UTF-8), are ${bodyBytes}`,
       });
     }
     if (m.raw !== undefined && (m.headers !== undefined || m.replyTo !== undefined)) {
@@ -146,7 +186,30 @@ export interface QueuedMessage extends Message {
  * name the first bad field (prefixed by `pathPrefix`, as in `messages.3.to`).
  */
 export function parseMessage(input: unknown, pathPrefix: readonly PropertyKey[] = []): Message {
-  return parseInput(messageInputSchema, input, { code: 'invalid_message', what: 'message', pathPrefix });
+  const refuse = (at: readonly PropertyKey[], problem: string, cause?: unknown): SluiceError => {
+    const path = at.length === 0 ? '(root)' : at.map(String).join('.');
+    return new SluiceError('invalid_message', `invalid message: ${path}: ${problem}`, { path, cause });
+  };
+  try {
+    // zod never sees these keys (its objects skip `__proto__`): refuse them by name first.
+    const reserved = reservedKeyOf(input);
+    if (reserved !== undefined) throw refuse([...pathPrefix, ...reserved], 'is a reserved JavaScript name');
+    return parseInput(messageInputSchema, input, { code: 'invalid_message', what: 'message', pathPrefix });
+  } catch (error) {
+    if (error instanceof SluiceError) throw error;
+    // A getter or proxy of the caller's that throws while the message is read.
+    throw refuse(pathPrefix, `could not be read: ${error instanceof Error ? error.message : String(error)}`, error);
+  }
+}
+
+/** The path of a prototype key at the message's top level or in its template, or undefined. */
+function reservedKeyOf(input: unknown): PropertyKey[] | undefined {
+  const ownReserved = (value: unknown): string | undefined =>
+    typeof value === 'object' && value !== null ? Object.keys(value).find((k) => PROTOTYPE_KEYS.has(k)) : undefined;
+  const top = ownReserved(input);
+  if (top !== undefined) return [top];
+  const template = ownReserved((input as { template?: unknown } | null)?.template);
+  return template !== undefined ? ['template', template] : undefined;
 }
 
 /**
