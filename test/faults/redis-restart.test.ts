@@ -105,7 +105,7 @@ it('loses no acknowledged send and resumes once Redis is back after a SIGKILL', 
   }
 
   const ids = producer.acknowledged;
-  const open = await waitUntilFinal(f, ids, 60_000);
+  await waitUntilFinal(f, ids, 60_000);
   const audit = await auditMessages(f, ids, () => 'sent');
   reportFaults('redis-restart', {
     kills: 1,
@@ -120,10 +120,9 @@ it('loses no acknowledged send and resumes once Redis is back after a SIGKILL', 
   console.log(`redis-restart: final states ${JSON.stringify(audit.byState)}`);
 
   expect(beforeKill).toBeGreaterThan(0);
-  expect(open).toEqual([]);
   expect(audit.stuck).toEqual([]);
   expect(audit.lost).toEqual([]);
-  expect([...audit.rows.values()].filter((r) => r.state !== 'sent')).toEqual([]);
+  expect(audit.unexpected).toEqual([]);
   expect(audit.duplicatesUnflagged).toEqual([]);
   // A guard-rail, not a goal: the fleet reconnects by itself (issue 12 measured 0.4 s).
   expect(recoverySeconds).toBeLessThan(15);

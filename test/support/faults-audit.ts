@@ -13,6 +13,8 @@ export type Expected = 'sent' | 'rejected';
 /** One message's audit, for a failure message that says what went wrong. */
 export interface AuditRow {
   id: string;
+  to: string | undefined;
+  campaignId: string | undefined;
   state: MessageState | 'missing';
   expected: Expected;
   /** Times the sandbox accepted it. */
@@ -31,6 +33,17 @@ export interface Audit {
   stuck: AuditRow[];
   /** Final, but not as the scenario made it: `sent` and never at the sandbox, or never sent when it should have been. */
   lost: AuditRow[];
+  /**
+   * Final in another state than the scenario made it (a hard bounce `sent`, mail to accept
+   * `rejected`), except {@link Audit.assumedSentRefused}.
+   */
+  unexpected: AuditRow[];
+  /**
+   * Hard bounces recorded `sent` with no arrival: the worker died with the request out in
+   * full and its answer (the refusal) unread, and the class counts an ambiguous send as sent
+   * (`delivery.onAmbiguous: assume-sent`). What the design says, so neither lost nor unexpected.
+   */
+  assumedSentRefused: AuditRow[];
   /** At the sandbox more than once, ambiguity counted on its record. */
   duplicatesFlagged: AuditRow[];
   /** At the sandbox more than once with no ambiguity on its record: a silent second send. */
@@ -58,16 +71,27 @@ async function records(fleet: Fleet, ids: readonly string[]): Promise<(MessageRe
 }
 
 /**
- * Polls until every message is final or `timeoutMs` has passed; resolves the ids still not
- * final (empty when all are), so a scenario can report its figures before it asserts.
+ * Polls until every message is final, or until none has become final for `stallMs` (the
+ * fleet has stopped making progress: what is left is stuck), or `timeoutMs` has passed.
+ * Resolves the ids still not final (empty when all are), so a scenario can report its
+ * figures before it asserts. Progress, not a deadline, decides, so a loaded machine's
+ * slower drain is not taken for stuck mail.
  */
-export async function waitUntilFinal(fleet: Fleet, ids: readonly string[], timeoutMs: number): Promise<string[]> {
+export async function waitUntilFinal(
+  fleet: Fleet,
+  ids: readonly string[],
+  timeoutMs: number,
+  stallMs = 20_000,
+): Promise<string[]> {
   const deadline = Date.now() + timeoutMs;
   let open = [...ids];
+  let progressAt = Date.now();
   for (;;) {
     const found = await records(fleet, open);
-    open = open.filter((_, i) => !FINAL.includes(found[i]?.state ?? ''));
-    if (open.length === 0 || Date.now() > deadline) return open;
+    const left = open.filter((_, i) => !FINAL.includes(found[i]?.state ?? ''));
+    if (left.length < open.length) progressAt = Date.now();
+    open = left;
+    if (open.length === 0 || Date.now() > deadline || Date.now() - progressAt > stallMs) return open;
     await new Promise((r) => setTimeout(r, 500));
   }
 }
@@ -84,6 +108,8 @@ export async function auditMessages(
     byState: {},
     stuck: [],
     lost: [],
+    unexpected: [],
+    assumedSentRefused: [],
     duplicatesFlagged: [],
     duplicatesUnflagged: [],
     rows: new Map(),
@@ -92,6 +118,8 @@ export async function auditMessages(
     const r = found[i];
     const row: AuditRow = {
       id,
+      to: r?.to,
+      campaignId: r?.campaignId,
       state: r?.state ?? 'missing',
       expected: expected(id),
       arrivals: arrivals.get(id) ?? 0,
@@ -103,9 +131,13 @@ export async function auditMessages(
     const final = FINAL.includes(row.state);
     const key = final ? row.state : row.state === 'missing' ? 'missing' : 'active';
     audit.byState[key] = (audit.byState[key] ?? 0) + 1;
+    const assumedRefused =
+      row.state === 'sent' && row.expected === 'rejected' && row.arrivals === 0 && row.lastOutcome === 'ambiguous';
     if (!final) audit.stuck.push(row);
-    else if (row.state === 'sent' ? row.arrivals === 0 : row.expected === 'sent' && row.arrivals === 0) {
-      audit.lost.push(row);
+    else if (assumedRefused) audit.assumedSentRefused.push(row);
+    else {
+      if (row.arrivals === 0 && (row.state === 'sent' || row.expected === 'sent')) audit.lost.push(row);
+      if (row.state !== row.expected) audit.unexpected.push(row);
     }
     if (row.arrivals > 1) (row.ambiguous > 0 ? audit.duplicatesFlagged : audit.duplicatesUnflagged).push(row);
   });
@@ -125,4 +157,14 @@ export function auditFigures(audit: Audit): {
     duplicatesUnflagged: audit.duplicatesUnflagged.length,
     stuck: audit.stuck.length,
   };
+}
+
+/** Rows counted by a description (state, last outcome, campaign, domain), for a failure's log. */
+export function summarize(rows: readonly AuditRow[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of rows) {
+    const key = `${r.state}/${r.lastOutcome ?? '-'}/${r.campaignId ?? 'transactional'}/${r.to?.split('@')[1] ?? '?'}`;
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
 }
