@@ -81,7 +81,7 @@ export async function waitUntilFinal(
   fleet: Fleet,
   ids: readonly string[],
   timeoutMs: number,
-  stallMs = 20_000,
+  stallMs = 30_000,
 ): Promise<string[]> {
   const deadline = Date.now() + timeoutMs;
   let open = [...ids];
@@ -163,7 +163,8 @@ export function auditFigures(audit: Audit): {
 export function summarize(rows: readonly AuditRow[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const r of rows) {
-    const key = `${r.state}/${r.lastOutcome ?? '-'}/${r.campaignId ?? 'transactional'}/${r.to?.split('@')[1] ?? '?'}`;
+    const outcome = r.lastOutcome?.replace(/\d+/g, 'N') ?? '-';
+    const key = `${r.state}/${outcome}/${r.campaignId ?? 'transactional'}/${r.to?.split('@')[1] ?? '?'}`;
     out[key] = (out[key] ?? 0) + 1;
   }
   return out;
