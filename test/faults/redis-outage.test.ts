@@ -85,8 +85,8 @@ async function settle(f: Fleet, ids: string[], name: string, figures: Record<str
 describe('Redis out of reach', () => {
   it(`sends nothing while Redis is stopped for ${OUTAGE_MS / 1000} s, then sends the backlog once`, async () => {
     const f = fleet!;
-    // At 40/s, about 8 s of mail: most of it is due during the outage.
-    const ids = await queueAndStart(f, 320, 20);
+    // At 40/s, about 6 s of mail: most of it is due during the outage.
+    const ids = await queueAndStart(f, 240, 20);
     const stoppedAt = Date.now();
     await server!.kill('SIGTERM');
     await sleep(OUTAGE_MS);
@@ -113,7 +113,7 @@ describe('Redis out of reach', () => {
 
   it(`sends nothing while Redis is frozen for ${FREEZE_MS / 1000} s (SIGSTOP), then goes on`, async () => {
     const f = fleet!;
-    const ids = await queueAndStart(f, 160, 20);
+    const ids = await queueAndStart(f, 120, 20);
     const frozenAt = Date.now();
     await server!.kill('SIGSTOP');
     await sleep(FREEZE_MS);

@@ -100,6 +100,12 @@ it('loses no acknowledged send and resumes once Redis is back after a SIGKILL', 
     );
     recoverySeconds = (first - backAt) / 1000;
     await sleep(2_000); // sends acknowledged after the restart count too
+  } catch (err) {
+    const { accepted } = f.sandbox.stats();
+    console.log(
+      `redis-restart: ${producer.acknowledged.length} acknowledged, ${producer.refused()} refused, ${accepted} at the sandbox`,
+    );
+    throw err;
   } finally {
     await producer.stop();
   }
