@@ -18,28 +18,45 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** A private `redis-server` (noeviction, no persistence) on a free port. */
-export interface RedisServer {
-  url: string;
-  port: number;
-  stop(): Promise<void>;
-}
-
 /** Options of {@link startRedisServer}. */
 export interface RedisServerOptions {
   /** @defaultValue a free one */
   port?: number;
   /**
-   * Where it keeps an append-only file, kept after `stop()`: a server started again on the
-   * same directory has the data of the last. @defaultValue a directory of its own, no persistence
+   * A data directory of the caller's, kept after `stop()`, with an append-only file
+   * (`everysec` unless `appendfsync` says otherwise): a server started again on it has the
+   * data of the last. @defaultValue a directory of its own, removed by `stop()`
    */
   dir?: string;
+  /**
+   * Persist to an append-only file with this fsync policy (`appendonly yes`), so the data
+   * survives a kill and a {@link RedisServer.restart}. @defaultValue no persistence at all
+   */
+  appendfsync?: 'always' | 'everysec';
 }
 
-/** Starts a private redis-server; rejects with a clear message if the binary is missing. */
-export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
-  const port = options.port ?? (await freePort());
-  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'sluice-redis-'));
+/** A private `redis-server` (noeviction; no persistence unless asked), on a free port unless given one. */
+export interface RedisServer {
+  url: string;
+  port: number;
+  /** Its data directory (removed by `stop`, unless it was given). */
+  readonly dir: string;
+  /** The running server's pid (a new one after `restart`). */
+  readonly pid: number | undefined;
+  /** Stops the server (SIGTERM, unless it is not running) and removes its data directory. */
+  stop(): Promise<void>;
+  /**
+   * Sends `signal` to the server. SIGKILL and SIGTERM resolve once it has exited; SIGSTOP
+   * (frozen: connections stay open, commands hang) and SIGCONT resolve at once.
+   */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts it again on the same port and data directory, once it has exited; resolves when it is ready. */
+  restart(): Promise<void>;
+}
+
+function spawnServer(port: number, dir: string, options: RedisServerOptions): Promise<ChildProcess> {
+  const fsync = options.appendfsync ?? (options.dir === undefined ? undefined : 'everysec');
+  const persistence = fsync ? ['--appendonly', 'yes', '--appendfsync', fsync] : ['--appendonly', 'no'];
   const child: ChildProcess = spawn(
     'redis-server',
     [
@@ -49,8 +66,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       '127.0.0.1',
       '--save',
       '',
-      '--appendonly',
-      options.dir === undefined ? 'no' : 'yes',
+      ...persistence,
       '--dir',
       dir,
       '--maxmemory-policy',
@@ -58,27 +74,50 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  await new Promise<void>((resolve, reject) => {
+  return new Promise<ChildProcess>((resolve, reject) => {
     let out = '';
     child.once('error', (err) =>
       reject(new Error(`cannot start redis-server (set REDIS_URL or put redis-server on the PATH): ${err.message}`)),
     );
     child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
-      if (out.includes('Ready to accept connections')) resolve();
+      // Printed once the append-only file, if any, is loaded.
+      if (out.includes('Ready to accept connections')) resolve(child);
     });
     child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${out}`)));
   });
+}
+
+const running = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
+
+/** Starts a private redis-server; rejects with a clear message if the binary is missing. */
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
+  const port = options.port ?? (await freePort());
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'sluice-redis-'));
+  let child = await spawnServer(port, dir, options);
+  const kill = async (signal: NodeJS.Signals = 'SIGKILL') => {
+    if (!running(child)) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill(signal);
+    if (signal === 'SIGKILL' || signal === 'SIGTERM') await exited;
+  };
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
+    dir,
+    get pid() {
+      return child.pid;
+    },
     async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      }
+      // A frozen server takes no SIGTERM until it runs again.
+      if (running(child)) child.kill('SIGCONT');
+      await kill('SIGTERM');
       if (options.dir === undefined) rmSync(dir, { recursive: true, force: true });
+    },
+    kill,
+    async restart() {
+      if (running(child)) throw new Error('redis-server is still running: kill it before restarting it');
+      child = await spawnServer(port, dir, options);
     },
   };
 }
