@@ -9,5 +9,5 @@ export {
   type WebhookTargets,
 } from './scenario.js';
 export { loadScenarioFile } from './scenario-file.js';
-export type { AcceptedMessage, Protocol, SandboxStats, DomainStats } from './recorder.js';
+export type { AcceptedMessage, Protocol, SandboxStats, DomainStats, WebhookReport } from './recorder.js';
 export type { WebhookKeys } from './internal/context.js';

@@ -19,7 +19,7 @@ import {
   type SnsIdentity,
 } from './internal/webhook-keys.js';
 import { createReporter } from './internal/webhooks.js';
-import { Recorder, type AcceptedMessage, type SandboxStats } from './recorder.js';
+import { Recorder, type AcceptedMessage, type SandboxStats, type WebhookReport } from './recorder.js';
 import { parseScenario } from './scenario.js';
 
 /** Options of {@link createSandbox}. */
@@ -72,6 +72,8 @@ export interface Sandbox {
   accepted(): AcceptedMessage[];
   /** Outcome counts since start or the last reset. */
   stats(): SandboxStats;
+  /** Every webhook report decided since start or the last reset, with how its posts went. */
+  webhookReports(): WebhookReport[];
   /**
    * Validates and installs a scenario; every rate bucket starts full again and greylisting
    * forgets the pairs it saw. @throws `ScenarioError`
@@ -238,6 +240,7 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     port,
     smtpPort: smtp.port,
     accepted: () => recorder.accepted(),
+    webhookReports: () => recorder.reports(),
     stats: () => recorder.stats(),
     setScenario: (scenario) => ctx.setScenario(scenario),
     webhookKeys,

@@ -85,6 +85,14 @@ export interface WebhookTargets {
   reportDelayMs: number;
   /** Report a `delivered` event for every accepted message not bounced. @defaultValue `false` */
   reportDeliveries: boolean;
+  /**
+   * Milliseconds after which a report not answered 2xx (refused, timed out, connection lost)
+   * is posted again, the same signed request, as the ESPs retry: SNS and SendGrid on any
+   * failure, Mailgun on any but a 406 and never for a `delivered` event. Unset: posted once.
+   */
+  redeliverMs?: number;
+  /** Redeliveries of one report at most, with `redeliverMs`. @defaultValue `10` */
+  redeliveries: number;
 }
 
 /** What GetAccount reports. */
@@ -175,6 +183,8 @@ const webhooksSchema = z.strictObject({
   mailgun: z.strictObject({ url: webhookUrl }).optional(),
   reportDelayMs: z.number().int().min(0).max(600_000).default(200),
   reportDeliveries: z.boolean().default(false),
+  redeliverMs: z.number().int().min(1).max(600_000).optional(),
+  redeliveries: z.number().int().min(0).max(1000).default(10),
 });
 
 const DOMAIN = /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$/;
@@ -231,7 +241,9 @@ export function parseScenario(input: unknown): Scenario {
   const targets: WebhookTargets = {
     reportDelayMs: webhooks.reportDelayMs,
     reportDeliveries: webhooks.reportDeliveries,
+    redeliveries: webhooks.redeliveries,
   };
+  if (webhooks.redeliverMs !== undefined) targets.redeliverMs = webhooks.redeliverMs;
   if (webhooks.ses) targets.ses = webhooks.ses;
   if (webhooks.sendgrid) targets.sendgrid = webhooks.sendgrid;
   if (webhooks.mailgun) targets.mailgun = webhooks.mailgun;
