@@ -7,6 +7,7 @@ export {
   type DomainBehaviour,
   type AccountQuota,
   type WebhookTargets,
+  type Silence,
 } from './scenario.js';
 export { loadScenarioFile } from './scenario-file.js';
 export type { AcceptedMessage, Protocol, SandboxStats, DomainStats, WebhookReport } from './recorder.js';

@@ -105,9 +105,33 @@ export interface AccountQuota {
   sendingEnabled: boolean;
 }
 
+/**
+ * The ESP stops answering: connections are accepted and requests read, but no answer comes
+ * until a scenario without it is installed (requests already hanging stay unanswered; their
+ * clients time out). Every recipient domain alike: it is the ESP that is silent.
+ */
+export interface Silence {
+  /** HTTP ESPs whose send requests (SES SendEmail, SendGrid mail/send, Mailgun messages) are read in full and never answered. @defaultValue `[]` */
+  http: ('ses' | 'sendgrid' | 'mailgun')[];
+  /**
+   * SMTP: `greeting` never sends the banner (no part of a message goes out: a safe retry);
+   * `data` reads the message in full and never answers its final dot (it may have been
+   * delivered: ambiguous). Unset: SMTP answers.
+   */
+  smtp?: 'greeting' | 'data';
+  /**
+   * A message read in full while silent is handled as usual (recorded as accepted when its
+   * domain accepts it, so a resend is a duplicate) and only its answer is lost; `false`: it
+   * is dropped unrecorded. @defaultValue `true`
+   */
+  deliver: boolean;
+}
+
 /** A validated scenario: how the sandbox behaves per recipient domain. */
 export interface Scenario {
   account: AccountQuota;
+  /** The ESP not answering at all. @defaultValue `{ http: [], deliver: true }`: it answers */
+  silence: Silence;
   /** Behaviour of every domain not listed in `domains`. */
   default: DomainBehaviour;
   /** Behaviour per domain; keys are lower-case. A listed domain does not inherit `default`. */
@@ -200,6 +224,13 @@ const scenarioSchema = z.strictObject({
   default: domainBehaviourSchema.prefault({}),
   domains: z.record(z.string().regex(DOMAIN, { message: 'must be a domain name' }), domainBehaviourSchema).default({}),
   webhooks: webhooksSchema.prefault({}),
+  silence: z
+    .strictObject({
+      http: z.array(z.enum(['ses', 'sendgrid', 'mailgun'])).default([]),
+      smtp: z.enum(['greeting', 'data']).optional(),
+      deliver: z.boolean().default(true),
+    })
+    .prefault({}),
 });
 
 function formatPath(path: readonly PropertyKey[]): string {
@@ -227,7 +258,7 @@ export function parseScenario(input: unknown): Scenario {
     const where = formatPath(path);
     throw new ScenarioError(`invalid scenario at ${where}: ${message}${more}`, where, { cause: result.error });
   }
-  const { account, default: fallback, domains, webhooks } = result.data;
+  const { account, default: fallback, domains, webhooks, silence: quiet } = result.data;
   const lowered: Record<string, DomainBehaviour> = {};
   for (const [domain, behaviour] of Object.entries(domains)) {
     const key = domain.toLowerCase();
@@ -247,5 +278,7 @@ export function parseScenario(input: unknown): Scenario {
   if (webhooks.ses) targets.ses = webhooks.ses;
   if (webhooks.sendgrid) targets.sendgrid = webhooks.sendgrid;
   if (webhooks.mailgun) targets.mailgun = webhooks.mailgun;
-  return { account, default: fallback, domains: lowered, webhooks: targets };
+  const silence: Silence = { http: quiet.http, deliver: quiet.deliver };
+  if (quiet.smtp !== undefined) silence.smtp = quiet.smtp;
+  return { account, default: fallback, domains: lowered, webhooks: targets, silence };
 }

@@ -177,6 +177,13 @@ export async function startSmtp(ctx: SandboxContext, options: SmtpOptions): Prom
     // Emitted when the client goes away mid-message: nothing was delivered, nobody to answer.
     stream.on('error', () => undefined);
     stream.on('end', () => {
+      const { silence } = ctx.scenario();
+      if (silence.smtp === 'data') {
+        // Read in full, never answered: the client cannot tell whether it was delivered.
+        ctx.logger.debug({ session: session.id }, 'smtp: silent after DATA');
+        if (silence.deliver) void onMessage(Buffer.concat(chunks), stream.sizeExceeded, session).catch(() => undefined);
+        return;
+      }
       onMessage(Buffer.concat(chunks), stream.sizeExceeded, session).then(
         (id) => callback(null, id === undefined ? undefined : `2.0.0 OK queued as ${id}`),
         (error: unknown) => {
@@ -206,6 +213,14 @@ export async function startSmtp(ctx: SandboxContext, options: SmtpOptions): Prom
         return callback(null, { user: auth.username });
       }
       callback(reply(535, BAD_CREDENTIALS));
+    },
+    onConnect(session, callback) {
+      // Silent: the connection is taken and the banner never sent (nothing of a message goes out).
+      if (ctx.scenario().silence.smtp === 'greeting') {
+        ctx.logger.debug({ session: session.id }, 'smtp: silent, no greeting');
+        return;
+      }
+      callback();
     },
     onRcptTo,
     onData,
