@@ -114,11 +114,12 @@ export interface Silence {
   /** HTTP ESPs whose send requests (SES SendEmail, SendGrid mail/send, Mailgun messages) are read in full and never answered. @defaultValue `[]` */
   http: ('ses' | 'sendgrid' | 'mailgun')[];
   /**
-   * SMTP: `greeting` never sends the banner (no part of a message goes out: a safe retry);
-   * `data` reads the message in full and never answers its final dot (it may have been
-   * delivered: ambiguous). Unset: SMTP answers.
+   * SMTP: `before-data` sends no banner to a new connection and no answer to `MAIL FROM` on
+   * an open one (no part of a message goes out: a safe retry); `after-data` reads the
+   * message in full and never answers its final dot (it may have been delivered: ambiguous).
+   * Unset: SMTP answers.
    */
-  smtp?: 'greeting' | 'data';
+  smtp?: 'before-data' | 'after-data';
   /**
    * A message read in full while silent is handled as usual (recorded as accepted when its
    * domain accepts it, so a resend is a duplicate) and only its answer is lost; `false`: it
@@ -227,7 +228,7 @@ const scenarioSchema = z.strictObject({
   silence: z
     .strictObject({
       http: z.array(z.enum(['ses', 'sendgrid', 'mailgun'])).default([]),
-      smtp: z.enum(['greeting', 'data']).optional(),
+      smtp: z.enum(['before-data', 'after-data']).optional(),
       deliver: z.boolean().default(true),
     })
     .prefault({}),

@@ -37,18 +37,25 @@ describe('silence: the ESP stops answering', () => {
     await expect(ses.send(simpleEmail('w@example.com'))).resolves.toMatchObject({ MessageId: expect.any(String) });
   }, 20_000);
 
-  it('SMTP: never greets (nothing sent), or reads DATA and never answers the dot (delivered)', async () => {
-    const sandbox = await startSandbox({ scenario: { silence: { smtp: 'greeting' } } });
+  it('SMTP: silent before DATA (no greeting, no answer to MAIL FROM: nothing sent) or after it (delivered)', async () => {
+    const sandbox = await startSandbox({ scenario: { silence: { smtp: 'before-data' } } });
     const quiet = smtpTransport(sandbox.smtpPort, { greetingTimeout: 300, socketTimeout: 1_000 });
     const greeting = (await quiet.sendMail(mail('u@example.com', 'g1')).catch((e: unknown) => e)) as SmtpError;
     expect(greeting.code).toBe('ETIMEDOUT');
-    expect(sandbox.accepted()).toEqual([]);
+    // A connection greeted before the silence meets it at MAIL FROM.
+    sandbox.setScenario({});
+    const open = smtpTransport(sandbox.smtpPort, { socketTimeout: 500 });
+    await open.sendMail(mail('u@example.com', 'm0'));
+    sandbox.setScenario({ silence: { smtp: 'before-data' } });
+    const atMailFrom = (await open.sendMail(mail('u@example.com', 'm1')).catch((e: unknown) => e)) as SmtpError;
+    expect(atMailFrom.code).toBe('ETIMEDOUT');
+    expect(sandbox.accepted().map((a) => a.messageId)).toEqual(['<m0@sluice.test>']);
 
-    sandbox.setScenario({ silence: { smtp: 'data' } });
+    sandbox.setScenario({ silence: { smtp: 'after-data' } });
     const data = smtpTransport(sandbox.smtpPort, { socketTimeout: 500 });
     const lost = (await data.sendMail(mail('u@example.com', 'd1')).catch((e: unknown) => e)) as SmtpError;
     expect(lost.code).toBe('ETIMEDOUT');
-    expect(sandbox.accepted().map((a) => a.messageId)).toEqual(['<d1@sluice.test>']);
+    expect(sandbox.accepted().map((a) => a.messageId)).toEqual(['<m0@sluice.test>', '<d1@sluice.test>']);
 
     sandbox.setScenario({});
     const again = smtpTransport(sandbox.smtpPort);

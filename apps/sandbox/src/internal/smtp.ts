@@ -178,7 +178,7 @@ export async function startSmtp(ctx: SandboxContext, options: SmtpOptions): Prom
     stream.on('error', () => undefined);
     stream.on('end', () => {
       const { silence } = ctx.scenario();
-      if (silence.smtp === 'data') {
+      if (silence.smtp === 'after-data') {
         // Read in full, never answered: the client cannot tell whether it was delivered.
         ctx.logger.debug({ session: session.id }, 'smtp: silent after DATA');
         if (silence.deliver) void onMessage(Buffer.concat(chunks), stream.sizeExceeded, session).catch(() => undefined);
@@ -214,10 +214,18 @@ export async function startSmtp(ctx: SandboxContext, options: SmtpOptions): Prom
       }
       callback(reply(535, BAD_CREDENTIALS));
     },
+    // Silent before DATA: the connection is taken, the banner or the answer to MAIL FROM
+    // never sent, so nothing of a message goes out.
     onConnect(session, callback) {
-      // Silent: the connection is taken and the banner never sent (nothing of a message goes out).
-      if (ctx.scenario().silence.smtp === 'greeting') {
+      if (ctx.scenario().silence.smtp === 'before-data') {
         ctx.logger.debug({ session: session.id }, 'smtp: silent, no greeting');
+        return;
+      }
+      callback();
+    },
+    onMailFrom(_address, session, callback) {
+      if (ctx.scenario().silence.smtp === 'before-data') {
+        ctx.logger.debug({ session: session.id }, 'smtp: silent at MAIL FROM');
         return;
       }
       callback();
