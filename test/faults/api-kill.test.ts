@@ -7,6 +7,7 @@ import { createKeys, isFinalState } from '@sluice/core';
 import type { WebhookReport } from '@sluice/sandbox';
 import { createSignals } from '@sluice/throttle';
 import { faultsSeed, reportFaults, seededRandom } from '../support/faults-report.js';
+import { childEnv } from '../support/env.js';
 import { waitFor } from '../support/fleet.js';
 import { startProcess, type TestProcess } from '../support/process.js';
 import { useFleet } from '../support/use-fleet.js';
@@ -69,7 +70,7 @@ beforeAll(async () => {
     },
   };
   writeFileSync(join(dir, 'sluice.yaml'), JSON.stringify(config));
-  env = { ...process.env, SLUICE_CONFIG: join(dir, 'sluice.yaml'), NODE_EXTRA_CA_CERTS: join(dir, 'sns.pem') };
+  env = childEnv({ SLUICE_CONFIG: join(dir, 'sluice.yaml'), NODE_EXTRA_CA_CERTS: join(dir, 'sns.pem') });
   api = await startApi();
   sandbox.setScenario({
     // Every accepted message draws one report: a bounce, a complaint or a delivery.

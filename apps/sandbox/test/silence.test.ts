@@ -34,7 +34,7 @@ describe('silence: the ESP stops answering', () => {
     expect(sandbox.accepted()).toHaveLength(2);
     // Answering again: a new scenario without it.
     sandbox.setScenario({});
-    await expect(ses.send(simpleEmail('w@example.com'))).resolves.toMatchObject({ MessageId: expect.any(String) });
+    await expect(ses.send(simpleEmail('w@example.com'))).resolves.toHaveProperty('MessageId');
   }, 20_000);
 
   it('SMTP: silent before DATA (no greeting, no answer to MAIL FROM: nothing sent) or after it (delivered)', async () => {
@@ -59,9 +59,7 @@ describe('silence: the ESP stops answering', () => {
 
     sandbox.setScenario({});
     const again = smtpTransport(sandbox.smtpPort);
-    await expect(again.sendMail(mail('u@example.com', 'd1'))).resolves.toMatchObject({
-      response: expect.stringMatching(/^250/),
-    });
+    expect((await again.sendMail(mail('u@example.com', 'd1'))).response).toMatch(/^250/);
     expect(sandbox.stats().duplicates).toBe(1);
   }, 20_000);
 });

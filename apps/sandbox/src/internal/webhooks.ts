@@ -149,7 +149,7 @@ export function createReporter(options: ReporterOptions): Reporter {
         if (kind === undefined) continue;
         const kept = recorder.report({
           kind,
-          protocol: message.protocol as WebhookReport['protocol'],
+          protocol: message.protocol,
           sluiceId: message.sluiceId,
           recipient,
           posts: 0,
