@@ -4,8 +4,8 @@ import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { ROOT } from './process.js';
 
-/** The apps a fleet test spawns. */
-export const BUNDLED_APPS = ['scheduler', 'worker'] as const;
+/** The apps a fleet or fault test spawns. */
+export const BUNDLED_APPS = ['scheduler', 'worker', 'api'] as const;
 export type BundledApp = (typeof BUNDLED_APPS)[number];
 
 /**
@@ -39,7 +39,7 @@ const sourcesOnly: Plugin = {
 };
 
 /**
- * Bundles the scheduler and worker from sources once per run, into `outdir/<app>.mjs`.
+ * Bundles the scheduler, worker and api from sources once per run, into `outdir/<app>.mjs`.
  * A fleet test spawns several of them per file; each compiling its own TypeScript with tsx
  * cost about 0.7 s of CPU per process, most of a fleet's start on two cores.
  */

@@ -82,6 +82,7 @@ export function createApi(options: ApiOptions): Api {
     signals,
     poolOf: (provider: string) => config.providers[provider]?.pool ?? 'default',
     receiverOf: (domain: string) => receiverFor(config, domain).name,
+    dedupeTtlSeconds,
   };
 
   const server = fastify({ logger: false, trustProxy: false });

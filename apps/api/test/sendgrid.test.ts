@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { normalizeSendgridEvents } from '@sluice/events';
+import { createFeedback } from '@sluice/store';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 import { createSendgridSigner, createWorld, type World } from './support.js';
 
@@ -76,6 +78,29 @@ describe('POST /webhooks/sendgrid (signed Event Webhook)', () => {
     expect(again.json()).toMatchObject({ duplicates: 2, suppressed: 0 });
     await world.signals.flush();
     expect(await world.snapshot()).toEqual(before);
+  });
+
+  it('counts a bounce once: unflushed, and on the retry of a delivery killed before it was counted', async () => {
+    const m = await world.accepted('gone@example.com', 'acme', { provider: 'sg-main' });
+    const event = {
+      email: 'gone@example.com',
+      event: 'bounce',
+      type: 'bounce',
+      sg_event_id: 'sg-k',
+      timestamp: now(),
+      sluice_id: m.id,
+    };
+    // What an api killed after applying the event and before counting it left behind.
+    const [normalised] = normalizeSendgridEvents([event]);
+    await createFeedback({ redis: world.redis, keys: world.keys }).apply(normalised!);
+    const body = batch([event]);
+    expect((await post(body, signer.headers(body))).json()).toMatchObject({ duplicates: 1 });
+    const bounced = async () => (await world.signals.read({ kind: 'provider', name: 'sg-main' }, 60_000)).counts;
+    // In Redis before the answer (nothing flushed): a kill after it loses nothing.
+    expect(await bounced()).toEqual({ bounced_hard: 1 });
+    expect((await post(body, signer.headers(body))).json()).toMatchObject({ duplicates: 1 });
+    await world.signals.flush();
+    expect(await bounced()).toEqual({ bounced_hard: 1 });
   });
 
   describe('forged, stale or malformed: a clear 4xx, and nothing written', () => {

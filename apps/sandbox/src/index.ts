@@ -7,7 +7,8 @@ export {
   type DomainBehaviour,
   type AccountQuota,
   type WebhookTargets,
+  type Silence,
 } from './scenario.js';
 export { loadScenarioFile } from './scenario-file.js';
-export type { AcceptedMessage, Protocol, SandboxStats, DomainStats } from './recorder.js';
+export type { AcceptedMessage, Protocol, SandboxStats, DomainStats, WebhookReport } from './recorder.js';
 export type { WebhookKeys } from './internal/context.js';

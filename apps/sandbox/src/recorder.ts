@@ -50,14 +50,37 @@ export interface SandboxStats extends DomainStats {
   duplicates: number;
   /** Webhook reports (bounces, complaints, deliveries) posted and answered 2xx. */
   webhooksSent: number;
-  /** Webhook reports that could not be posted or were answered otherwise. */
+  /** Webhook posts that failed: not answered, or answered other than 2xx (each redelivery counts). */
   webhooksFailed: number;
+  /** Posts of a report after its first (`webhooks.redeliverMs`). */
+  webhooksRedelivered: number;
   byDomain: Record<string, DomainStats>;
 }
 
 type Outcome = Exclude<keyof DomainStats, 'accepted'>;
 
-const emptyTotals = () => ({ ...emptyCounts(), duplicates: 0, webhooksSent: 0, webhooksFailed: 0 });
+const emptyTotals = () => ({
+  ...emptyCounts(),
+  duplicates: 0,
+  webhooksSent: 0,
+  webhooksFailed: 0,
+  webhooksRedelivered: 0,
+});
+
+/** One webhook report the sandbox decided on, and how its posts went. */
+export interface WebhookReport {
+  kind: 'bounce' | 'complaint' | 'delivery';
+  /** The ESP whose webhook carries it. */
+  protocol: Exclude<Protocol, 'smtp'>;
+  sluiceId: string | undefined;
+  recipient: string;
+  /** Posts so far (the first and each redelivery). */
+  posts: number;
+  /** Answered 2xx. */
+  answered: boolean;
+  /** Given up: refused for good (Mailgun's 406), or out of redeliveries. */
+  abandoned: boolean;
+}
 
 function emptyCounts(): DomainStats {
   return { accepted: 0, throttled: 0, rejected: 0, deferred: 0, dropped: 0 };
@@ -98,10 +121,24 @@ export class Recorder {
     this.domain(domain)[outcome] += 1;
   }
 
-  /** Counts a webhook report as answered 2xx (`sent`) or not (`failed`). */
-  countWebhook(result: 'sent' | 'failed'): void {
+  private webhookReports: WebhookReport[] = [];
+
+  /** Counts a webhook post as answered 2xx (`sent`) or not (`failed`), and a redelivery. */
+  countWebhook(result: 'sent' | 'failed', redelivery = false): void {
     if (result === 'sent') this.totals.webhooksSent += 1;
     else this.totals.webhooksFailed += 1;
+    if (redelivery) this.totals.webhooksRedelivered += 1;
+  }
+
+  /** Keeps a report the reporter decided on; the reporter updates it as its posts go. */
+  report(report: WebhookReport): WebhookReport {
+    this.webhookReports.push(report);
+    return report;
+  }
+
+  /** Every webhook report decided so far, in order (a copy). */
+  reports(): WebhookReport[] {
+    return this.webhookReports.map((r) => ({ ...r }));
   }
 
   /** Accepted messages in arrival order (a copy). */
@@ -133,6 +170,7 @@ export class Recorder {
     this.seen = new Set();
     this.totals = emptyTotals();
     this.domains = new Map();
+    this.webhookReports = [];
   }
 
   private domain(name: string): DomainStats {

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, ServerResponse, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { pino, type Logger } from 'pino';
@@ -19,7 +19,7 @@ import {
   type SnsIdentity,
 } from './internal/webhook-keys.js';
 import { createReporter } from './internal/webhooks.js';
-import { Recorder, type AcceptedMessage, type SandboxStats } from './recorder.js';
+import { Recorder, type AcceptedMessage, type SandboxStats, type WebhookReport } from './recorder.js';
 import { parseScenario } from './scenario.js';
 
 /** Options of {@link createSandbox}. */
@@ -72,6 +72,8 @@ export interface Sandbox {
   accepted(): AcceptedMessage[];
   /** Outcome counts since start or the last reset. */
   stats(): SandboxStats;
+  /** Every webhook report decided since start or the last reset, with how its posts went. */
+  webhookReports(): WebhookReport[];
   /**
    * Validates and installs a scenario; every rate bucket starts full again and greylisting
    * forgets the pairs it saw. @throws `ScenarioError`
@@ -181,12 +183,29 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     const route = `${req.method ?? 'GET'} ${path}`;
     logger.debug({ route }, 'request');
     if (path.startsWith('/_sandbox/') && inspect(ctx, route, arrival, res)) return;
-    // SendGrid and Mailgun check their own credentials, before SES's SigV4 check would refuse them.
-    if (route === 'POST /v3/mail/send') return sendgridSend(ctx, req, arrival, res);
     const mailgun = mailgunRoute(req.method ?? 'GET', path);
-    if (mailgun !== undefined) return mailgunSend(ctx, req, arrival, res, mailgun);
-    if (!path.startsWith('/_sandbox/') && !checkCredential(ctx, req, res)) return;
-    if (route === 'POST /v2/email/outbound-emails') return sendEmail(ctx, arrival, res);
+    const esp =
+      route === 'POST /v3/mail/send'
+        ? 'sendgrid'
+        : mailgun !== undefined
+          ? 'mailgun'
+          : route === 'POST /v2/email/outbound-emails'
+            ? 'ses'
+            : undefined;
+    const { silence } = policy.scenario;
+    const silent = esp !== undefined && silence.http.includes(esp);
+    if (silent) {
+      logger.debug({ route }, 'silent: request read, never answered');
+      if (!silence.deliver) return;
+    }
+    // Silent: handled as usual into an answer nobody sends (the message may be delivered, the
+    // sender never hears); the real response stays open until the client gives up.
+    const answer = silent ? new ServerResponse(req) : res;
+    // SendGrid and Mailgun check their own credentials, before SES's SigV4 check would refuse them.
+    if (esp === 'sendgrid') return sendgridSend(ctx, req, arrival, answer);
+    if (mailgun !== undefined) return mailgunSend(ctx, req, arrival, answer, mailgun);
+    if (!path.startsWith('/_sandbox/') && !checkCredential(ctx, req, answer)) return;
+    if (esp === 'ses') return sendEmail(ctx, arrival, answer);
     if (route === 'GET /v2/email/account') return getAccount(ctx, res);
     sendSesError(res, 404, 'NotFoundException', `No route for ${route}.`);
   }
@@ -238,6 +257,7 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     port,
     smtpPort: smtp.port,
     accepted: () => recorder.accepted(),
+    webhookReports: () => recorder.reports(),
     stats: () => recorder.stats(),
     setScenario: (scenario) => ctx.setScenario(scenario),
     webhookKeys,

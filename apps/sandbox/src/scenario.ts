@@ -85,6 +85,14 @@ export interface WebhookTargets {
   reportDelayMs: number;
   /** Report a `delivered` event for every accepted message not bounced. @defaultValue `false` */
   reportDeliveries: boolean;
+  /**
+   * Milliseconds after which a report not answered 2xx (refused, timed out, connection lost)
+   * is posted again, the same signed request, as the ESPs retry: SNS and SendGrid on any
+   * failure, Mailgun on any but a 406 and never for a `delivered` event. Unset: posted once.
+   */
+  redeliverMs?: number;
+  /** Redeliveries of one report at most, with `redeliverMs`. @defaultValue `10` */
+  redeliveries: number;
 }
 
 /** What GetAccount reports. */
@@ -97,9 +105,34 @@ export interface AccountQuota {
   sendingEnabled: boolean;
 }
 
+/**
+ * The ESP stops answering: connections are accepted and requests read, but no answer comes
+ * until a scenario without it is installed (requests already hanging stay unanswered; their
+ * clients time out). Every recipient domain alike: it is the ESP that is silent.
+ */
+export interface Silence {
+  /** HTTP ESPs whose send requests (SES SendEmail, SendGrid mail/send, Mailgun messages) are read in full and never answered. @defaultValue `[]` */
+  http: ('ses' | 'sendgrid' | 'mailgun')[];
+  /**
+   * SMTP: `before-data` sends no banner to a new connection and no answer to `MAIL FROM` on
+   * an open one (no part of a message goes out: a safe retry); `after-data` reads the
+   * message in full and never answers its final dot (it may have been delivered: ambiguous).
+   * Unset: SMTP answers.
+   */
+  smtp?: 'before-data' | 'after-data';
+  /**
+   * A message read in full while silent is handled as usual (recorded as accepted when its
+   * domain accepts it, so a resend is a duplicate) and only its answer is lost; `false`: it
+   * is dropped unrecorded. @defaultValue `true`
+   */
+  deliver: boolean;
+}
+
 /** A validated scenario: how the sandbox behaves per recipient domain. */
 export interface Scenario {
   account: AccountQuota;
+  /** The ESP not answering at all. @defaultValue `{ http: [], deliver: true }`: it answers */
+  silence: Silence;
   /** Behaviour of every domain not listed in `domains`. */
   default: DomainBehaviour;
   /** Behaviour per domain; keys are lower-case. A listed domain does not inherit `default`. */
@@ -175,6 +208,8 @@ const webhooksSchema = z.strictObject({
   mailgun: z.strictObject({ url: webhookUrl }).optional(),
   reportDelayMs: z.number().int().min(0).max(600_000).default(200),
   reportDeliveries: z.boolean().default(false),
+  redeliverMs: z.number().int().min(1).max(600_000).optional(),
+  redeliveries: z.number().int().min(0).max(1000).default(10),
 });
 
 const DOMAIN = /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$/;
@@ -190,6 +225,13 @@ const scenarioSchema = z.strictObject({
   default: domainBehaviourSchema.prefault({}),
   domains: z.record(z.string().regex(DOMAIN, { message: 'must be a domain name' }), domainBehaviourSchema).default({}),
   webhooks: webhooksSchema.prefault({}),
+  silence: z
+    .strictObject({
+      http: z.array(z.enum(['ses', 'sendgrid', 'mailgun'])).default([]),
+      smtp: z.enum(['before-data', 'after-data']).optional(),
+      deliver: z.boolean().default(true),
+    })
+    .prefault({}),
 });
 
 function formatPath(path: readonly PropertyKey[]): string {
@@ -217,7 +259,7 @@ export function parseScenario(input: unknown): Scenario {
     const where = formatPath(path);
     throw new ScenarioError(`invalid scenario at ${where}: ${message}${more}`, where, { cause: result.error });
   }
-  const { account, default: fallback, domains, webhooks } = result.data;
+  const { account, default: fallback, domains, webhooks, silence: quiet } = result.data;
   const lowered: Record<string, DomainBehaviour> = {};
   for (const [domain, behaviour] of Object.entries(domains)) {
     const key = domain.toLowerCase();
@@ -231,9 +273,13 @@ export function parseScenario(input: unknown): Scenario {
   const targets: WebhookTargets = {
     reportDelayMs: webhooks.reportDelayMs,
     reportDeliveries: webhooks.reportDeliveries,
+    redeliveries: webhooks.redeliveries,
   };
+  if (webhooks.redeliverMs !== undefined) targets.redeliverMs = webhooks.redeliverMs;
   if (webhooks.ses) targets.ses = webhooks.ses;
   if (webhooks.sendgrid) targets.sendgrid = webhooks.sendgrid;
   if (webhooks.mailgun) targets.mailgun = webhooks.mailgun;
-  return { account, default: fallback, domains: lowered, webhooks: targets };
+  const silence: Silence = { http: quiet.http, deliver: quiet.deliver };
+  if (quiet.smtp !== undefined) silence.smtp = quiet.smtp;
+  return { account, default: fallback, domains: lowered, webhooks: targets, silence };
 }

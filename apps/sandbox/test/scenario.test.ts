@@ -36,7 +36,7 @@ describe('parseScenario', () => {
       account: { maxSendRate: 1000, max24HourSend: 1_000_000, sendingEnabled: true },
       default: DEFAULTS,
       domains: {},
-      webhooks: { reportDelayMs: 200, reportDeliveries: false },
+      webhooks: { reportDelayMs: 200, reportDeliveries: false, redeliveries: 10 },
     });
     const scenario = parseScenario({ default: { rate: 0.5 }, domains: { 'Example.COM': { rate: 20, latencyMs: 5 } } });
     expect(scenario.default).toEqual({ ...DEFAULTS, rate: 0.5, burst: 1 });
@@ -98,7 +98,12 @@ describe('parseScenario', () => {
     expect(pathOf({ webhooks: { sendgrid: { url: 'not a url' } } })).toBe('webhooks.sendgrid.url');
     expect(pathOf({ webhooks: { ses: { url: 'http://127.0.0.1:1/ses' } } })).toBe('webhooks.ses.topicArn');
     expect(pathOf({ webhooks: { postmark: {} } })).toBe('webhooks.postmark');
-    const targets = { sendgrid: { url: 'http://127.0.0.1:1/sg' }, reportDelayMs: 5, reportDeliveries: true };
+    const targets = {
+      sendgrid: { url: 'http://127.0.0.1:1/sg' },
+      reportDelayMs: 5,
+      reportDeliveries: true,
+      redeliveries: 10,
+    };
     expect(parseScenario({ webhooks: targets }).webhooks).toEqual(targets);
   });
 
@@ -164,6 +169,7 @@ describe('setScenario', () => {
       duplicates: 0,
       webhooksSent: 0,
       webhooksFailed: 0,
+      webhooksRedelivered: 0,
       byDomain: {},
     });
     const { ok } = await settle([ses.send(simpleEmail('a@example.com'))]);

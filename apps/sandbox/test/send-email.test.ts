@@ -40,6 +40,7 @@ describe('SendEmail', () => {
       duplicates: 0,
       webhooksSent: 0,
       webhooksFailed: 0,
+      webhooksRedelivered: 0,
       byDomain: { 'example.com': { accepted: 1, throttled: 0, rejected: 0, deferred: 0, dropped: 0 } },
     });
   });

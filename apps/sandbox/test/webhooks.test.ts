@@ -29,14 +29,17 @@ interface Captured {
 }
 
 /** A webhook receiver that keeps what it is sent, closed after the test. */
-async function startCatcher(status = 200): Promise<{ url: string; requests: Captured[]; close(): Promise<void> }> {
+async function startCatcher(
+  status: number | ((request: Captured, all: Captured[]) => number) = 200,
+): Promise<{ url: string; requests: Captured[]; close(): Promise<void> }> {
   const requests: Captured[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      requests.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(status).end();
+      const captured = { path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      requests.push(captured);
+      res.writeHead(typeof status === 'number' ? status : status(captured, requests)).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -201,6 +204,43 @@ describe('webhook reports', () => {
     expect(await verified(sandbox, catcher.requests[0]!)).toMatchObject([{ kind: 'delivered', messageId: 'ses-fine' }]);
     await expect.poll(() => sandbox.stats().webhooksFailed).toBe(1);
     expect(sandbox.stats().webhooksSent).toBe(0);
+  });
+
+  it('redelivers the same signed request until answered 2xx, as the ESPs do; Mailgun gives up on a 406', async () => {
+    // Each path refuses its first post: SNS and SendGrid post it again; Mailgun's 406 is final.
+    const catcher = await startCatcher((req, all) =>
+      all.filter((r) => r.path === req.path).length > 1 ? 200 : req.path === '/mailgun' ? 406 : 503,
+    );
+    const sandbox = await startSandbox({
+      scenario: scenario(catcher.url, { 'gone.test': { bounceRate: 1 } }, { redeliverMs: 20 }),
+    });
+    await sesClient(sandbox.url).send(simpleEmail('u@gone.test', { sluiceId: 'ses-gone' }));
+    await sendgridClient(sandbox.url).send({
+      to: 'u@gone.test',
+      from: 'sender@sluice.test',
+      subject: 'hi',
+      text: 'hello',
+      customArgs: { sluice_id: 'sg-gone' },
+    });
+    await mailgunClient(sandbox.url).messages.create('mg.sluice.test', {
+      to: 'u@gone.test',
+      from: 'sender@sluice.test',
+      subject: 'hi',
+      text: 'hello',
+      'v:sluice_id': 'mg-gone',
+    });
+    await expect.poll(() => sandbox.webhookReports().filter((r) => r.answered || r.abandoned).length).toBe(3);
+    const byProtocol = Object.fromEntries(sandbox.webhookReports().map((r) => [r.protocol, r]));
+    expect(byProtocol.ses).toMatchObject({ kind: 'bounce', sluiceId: 'ses-gone', posts: 2, answered: true });
+    expect(byProtocol.sendgrid).toMatchObject({ posts: 2, answered: true });
+    expect(byProtocol.mailgun).toMatchObject({ posts: 1, answered: false, abandoned: true });
+    // The same request again: SNS's MessageId and signature, SendGrid's event id, byte for byte.
+    for (const path of ['/ses', '/sendgrid']) {
+      const posts = catcher.requests.filter((r) => r.path === path);
+      expect(posts).toHaveLength(2);
+      expect(posts[1]!.body).toBe(posts[0]!.body);
+    }
+    expect(sandbox.stats()).toMatchObject({ webhooksSent: 2, webhooksFailed: 3, webhooksRedelivered: 2 });
   });
 
   it('close() cancels reports not yet posted', async () => {

@@ -44,6 +44,8 @@ export interface Keys {
   softBounces(tenantId: string, address: string): string;
   /** Marks an ESP event applied (string with a TTL), so the ESP's retries of it change nothing. */
   feedbackEvent(provider: string, eventId: string): string;
+  /** Marks an ESP event's bounce or complaint counted in the signals (string with a TTL): counted once. */
+  feedbackSignal(provider: string, eventId: string): string;
   /** Marks a webhook token seen (string with a TTL): a replayed signed request is refused. */
   webhookToken(provider: string, token: string): string;
   /** Outcome counts of one key in one time bucket (hash field → count), for the signals. */
@@ -108,6 +110,7 @@ export function createKeys(prefix = 'sluice'): Keys {
     attempts: (id) => `${prefix}:attempts:${id}`,
     softBounces: (tenantId, address) => `${prefix}:soft:${tenantId}:${address}`,
     feedbackEvent: (provider, eventId) => `${prefix}:evt:${provider}:${eventId}`,
+    feedbackSignal: (provider, eventId) => `${prefix}:evtsig:${provider}:${eventId}`,
     webhookToken: (provider, token) => `${prefix}:whtok:${provider}:${token}`,
     signals: (kind, name, start) => `${prefix}:sig:${kind}:${name}:${start}`,
     signalIndex: (kind) => `${prefix}:sigidx:${kind}`,

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { systemClock, type Clock, type Keys } from '@sluice/core';
+import { defineScripts } from './internal/scripts.js';
 
 /** What a signal is counted for (DESIGN.md, Signals). */
 export type SignalKind = 'provider' | 'receiver' | 'pool' | 'stream' | 'campaign' | 'tenant' | 'circuit';
@@ -72,6 +73,13 @@ export interface Signals {
   /** Writes what was recorded since the last flush. */
   flush(): Promise<void>;
   /**
+   * Counts one `field` for each key (at most five) now, in Redis, once per `marker`: a
+   * later call with the same marker (an ESP redelivering an event its first delivery
+   * already counted, the api killed before it answered) counts nothing. For a writer that
+   * must not lose a count to a crash, nor double one. Resolves whether it counted.
+   */
+  countOnce(marker: string, ttlSeconds: number, keys: readonly SignalKey[], field: SignalField): Promise<boolean>;
+  /**
    * The counts of `key` over the `windowMs` up to `atMs` (whole buckets, the one holding
    * `atMs` included). A caller that worked the window out from its own clock passes that
    * clock's `atMs`, so a bucket boundary passing meanwhile does not shift the window.
@@ -113,6 +121,7 @@ function windowOf(windowMs: number, activeMs: number, counts: Record<string, num
  */
 export function createSignals(options: SignalsOptions): Signals {
   const { redis, keys } = options;
+  const scripted = defineScripts(redis);
   const bucketMs = options.bucketMs ?? 1_000;
   const retainMs = options.retainMs ?? 300_000;
   const clock = options.clock ?? systemClock;
@@ -178,6 +187,22 @@ export function createSignals(options: SignalsOptions): Signals {
         }
       });
       return flushing;
+    },
+    async countOnce(marker, ttlSeconds, list, field) {
+      if (list.length > 5) throw new RangeError('countOnce counts at most five keys');
+      const start = Math.floor(clock() / bucketMs) * bucketMs;
+      const slots = [0, 1, 2, 3, 4].map((i) => list[i]);
+      const counted = await scripted.sluiceCountOnce(
+        marker,
+        ...slots.map((k) => (k ? bucketKey(k, start) : marker)),
+        ...slots.map((k) => (k ? keys.signalIndex(k.kind) : marker)),
+        ttlSeconds,
+        field,
+        retainMs + bucketMs,
+        clock(),
+        ...slots.map((k) => k?.name ?? ''),
+      );
+      return counted === 1;
     },
     async read(key, windowMs, atMs = clock()) {
       const buckets = Math.max(1, Math.ceil(windowMs / bucketMs));

@@ -50,6 +50,22 @@ describe('signals', () => {
     expect((await b.read(ses, 200)).count('attempted')).toBe(10); // only the newest bucket
   });
 
+  it('countOnce writes at once and once per marker, whichever process asks', async () => {
+    const a = signals();
+    const b = signals();
+    const marker = `${keys.feedbackSignal('ses', 'e-1')}`;
+    const on = [ses, google, { kind: 'tenant', name: 'acme' }] as const;
+    expect(await a.countOnce(marker, 60, on, 'complained')).toBe(true);
+    // Unflushed: it is already in Redis for every reader.
+    expect((await b.read(ses, 1_000)).count('complained')).toBe(1);
+    expect(await b.countOnce(marker, 60, on, 'complained')).toBe(false);
+    now += 400;
+    expect(await a.countOnce(marker, 60, on, 'complained')).toBe(false);
+    for (const key of on) expect((await a.read(key, 1_000)).count('complained')).toBe(1);
+    expect(await a.active('tenant')).toEqual(['acme']);
+    expect(await redis.ttl(marker)).toBeGreaterThan(50);
+  });
+
   it('give no ratio below the minimum sample', async () => {
     const s = signals();
     const key = { kind: 'campaign', name: `c-${randomUUID()}` } as const;

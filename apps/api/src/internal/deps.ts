@@ -18,6 +18,8 @@ export interface WebhookDeps {
   poolOf(provider: string): string;
   /** The receiver bucket of a recipient domain by config (policies that list domains). */
   receiverOf(domain: string): string;
+  /** How long an event's signal is remembered as counted: as long as the event itself. */
+  dedupeTtlSeconds: number;
 }
 
 /** What a webhook answers once its events are applied. */
@@ -40,6 +42,9 @@ const SIGNALLED: Partial<Record<DeliveryEventKind, SignalField>> = {
  * the campaign and the tenant.
  * An event that names no message of ours, or one whose record has expired, counts nowhere:
  * without the provider it would mislead more than it tells.
+ * Counted in Redis before the answer, once per event (`countOnce`): an api killed after
+ * applying an event but before counting it counts it on the ESP's redelivery, and one
+ * killed after counting it does not count it again.
  */
 async function countSignal(deps: WebhookDeps, event: DeliveryEvent): Promise<void> {
   const field = SIGNALLED[event.kind];
@@ -56,20 +61,25 @@ async function countSignal(deps: WebhookDeps, event: DeliveryEvent): Promise<voi
     { kind: 'tenant', name: record.tenantId },
   ];
   if (record.campaignId !== undefined) on.push({ kind: 'campaign', name: record.campaignId });
-  deps.signals.record(on, field);
+  await deps.signals.countOnce(
+    deps.keys.feedbackSignal(event.provider, event.eventId),
+    deps.dedupeTtlSeconds,
+    on,
+    field,
+  );
 }
 
 /**
  * Applies events in order and counts what happened, for the answer and the log. An event
- * applied for the first time that bounces or complains is also a signal; a duplicate (the
- * ESP's retry) is not counted again.
+ * that bounces or complains is also a signal, counted once however often the ESP sends it:
+ * a duplicate (the ESP's retry) is counted only if its first delivery never got that far.
  */
 export async function applyAll(deps: WebhookDeps, events: readonly DeliveryEvent[]): Promise<Applied> {
   const out: Applied = { events: events.length, duplicates: 0, suppressed: 0 };
   for (const e of events) {
     const r: ApplyResult = await deps.feedback.apply(e);
     if (r.outcome === 'duplicate') out.duplicates++;
-    else await countSignal(deps, e);
+    await countSignal(deps, e);
     if (r.outcome === 'suppressed') out.suppressed++;
   }
   return out;

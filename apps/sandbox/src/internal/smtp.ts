@@ -177,6 +177,13 @@ export async function startSmtp(ctx: SandboxContext, options: SmtpOptions): Prom
     // Emitted when the client goes away mid-message: nothing was delivered, nobody to answer.
     stream.on('error', () => undefined);
     stream.on('end', () => {
+      const { silence } = ctx.scenario();
+      if (silence.smtp === 'after-data') {
+        // Read in full, never answered: the client cannot tell whether it was delivered.
+        ctx.logger.debug({ session: session.id }, 'smtp: silent after DATA');
+        if (silence.deliver) void onMessage(Buffer.concat(chunks), stream.sizeExceeded, session).catch(() => undefined);
+        return;
+      }
       onMessage(Buffer.concat(chunks), stream.sizeExceeded, session).then(
         (id) => callback(null, id === undefined ? undefined : `2.0.0 OK queued as ${id}`),
         (error: unknown) => {
@@ -206,6 +213,22 @@ export async function startSmtp(ctx: SandboxContext, options: SmtpOptions): Prom
         return callback(null, { user: auth.username });
       }
       callback(reply(535, BAD_CREDENTIALS));
+    },
+    // Silent before DATA: the connection is taken, the banner or the answer to MAIL FROM
+    // never sent, so nothing of a message goes out.
+    onConnect(session, callback) {
+      if (ctx.scenario().silence.smtp === 'before-data') {
+        ctx.logger.debug({ session: session.id }, 'smtp: silent, no greeting');
+        return;
+      }
+      callback();
+    },
+    onMailFrom(_address, session, callback) {
+      if (ctx.scenario().silence.smtp === 'before-data') {
+        ctx.logger.debug({ session: session.id }, 'smtp: silent at MAIL FROM');
+        return;
+      }
+      callback();
     },
     onRcptTo,
     onData,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { AcceptedMessage, Recorder } from '../recorder.js';
+import type { AcceptedMessage, Recorder, WebhookReport } from '../recorder.js';
 import type { Scenario } from '../scenario.js';
 import { domainOf } from './address.js';
 import type { WebhookSigners } from './webhook-keys.js';
@@ -80,12 +80,21 @@ export function createReporter(options: ReporterOptions): Reporter {
     }
   }
 
-  async function post(report: Report): Promise<void> {
+  /**
+   * Posts one report; a post not answered 2xx is posted again, the same signed request, after
+   * `webhooks.redeliverMs` (when set), as the ESPs retry: SNS and SendGrid any failure,
+   * Mailgun any but a 406 and never a `delivered` event (Mailgun's documented schedule).
+   */
+  async function post(report: Report, kept: WebhookReport, built?: ReturnType<typeof build>): Promise<void> {
     const { kind, recipient, message } = report;
     const where = { kind, recipient, protocol: message.protocol, sluiceId: message.sluiceId };
+    const redelivery = kept.posts > 0;
+    let status: number | undefined;
+    let target: ReturnType<typeof build>;
     try {
-      const target = build(report);
+      target = built ?? build(report);
       if (target === undefined) return;
+      kept.posts += 1;
       const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(POST_TIMEOUT_MS)]);
       const res = await fetch(target.url, {
         method: 'POST',
@@ -93,25 +102,35 @@ export function createReporter(options: ReporterOptions): Reporter {
         body: target.request.body,
         signal,
       });
+      status = res.status;
       const answer = await res.text();
       if (res.ok) {
-        recorder.countWebhook('sent');
+        kept.answered = true;
+        recorder.countWebhook('sent', redelivery);
         logger.debug({ ...where, status: res.status }, 'webhook reported');
-      } else {
-        recorder.countWebhook('failed');
-        logger.warn({ ...where, status: res.status, answer: answer.slice(0, 500) }, 'webhook refused');
+        return;
       }
+      recorder.countWebhook('failed', redelivery);
+      logger.warn({ ...where, status: res.status, answer: answer.slice(0, 500) }, 'webhook refused');
     } catch (error) {
       if (abort.signal.aborted) return;
-      recorder.countWebhook('failed');
+      recorder.countWebhook('failed', redelivery);
       logger.warn({ ...where, err: error }, 'webhook not reported');
+      if (target === undefined) return;
     }
+    const { redeliverMs, redeliveries } = options.scenario().webhooks;
+    const mailgunGivesUp = message.protocol === 'mailgun' && (status === 406 || kind === 'delivery');
+    if (redeliverMs === undefined || mailgunGivesUp || kept.posts > redeliveries) {
+      kept.abandoned = true;
+      return;
+    }
+    schedule(report, kept, redeliverMs, target);
   }
 
-  function schedule(report: Report, delayMs: number): void {
+  function schedule(report: Report, kept: WebhookReport, delayMs: number, built?: ReturnType<typeof build>): void {
     const timer = setTimeout(() => {
       timers.delete(timer);
-      const p = post({ ...report, at: Date.now() }).finally(() => posting.delete(p));
+      const p = post(built ? report : { ...report, at: Date.now() }, kept, built).finally(() => posting.delete(p));
       posting.add(p);
     }, delayMs);
     timers.add(timer);
@@ -127,7 +146,17 @@ export function createReporter(options: ReporterOptions): Reporter {
         if (draw('bounce', message, recipient) < behaviour.bounceRate) kind = 'bounce';
         else if (draw('complaint', message, recipient) < behaviour.complaintRate) kind = 'complaint';
         else if (webhooks.reportDeliveries) kind = 'delivery';
-        if (kind !== undefined) schedule({ kind, message, recipient, at: message.arrivedAt }, webhooks.reportDelayMs);
+        if (kind === undefined) continue;
+        const kept = recorder.report({
+          kind,
+          protocol: message.protocol,
+          sluiceId: message.sluiceId,
+          recipient,
+          posts: 0,
+          answered: false,
+          abandoned: false,
+        });
+        schedule({ kind, message, recipient, at: message.arrivedAt }, kept, webhooks.reportDelayMs);
       }
     },
     async close() {

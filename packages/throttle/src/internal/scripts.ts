@@ -10,6 +10,7 @@ const SCRIPTS = {
   sluiceLease: { file: 'lease-1.lua', keys: 1 },
   sluiceOverrideRemove: { file: 'override-remove-2.lua', keys: 2 },
   sluiceTotalsAdd: { file: 'totals-add-1.lua', keys: 1 },
+  sluiceCountOnce: { file: 'count-once-11.lua', keys: 11 },
 };
 
 /** A Redis client with the throttle's scripts defined. */
