@@ -7,7 +7,8 @@ import { PRIORITY_CLASSES, createKeys, type DispatchJobData, type SluiceConfig }
 import { createProviders, type Provider } from '@sluice/providers';
 import { createQueues, createStore } from '@sluice/store';
 import { createAdjustments, createLimiter, createSignals, createSlots, type Slots } from '@sluice/throttle';
-import { createDelivery } from './delivery/engine.js';
+import { createDelivery, type DeliveryOptions } from './delivery/engine.js';
+import type { OnStep } from './delivery/steps.js';
 import { SlotGate } from './gate.js';
 import { createLatency } from './latency.js';
 
@@ -17,6 +18,8 @@ export interface WorkerOptions {
   logger: Logger;
   /** Adapters by provider id. @defaultValue one per configured provider */
   providers?: Map<string, Provider>;
+  /** A test hook called at each step of every delivery (see {@link DeliveryOptions.onStep}). @defaultValue none */
+  onStep?: OnStep;
 }
 
 /** A worker process's engine: stateless, scaled horizontally. */
@@ -43,7 +46,18 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   const latency = createLatency({ redis, keys });
   const queues = createQueues({ redis, keys });
   const providers = options.providers ?? createProviders(config);
-  const delivery = createDelivery({ config, store, limiter, adjustments, signals, latency, providers, queues, logger });
+  const delivery = createDelivery({
+    config,
+    store,
+    limiter,
+    adjustments,
+    signals,
+    latency,
+    providers,
+    queues,
+    logger,
+    ...(options.onStep ? { onStep: options.onStep } : {}),
+  });
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const want = PRIORITY_CLASSES.reduce((n, p) => n + config.worker.concurrency[p], 0);
   const gates = new Map<string, SlotGate>();
