@@ -7,7 +7,7 @@ import { PRIORITY_CLASSES, createKeys, type DispatchJobData, type SluiceConfig }
 import { createProviders, type Provider } from '@sluice/providers';
 import { createQueues, createStore } from '@sluice/store';
 import { createAdjustments, createLimiter, createSignals, createSlots, type Slots } from '@sluice/throttle';
-import { createDelivery, type DeliveryOptions } from './delivery/engine.js';
+import { createDelivery } from './delivery/engine.js';
 import type { OnStep } from './delivery/steps.js';
 import { SlotGate } from './gate.js';
 import { createLatency } from './latency.js';
@@ -18,7 +18,7 @@ export interface WorkerOptions {
   logger: Logger;
   /** Adapters by provider id. @defaultValue one per configured provider */
   providers?: Map<string, Provider>;
-  /** A test hook called at each step of every delivery (see {@link DeliveryOptions.onStep}). @defaultValue none */
+  /** A test hook called at each step of every delivery (the delivery's `onStep`). @defaultValue none */
   onStep?: OnStep;
 }
 

@@ -1,5 +1,5 @@
 import nodemailer from 'nodemailer';
-import { Transform, pipeline, type Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { QueuedMessage } from '@sluice/core';
 import { correlationHeaders, withMessageId } from './internal/mime.js';
 import { errorText } from './internal/net-error.js';
@@ -48,24 +48,50 @@ function queuedAs(response: string | undefined): string | undefined {
 }
 
 /**
- * The message data as it comes, its end held until `submission`'s gate resolves (then the
- * final dot follows); when the gate rejects the stream fails and the data stays unterminated.
+ * The message data as the connection reads it, its end held until `submission`'s gate
+ * resolves (then the final dot follows); when the gate rejects the stream fails and the
+ * data stays unterminated. The gate runs only once the connection has read all of the data
+ * (it reads only after the server's 354), never while the message merely sits buffered: a
+ * connection lost before DATA asks no gate and is not submitted.
  */
-function gated(submission: Submission): Transform {
-  return new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      callback(null, chunk);
+function gated(input: Readable, submission: Submission): Readable {
+  let ended = false;
+  let waiting = false;
+  let opened = false;
+  const open = (): void => {
+    if (opened) return;
+    opened = true;
+    submission.gate().then(
+      () => {
+        submission.markSubmitted();
+        out.push(null);
+      },
+      (error: unknown) => out.destroy(new NotSubmittedError(error)),
+    );
+  };
+  const out = new Readable({
+    read() {
+      if (ended) return open();
+      waiting = true;
+      input.resume();
     },
-    flush(callback) {
-      submission.gate().then(
-        () => {
-          submission.markSubmitted();
-          callback();
-        },
-        (error: unknown) => callback(new NotSubmittedError(error)),
-      );
+    destroy(error, callback) {
+      input.destroy(error ?? undefined);
+      callback(error);
     },
   });
+  input.pause();
+  input.on('data', (chunk: Buffer) => {
+    waiting = false;
+    if (!out.push(chunk)) input.pause();
+  });
+  input.once('end', () => {
+    ended = true;
+    // Asked for more with nothing left: all of it has been read.
+    if (waiting) open();
+  });
+  input.once('error', (error) => out.destroy(error));
+  return out;
 }
 
 /** Message-ID without its angle brackets (nodemailer logs it either way). */
@@ -161,7 +187,7 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
           input.destroy(new Error('message data already sent once: not sent again'));
           return input;
         }
-        return pipeline(input, gated(submission), () => undefined);
+        return gated(input, submission);
       });
     }
     done();
