@@ -121,7 +121,13 @@ it('kills a worker at every step of a send: one final state each, no silent dupl
       },
       240_000,
       `every ${priority} message killed once at its step and final`,
-    );
+    ).catch(async (error: unknown) => {
+      // Gave up: say how many were left, then fail (the workers are stopped with the fleet).
+      const states = await Promise.all(phase.map((p) => client.messages.status(p.id)));
+      const stuck = states.filter((st) => st === null || !isFinalState(st.state)).length;
+      reportFaults('crash-steps', { kills: readdirSync(marks).length, stuck });
+      throw error;
+    });
     // Nothing of this class may still be in flight, nor a worker with this plan, when the
     // next class's kills begin.
     await Promise.all(starting);
