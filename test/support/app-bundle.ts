@@ -6,7 +6,12 @@ import { ROOT } from './process.js';
 
 /** The apps a fleet or fault test spawns. */
 export const BUNDLED_APPS = ['scheduler', 'worker', 'api'] as const;
-export type BundledApp = (typeof BUNDLED_APPS)[number];
+
+/** Test-only entries bundled with them: a worker that kills itself at a delivery step. */
+const TEST_ENTRIES = { 'crash-worker': 'test/support/crash-worker.ts' } as const;
+
+/** What a fleet test can spawn from the bundle directory. */
+export type BundledApp = (typeof BUNDLED_APPS)[number] | keyof typeof TEST_ENTRIES;
 
 /**
  * Our sources stay ours: every `@sluice/*` module and relative import goes into the bundle
@@ -45,7 +50,10 @@ const sourcesOnly: Plugin = {
  */
 export async function bundleApps(outdir: string): Promise<void> {
   await build({
-    entryPoints: Object.fromEntries(BUNDLED_APPS.map((app) => [app, join(ROOT, `apps/${app}/src/main.ts`)])),
+    entryPoints: {
+      ...Object.fromEntries(BUNDLED_APPS.map((app) => [app, join(ROOT, `apps/${app}/src/main.ts`)])),
+      ...Object.fromEntries(Object.entries(TEST_ENTRIES).map(([name, path]) => [name, join(ROOT, path)])),
+    },
     outdir,
     outExtension: { '.js': '.mjs' },
     bundle: true,

@@ -44,7 +44,11 @@ export interface Fleet {
   readonly redis: Redis;
   readonly processes: FleetProcess[];
   startScheduler(): Promise<FleetProcess>;
-  startWorker(): Promise<FleetProcess>;
+  /**
+   * Starts a worker; `entry` another bundled one (`crash-worker`), `env` on top of the
+   * fleet's environment.
+   */
+  startWorker(options?: { entry?: BundledApp; env?: Record<string, string> }): Promise<FleetProcess>;
   /** Stops every process (SIGTERM), the client and the sandbox, and deletes the fleet's keys. */
   stop(): Promise<void>;
 }
@@ -102,8 +106,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       processes.push(p);
       return p;
     },
-    async startWorker() {
-      const p = await spawnApp(apps, 'worker', env);
+    async startWorker(start = {}) {
+      const p = await spawnApp(apps, start.entry ?? 'worker', { ...env, ...start.env });
       processes.push(p);
       return p;
     },

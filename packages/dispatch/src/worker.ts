@@ -7,6 +7,7 @@ import { createProviders, type Provider } from '@sluice/providers';
 import { connectRedis, createQueues, createRedisHealth, createStore, type RedisHealth } from '@sluice/store';
 import { createAdjustments, createLimiter, createSignals, createSlots, type Slots } from '@sluice/throttle';
 import { createDelivery } from './delivery/engine.js';
+import type { OnStep } from './delivery/steps.js';
 import { SlotGate } from './gate.js';
 import { createLatency } from './latency.js';
 
@@ -18,6 +19,8 @@ export interface WorkerOptions {
   providers?: Map<string, Provider>;
   /** The process's Redis health reporter. @defaultValue one of its own, on `logger` */
   health?: RedisHealth;
+  /** A test hook called at each step of every delivery (the delivery's `onStep`). @defaultValue none */
+  onStep?: OnStep;
 }
 
 /** A worker process's engine: stateless, scaled horizontally. */
@@ -46,7 +49,18 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   const latency = createLatency({ redis, keys });
   const queues = createQueues({ redis, keys });
   const providers = options.providers ?? createProviders(config);
-  const delivery = createDelivery({ config, store, limiter, adjustments, signals, latency, providers, queues, logger });
+  const delivery = createDelivery({
+    config,
+    store,
+    limiter,
+    adjustments,
+    signals,
+    latency,
+    providers,
+    queues,
+    logger,
+    ...(options.onStep ? { onStep: options.onStep } : {}),
+  });
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const want = PRIORITY_CLASSES.reduce((n, p) => n + config.worker.concurrency[p], 0);
   const gates = new Map<string, SlotGate>();

@@ -92,7 +92,7 @@ export function createMailgunProvider(options: MailgunProviderOptions): Provider
     kind: 'mailgun',
     sandbox,
     async send(message, context) {
-      const submission = new Submission(context.onSubmitted);
+      const submission = new Submission(context.beforeSubmit);
       try {
         const out = await tracker.run(submission, () =>
           client.messages.create(config.domain, toMessageData(message, context)),

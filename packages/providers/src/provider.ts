@@ -33,7 +33,7 @@ export type Outcome =
   | (Classified & { kind: 'deferred' })
   /** Permanent: never retried; `suppress` when the recipient itself is bad. */
   | (Classified & { kind: 'rejected'; suppress: boolean })
-  /** The request may have been accepted (connection lost or timed out after it was sent in full). */
+  /** The request may have been accepted (connection lost or timed out after its final bytes went out). */
   | { kind: 'ambiguous'; reply: string; answered: false };
 
 /** What the worker hands an adapter with a message. */
@@ -41,12 +41,15 @@ export interface SendContext {
   /** The stable `Message-ID` header value, `<id@domain>`: the same on every attempt. */
   messageIdHeader: string;
   /**
-   * Called once the request has been written out in full (HTTP: the body; SMTP: the
-   * message data after DATA). From then on the ESP may have the message even if the
-   * answer never comes back: the worker records it, so a crash after this point is known
-   * to be ambiguous and one before it is known to be safe to resend.
+   * The gate before the request's final bytes. The adapter hands over all of the request
+   * but its last bytes (HTTP: the body's last byte; SMTP: the end of the message data, so
+   * the terminating dot), then awaits this, and only when it resolves sends them: the
+   * worker writes the record's `submitted` mark here. A crash before the mark leaves the
+   * ESP an incomplete request it discards (safe to resend); one after it is known to be
+   * ambiguous. When it rejects the request is aborted, never completed: the outcome is a
+   * transient failure, not submitted.
    */
-  onSubmitted?: () => void;
+  beforeSubmit?: () => Promise<void>;
   signal?: AbortSignal;
 }
 

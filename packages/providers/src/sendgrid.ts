@@ -139,7 +139,7 @@ export function createSendgridProvider(options: SendgridProviderOptions): Provid
       if (message.raw !== undefined) {
         return unsupported('SendGrid cannot send raw MIME: send text/html or a template through this provider');
       }
-      const submission = new Submission(context.onSubmitted);
+      const submission = new Submission(context.beforeSubmit);
       try {
         const unwatch = tracker.watch(context.messageIdHeader, submission);
         const [response] = await service.send(toMailData(message, context, config.ipPoolName)).finally(unwatch);

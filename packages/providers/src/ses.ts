@@ -128,7 +128,7 @@ export function createSesProvider(options: SesProviderOptions): Provider {
     kind: 'ses',
     sandbox,
     async send(message, context) {
-      const submission = new Submission(context.onSubmitted);
+      const submission = new Submission(context.beforeSubmit);
       const command = new SendEmailCommand(toInput(message, context, config.configurationSetName));
       try {
         const unwatch = tracker.watch(message.id, submission);

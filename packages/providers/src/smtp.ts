@@ -1,12 +1,12 @@
 import nodemailer from 'nodemailer';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { QueuedMessage } from '@sluice/core';
 import { correlationHeaders, withMessageId } from './internal/mime.js';
 import { errorText } from './internal/net-error.js';
 import type { ProviderOptions } from './internal/options.js';
 import { classified, secretFilter, unanswered, unsupported } from './internal/reply.js';
 import type { Outcome, Provider, SendContext } from './provider.js';
-import { Submission } from './submit-tracking-agent.js';
+import { NotSubmittedError, Submission } from './submit-tracking-agent.js';
 
 /** Options of {@link createSmtpProvider}. */
 export type SmtpProviderOptions = ProviderOptions<'smtp'>;
@@ -45,6 +45,53 @@ function toMailOptions(message: QueuedMessage, context: SendContext): MailOption
 /** The queue id in `250 2.0.0 OK queued as ABC123`, when the server names one. */
 function queuedAs(response: string | undefined): string | undefined {
   return response === undefined ? undefined : /\bqueued as\s+<?([^\s>]+)>?/i.exec(response)?.[1];
+}
+
+/**
+ * The message data as the connection reads it, its end held until `submission`'s gate
+ * resolves (then the final dot follows); when the gate rejects the stream fails and the
+ * data stays unterminated. The gate runs only once the connection has read all of the data
+ * (it reads only after the server's 354), never while the message merely sits buffered: a
+ * connection lost before DATA asks no gate and is not submitted.
+ */
+function gated(input: Readable, submission: Submission): Readable {
+  let ended = false;
+  let waiting = false;
+  let opened = false;
+  const open = (): void => {
+    if (opened) return;
+    opened = true;
+    submission.gate().then(
+      () => {
+        submission.markSubmitted();
+        out.push(null);
+      },
+      (error: unknown) => out.destroy(new NotSubmittedError(error)),
+    );
+  };
+  const out = new Readable({
+    read() {
+      if (ended) return open();
+      waiting = true;
+      input.resume();
+    },
+    destroy(error, callback) {
+      input.destroy(error ?? undefined);
+      callback(error);
+    },
+  });
+  input.pause();
+  input.on('data', (chunk: Buffer) => {
+    waiting = false;
+    if (!out.push(chunk)) input.pause();
+  });
+  input.once('end', () => {
+    ended = true;
+    // Asked for more with nothing left: all of it has been read.
+    if (waiting) open();
+  });
+  input.once('error', (error) => out.destroy(error));
+  return out;
 }
 
 /** Message-ID without its angle brackets (nodemailer logs it either way). */
@@ -124,8 +171,9 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
   });
 
   // By Message-ID: the send whose data is being streamed. The stream nodemailer hands the
-  // connection is only read after the server's 354; its end is the whole message handed
-  // over (the final dot follows at once). A connection lost mid-data leaves it unended.
+  // connection is only read after the server's 354, and the terminating dot is written only
+  // once it ends: so its end waits at the send's gate. A connection lost mid-data (or a
+  // gate that refused) leaves the server an unterminated message, which it discards.
   const streaming = new Map<string, Submission>();
   transporter.use('stream', (mail, done) => {
     const submission = typeof mail.data.messageId === 'string' ? streaming.get(mail.data.messageId) : undefined;
@@ -135,9 +183,11 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
       // went out, the stream fails before a byte is written: the server never gets a
       // complete second copy (checked: it sees a connection closed mid-message).
       mail.message.processFunc((input: Readable) => {
-        if (submission.submitted) input.destroy(new Error('message data already sent once: not sent again'));
-        else input.once('end', () => submission.markSubmitted());
-        return input;
+        if (submission.submitted) {
+          input.destroy(new Error('message data already sent once: not sent again'));
+          return input;
+        }
+        return gated(input, submission);
       });
     }
     done();
@@ -167,7 +217,7 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
           `SMTP cannot send the ESP template "${message.template.name}": send text/html or raw MIME through this provider`,
         );
       }
-      const submission = new Submission(context.onSubmitted);
+      const submission = new Submission(context.beforeSubmit);
       streaming.set(context.messageIdHeader, submission);
       try {
         const info = await transporter.sendMail(toMailOptions(message, context));

@@ -1,28 +1,32 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import {
+  globalAgent as httpGlobalAgent,
   Agent as HttpAgent,
   type AgentOptions,
   type ClientRequest,
   type IncomingHttpHeaders,
   type IncomingMessage,
 } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
+import { globalAgent as httpsGlobalAgent, Agent as HttpsAgent } from 'node:https';
+import { holdLastByte } from './internal/hold-last-byte.js';
+
+export { NotSubmittedError } from './internal/hold-last-byte.js';
 
 /**
- * One send's submission: whether its request (HTTP body, SMTP data after DATA) has been
- * written out in full, and the answer's headers where the SDK hides them.
+ * One send's submission: the gate its request's final bytes wait at, whether they went
+ * out, and the answer's headers where the SDK hides them.
  */
 export class Submission {
   #submitted = false;
   #headers: IncomingHttpHeaders | undefined;
-  readonly #onSubmitted: (() => void) | undefined;
+  #gate: Promise<void> | undefined;
+  readonly #beforeSubmit: (() => Promise<void>) | undefined;
 
-  constructor(onSubmitted?: () => void) {
-    this.#onSubmitted = onSubmitted;
+  constructor(beforeSubmit?: () => Promise<void>) {
+    this.#beforeSubmit = beforeSubmit;
   }
 
-  /** From now on the ESP may have the message even if no answer comes back. */
+  /** The final bytes went out: from now on the ESP may have the message even if no answer comes back. */
   get submitted(): boolean {
     return this.#submitted;
   }
@@ -36,11 +40,19 @@ export class Submission {
     return out;
   }
 
-  /** Marks the request written out in full; calls `onSubmitted` the first time only. */
+  /**
+   * Runs `beforeSubmit` (once, however often it is asked): resolves when the request's final
+   * bytes may go, rejects when they must not.
+   */
+  gate(): Promise<void> {
+    const before = this.#beforeSubmit;
+    this.#gate ??= before === undefined ? Promise.resolve() : new Promise<void>((resolve) => resolve(before()));
+    return this.#gate;
+  }
+
+  /** The final bytes are handed over (after {@link gate} resolved). */
   markSubmitted(): void {
-    if (this.#submitted) return;
     this.#submitted = true;
-    this.#onSubmitted?.();
   }
 
   /** @internal */
@@ -51,15 +63,40 @@ export class Submission {
 
 type AddRequest = (this: HttpAgent, req: ClientRequest, ...rest: unknown[]) => void;
 
-/** Node publishes every `http.request` here (stable since Node 19.2 / 18.15). */
-const REQUEST_START = 'http.client.request.start';
+/**
+ * Has `agent` show `onRequest` every request it is given, before the request's first byte
+ * is written. Node's agents get every request through `addRequest` (not in @types/node,
+ * stable since Node 0.x), called as the request is made, when its headers are final.
+ * Returns the function that stops it.
+ */
+function interpose(agent: HttpAgent, onRequest: (req: ClientRequest) => void): () => void {
+  const own = Object.prototype.hasOwnProperty.call(agent, 'addRequest');
+  const original = (agent as unknown as { addRequest: AddRequest }).addRequest;
+  Object.defineProperty(agent, 'addRequest', {
+    configurable: true,
+    writable: true,
+    value(this: HttpAgent, req: ClientRequest, ...rest: unknown[]) {
+      onRequest(req);
+      original.call(this, req, ...rest);
+    },
+  });
+  return () => {
+    if (own) Object.defineProperty(agent, 'addRequest', { configurable: true, writable: true, value: original });
+    else delete (agent as unknown as { addRequest?: AddRequest }).addRequest;
+  };
+}
+
+/** Who watches the requests of Node's global agents (installed while any does). */
+const globalWatchers = new Set<(req: ClientRequest) => void>();
+let restoreGlobal: (() => void) | undefined;
 
 /** The HTTP request header that names the send a request carries (ESPs ignore it). */
 export const SEND_HEADER = 'x-sluice-send';
 
 /**
- * Tells when the HTTP request of a send has been written out in full: from then on the
- * ESP may act on it even if we never see the answer.
+ * Finds the HTTP request of each send and holds its last byte back until the send's gate
+ * (its `submitted` mark) resolves: from then on the ESP may act on it even if we never see
+ * the answer, and before it the ESP cannot have it whole.
  *
  * For SDKs that take an agent (SES, SendGrid) a send is recognised by a request header
  * it names itself with ({@link SEND_HEADER}, registered with {@link watch}). For SDKs that
@@ -71,7 +108,7 @@ export class SubmitTracker {
   readonly #byHeader = new Map<string, Submission>();
   readonly #current = new AsyncLocalStorage<Submission>();
 
-  /** Reports the request carrying `SEND_HEADER: key` to `submission`. Returns the cancel function. */
+  /** Gates the request carrying `SEND_HEADER: key` by `submission`. Returns the cancel function. */
   watch(key: string, submission: Submission): () => void {
     this.#byHeader.set(key, submission);
     return () => {
@@ -79,57 +116,54 @@ export class SubmitTracker {
     };
   }
 
-  /** Runs `send` so that the HTTP request it makes reports to `submission` (with {@link listen}). */
+  /** Runs `send` so that the HTTP request it makes is gated by `submission` (with {@link listen}). */
   run<T>(submission: Submission, send: () => Promise<T>): Promise<T> {
     return this.#current.run(submission, send);
   }
 
-  /**
-   * An http and https agent that report submissions, for SDKs that take an agent. Node's
-   * agents get every request through `addRequest` (not in @types/node, stable since
-   * Node 0.x), where the request's headers are final.
-   */
+  /** An http and https agent that gate the requests of watched sends, for SDKs that take an agent. */
   agents(options: AgentOptions): { httpAgent: HttpAgent; httpsAgent: HttpsAgent } {
-    const wrap = <A extends HttpAgent>(agent: A): A => {
-      const proto = Object.getPrototypeOf(agent) as { addRequest: AddRequest };
-      const original = proto.addRequest;
-      const track = (req: ClientRequest): void => {
-        const key = req.getHeader(SEND_HEADER);
-        const submission = typeof key === 'string' ? this.#byHeader.get(key) : undefined;
-        if (submission) this.#track(req, submission);
-      };
-      Object.defineProperty(agent, 'addRequest', {
-        value(this: HttpAgent, req: ClientRequest, ...rest: unknown[]) {
-          track(req);
-          original.call(this, req, ...rest);
-        },
-      });
-      return agent;
+    const track = (req: ClientRequest): void => {
+      const key = req.getHeader(SEND_HEADER);
+      const submission = typeof key === 'string' ? this.#byHeader.get(key) : undefined;
+      if (submission) this.#track(req, submission);
     };
-    return { httpAgent: wrap(new HttpAgent(options)), httpsAgent: wrap(new HttpsAgent(options)) };
+    const httpAgent = new HttpAgent(options);
+    const httpsAgent = new HttpsAgent(options);
+    interpose(httpAgent, track);
+    interpose(httpsAgent, track);
+    return { httpAgent, httpsAgent };
   }
 
   /**
-   * Listens to Node's `http.client.request.start` channel, for SDKs that take no agent
-   * (mailgun.js). Only requests made inside {@link run} are tracked. Returns the function
-   * that stops listening.
+   * Gates the requests made inside {@link run} that go through Node's global agents, for
+   * SDKs that take no agent (mailgun.js: its axios uses them). Node 20 announces a request
+   * on its diagnostics channel only once the request has been ended, too late to hold
+   * anything back; the agent sees it as it is made. Requests made outside {@link run} pass
+   * untouched. Returns the function that stops.
    */
   listen(): () => void {
-    const onStart = (message: unknown): void => {
-      const req = (message as { request?: ClientRequest }).request;
+    const onRequest = (req: ClientRequest): void => {
       const submission = this.#current.getStore();
-      if (req && submission) this.#track(req, submission);
+      if (submission) this.#track(req, submission);
     };
-    subscribe(REQUEST_START, onStart);
+    if (globalWatchers.size === 0) {
+      const notify = (req: ClientRequest): void => {
+        for (const watcher of globalWatchers) watcher(req);
+      };
+      const undo = [interpose(httpGlobalAgent, notify), interpose(httpsGlobalAgent, notify)];
+      restoreGlobal = () => undo.forEach((u) => u());
+    }
+    globalWatchers.add(onRequest);
     return () => {
-      unsubscribe(REQUEST_START, onStart);
+      if (!globalWatchers.delete(onRequest) || globalWatchers.size > 0) return;
+      restoreGlobal?.();
+      restoreGlobal = undefined;
     };
   }
 
   #track(req: ClientRequest, submission: Submission): void {
-    // `finish`: the last byte has been handed to the socket. A request whose connection
-    // was refused never gets there.
-    req.once('finish', () => submission.markSubmitted());
+    holdLastByte(req, submission);
     req.once('response', (res: IncomingMessage) => submission.answered(res.headers));
   }
 }

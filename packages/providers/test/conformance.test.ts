@@ -18,6 +18,24 @@ function expectKind<K extends Outcome['kind']>(outcome: Outcome, kind: K): Extra
   return outcome as Extract<Outcome, { kind: K }>;
 }
 
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A gate the test opens: `asked` once the adapter waits at it, `open()` lets the final bytes go. */
+function opening(): { wait: () => Promise<void>; asked: Promise<void>; open: () => void } {
+  let asked!: () => void;
+  let open!: () => void;
+  const askedP = new Promise<void>((resolve) => (asked = resolve));
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return {
+    wait: () => {
+      asked();
+      return opened;
+    },
+    asked: askedP,
+    open,
+  };
+}
+
 /** A sandbox address nothing listens on, for "connection refused". */
 async function deadEnd(): Promise<{ url: string; smtpPort: number }> {
   const port = await closedPort();
@@ -93,6 +111,41 @@ describe.each(KINDS)('%s adapter against the sandbox', (kind) => {
     expect(submitted).toBe(1);
     expect(recorded(sandbox, messageId)).toHaveLength(1);
     expect(sandbox.stats()).toMatchObject({ dropped: 1, duplicates: 0 });
+  });
+
+  it('the final bytes wait at the gate: the ESP has nothing complete until it opens', async () => {
+    const sandbox = await startSandbox();
+    const provider = adapter(kind, sandbox);
+    const gate = opening();
+    const sending = send(provider, message('held@accept.test'), gate.wait);
+    await gate.asked;
+    // Everything but the final bytes is out: given time, the sandbox still has no message.
+    await pause(300);
+    expect(sandbox.accepted()).toHaveLength(0);
+    gate.open();
+    const { outcome, submitted, messageId } = await sending;
+    expectKind(outcome, 'accepted');
+    expect(submitted).toBe(1);
+    expect(recorded(sandbox, messageId)).toHaveLength(1);
+  });
+
+  it('a gate that refuses: never at the ESP, transient and not submitted, and the next send is whole', async () => {
+    const sandbox = await startSandbox();
+    const provider = adapter(kind, sandbox);
+    const refused = await send(provider, message('refused@accept.test'), () =>
+      Promise.reject(new Error('Redis unreachable')),
+    );
+    const deferred = expectKind(refused.outcome, 'deferred');
+    expect(deferred).toMatchObject({ family: 'transient_system', answered: false });
+    expect(deferred.reply).toMatch(/Redis unreachable/);
+    expect(refused.submitted).toBe(1);
+    await pause(300);
+    expect(sandbox.accepted()).toHaveLength(0);
+    // The aborted request's bytes went nowhere: a reused connection carries the next one cleanly.
+    const next = await send(provider, message('next@accept.test'));
+    expectKind(next.outcome, 'accepted');
+    expect(sandbox.accepted().map((r) => r.to[0])).toEqual(['next@accept.test']);
+    expect(sandbox.stats().duplicates).toBe(0);
   });
 
   it('connection refused: deferred transient_system, nothing submitted', async () => {

@@ -105,17 +105,28 @@ export function message(to: string, extra: Partial<QueuedMessage> = {}): QueuedM
   };
 }
 
-/** What one send led to, and how often the adapter said the request went out in full. */
+/** What one send led to, and how often the adapter asked its gate before the final bytes. */
 export interface Sent {
   outcome: Outcome;
   submitted: number;
   messageId: string;
 }
 
-/** Sends `m` with its stable Message-ID, counting `onSubmitted` calls. */
-export async function send(provider: Provider, m: QueuedMessage): Promise<Sent> {
+/**
+ * Sends `m` with its stable Message-ID, counting the calls of its gate (`beforeSubmit`);
+ * `gate` is what the gate does (by default: lets the final bytes go at once).
+ */
+export async function send(
+  provider: Provider,
+  m: QueuedMessage,
+  gate: () => Promise<void> = () => Promise.resolve(),
+): Promise<Sent> {
   let submitted = 0;
   const messageId = messageIdHeader(m);
-  const outcome = await provider.send(m, { messageIdHeader: messageId, onSubmitted: () => (submitted += 1) });
+  const beforeSubmit = (): Promise<void> => {
+    submitted += 1;
+    return gate();
+  };
+  const outcome = await provider.send(m, { messageIdHeader: messageId, beforeSubmit });
   return { outcome, submitted, messageId };
 }

@@ -9,6 +9,7 @@ import { createLearner } from './learn.js';
 import { precheck, standsAside, type DeliveryJob } from './precheck.js';
 import { send } from './send.js';
 import { settle } from './settle.js';
+import type { OnStep } from './steps.js';
 
 /** Options of {@link createDelivery}: its collaborators, each the caller's to close. */
 export interface DeliveryOptions {
@@ -27,6 +28,8 @@ export interface DeliveryOptions {
   logger: Logger;
   /** @defaultValue `Date.now` */
   clock?: Clock;
+  /** A test hook called at each step of a delivery (fault tests crash a worker there). @defaultValue none */
+  onStep?: OnStep;
 }
 
 /** Local permits over the connection slots held (the worker's `SlotGate`). */
@@ -65,10 +68,12 @@ export function createDelivery(options: DeliveryOptions): Delivery {
     clock: options.clock ?? systemClock,
   };
   const learner = createLearner(ctx);
+  const { onStep } = options;
 
   return {
     async deliver(job, gate) {
       const m = job.data;
+      onStep?.('taken', m.id);
       const provider = providers.get(m.provider);
       if (!provider) throw new Error(`no provider ${m.provider} configured in this worker`);
       if (await standsAside(ctx, m)) return 'done';
@@ -80,13 +85,16 @@ export function createDelivery(options: DeliveryOptions): Delivery {
         const ready = await precheck(ctx, job);
         if (ready.kind !== 'send') return ready.kind;
         attempt = ready.attempt;
-        outcome = await send(ctx.store, provider, m);
+        onStep?.('sending', m.id);
+        outcome = await send(ctx.store, provider, m, onStep);
       } finally {
         release();
       }
 
+      onStep?.('answered', m.id);
       await learner.learn(m, outcome);
       await settle(ctx, m, outcome, attempt);
+      onStep?.('settled', m.id);
       return 'done';
     },
   };
