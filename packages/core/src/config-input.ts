@@ -1,5 +1,6 @@
-import { LineCounter, Parser, parseDocument, type CST } from 'yaml';
+import { LineCounter, Parser, isAlias, parseDocument, visit, type CST, type Document } from 'yaml';
 import { SluiceError } from './errors.js';
+import { formatPath } from './parse.js';
 
 // What the config file may contain before the schema looks at it. The schema checks
 // values; these checks are about the document itself, which a schema cannot see: how deep
@@ -30,7 +31,7 @@ const invalid = (source: string, path: string, problem: string): SluiceError =>
   new SluiceError('invalid_config', `invalid ${source}: ${path}: ${problem}`, { path });
 
 /** Renders a path as `parseInput` does: `providers.ses.rate`, `(root)` for the top. */
-const pathOf = (parts: readonly (string | number)[]): string => (parts.length === 0 ? '(root)' : parts.join('.'));
+const pathOf = formatPath;
 
 /** A short, printable rendering of a key for a message (control characters escaped). */
 const shown = (key: string): string => JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key);
@@ -118,7 +119,13 @@ export function readConfigText(text: string, source: string): unknown {
   try {
     tokens = [...new Parser(lines.addNewLine).parse(text)];
   } catch (cause) {
-    throw new SluiceError('invalid_config', `${source} is not valid YAML: ${(cause as Error).message}`, { cause });
+    throw new SluiceError(
+      'invalid_config',
+      `${source} is not valid YAML at line 1, column 1: ${(cause as Error).message}`,
+      {
+        cause,
+      },
+    );
   }
   const { depth, offset } = deepest(tokens);
   if (depth > MAX_CONFIG_DEPTH) {
@@ -138,10 +145,41 @@ export function readConfigText(text: string, source: string): unknown {
         { cause: problem },
       );
     }
-    return doc.toJS({ maxAliasCount: 100 }) as unknown;
+    try {
+      return doc.toJS({ maxAliasCount: 100 }) as unknown;
+    } catch (cause) {
+      // An alias to no anchor, or aliases expanded past their cap: where the first alias is.
+      const message = (cause as Error).message.split('\n')[0];
+      throw new SluiceError('invalid_config', `${source} is not valid YAML at ${where(firstAlias(doc))}: ${message}`, {
+        cause,
+      });
+    }
   } catch (cause) {
     if (cause instanceof SluiceError) throw cause;
-    // An alias expanded past its cap, or a stack the composer could not hold after all.
-    throw new SluiceError('invalid_config', `${source} is not valid YAML: ${(cause as Error).message}`, { cause });
+    throw new SluiceError(
+      'invalid_config',
+      `${source} is not valid YAML at line 1, column 1: ${(cause as Error).message}`,
+      {
+        cause,
+      },
+    );
   }
+}
+
+/** The offset of the first alias that names no anchor, else of the first alias, else 0. */
+function firstAlias(doc: Document.Parsed): number {
+  let unresolved: number | undefined;
+  let any: number | undefined;
+  visit(doc, {
+    Alias(_key, node) {
+      const at = node.range?.[0] ?? 0;
+      any ??= at;
+      if (isAlias(node) && node.resolve(doc) === undefined) {
+        unresolved = at;
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  return unresolved ?? any ?? 0;
 }

@@ -74,6 +74,11 @@ describe('config documents refused as a whole', () => {
     expect(() => parseConfig({ governor: { rules: [] } })).not.toThrow();
   });
 
+  it('shows an empty or odd key in the path quoted, so the message still says where', () => {
+    expect(() => parseConfig({ '': 1 })).toThrow(/^invalid config: "": unknown key$/);
+    expect(() => parseConfig({ providers: { 'a.b': { kind: 'ses', rate: 1 } } })).toThrow(/providers\."a\.b":/);
+  });
+
   it('names the line and column of a syntax error, a duplicate key or an unknown tag', () => {
     expect(refusal('a: [1, 2\n').message).toMatch(/is not valid YAML at line \d+, column \d+/);
     expect(refusal('redis: {}\nredis: {}\n').message).toMatch(/at line 2, column 1: Map keys must be unique/);

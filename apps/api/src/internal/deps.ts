@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { recipientDomain, type Keys, type ServiceLogger, type SluiceConfig } from '@sluice/core';
-import type { DeliveryEvent, DeliveryEventKind } from '@sluice/events';
+import type { DeliveryEvent, DeliveryEventKind, EventWindow } from '@sluice/events';
 import type { ApplyResult, Feedback, Store } from '@sluice/store';
 import type { SignalField, SignalKey, Signals } from '@sluice/throttle';
 
@@ -18,7 +18,15 @@ export interface WebhookDeps {
   poolOf(provider: string): string;
   /** The receiver bucket of a recipient domain by config (policies that list domains). */
   receiverOf(domain: string): string;
+  /**
+   * The event times taken now: no older than the feedback's dedupe memory (an older event
+   * could be a replay it forgot), no further ahead than the signature window's skew.
+   */
+  eventWindow(): EventWindow;
 }
+
+/** The most bytes of one request to the Mailgun and SES routes (one event each; SNS messages are at most 256 KiB). */
+export const BODY_LIMIT = 1024 * 1024;
 
 /** What a webhook answers once its events are applied. */
 export interface Applied {
@@ -63,6 +71,15 @@ async function countSignal(deps: WebhookDeps, event: DeliveryEvent): Promise<voi
  * Applies events in order and counts what happened, for the answer and the log. An event
  * applied for the first time that bounces or complains is also a signal; a duplicate (the
  * ESP's retry) is not counted again.
+ *
+ * An event for a message id Sluice has no record of (never sent through Sluice, or its
+ * record expired) still suppresses: a verified hard bounce, complaint or unsubscribe is the
+ * ESP's word about the address, as each ESP's own account-wide suppression list takes it
+ * (SES adds an address "when a message sent to that address results in a hard bounce",
+ * whoever sent it), and complaints arrive days after the send, often after the record's
+ * TTL. It only writes no signal, having no provider to count it under. The same for SES,
+ * SendGrid and Mailgun. Writes are bounded by the routes: at most one dedupe key and one
+ * soft-bounce set per event, and the routes cap the events a request may carry.
  */
 export async function applyAll(deps: WebhookDeps, events: readonly DeliveryEvent[]): Promise<Applied> {
   const out: Applied = { events: events.length, duplicates: 0, suppressed: 0 };
