@@ -5,7 +5,7 @@ import { SluiceError, type SluiceErrorCode } from './errors.js';
  * One part of a path as a reader can see it: as it is, unless it is empty or has a dot,
  * a space, a quote or a control character, which are shown JSON-quoted (`headers."a.b"`).
  */
-export function pathPart(part: PropertyKey): string {
+function pathPart(part: PropertyKey): string {
   const s = String(part);
   return s === '' || /[.\s"'\u0000-\u001F\u007F-\u009F\u2028\u2029]/.test(s) ? JSON.stringify(s) : s;
 }

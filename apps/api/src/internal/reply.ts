@@ -10,7 +10,7 @@ export function refuse(
   status: number,
   code: string,
   message: string,
-  field?: string | undefined,
+  field?: string,
 ): FastifyReply {
   return reply.code(status).send({ error: field === undefined ? { code, message } : { code, message, field } });
 }
