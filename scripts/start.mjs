@@ -128,7 +128,7 @@ async function run() {
   ];
   // The admin app (dashboard, Bull Board, JSON API) behind a token of this run's: never a
   // default credential, and gone when the run ends.
-  const token = randomBytes(24).toString('base64url');
+  const token = randomBytes(32).toString('base64url');
   const adminPort = (await portIsFree(ADMIN_PORT)) ? ADMIN_PORT : await freePort();
   const admin = startNode('admin', ['apps/admin/dist/main.js'], {
     ...env,

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SluiceError, type SluiceConfig } from '@sluice/core';
+import { SluiceError, tokenWeakness, type SluiceConfig } from '@sluice/core';
 
 /** Who a request is from: the actor its token stands for (`dev` without authentication). */
 export type Actor = string;
@@ -24,8 +24,20 @@ export function isLoopback(host: string): boolean {
 /**
  * Decides at start whether the admin app may run: with tokens, or without only when
  * `devNoAuth` is set and it listens on loopback. Throws `invalid_config` naming the field.
+ * Every token must pass `tokenWeakness` (32+ characters, about 128 bits by its characters,
+ * not a pattern): the config schema checks it already, and this again for a config built
+ * in code, since a guessable token is an open admin app.
  */
 export function checkAuthConfig(admin: SluiceConfig['admin']): { open: boolean } {
+  admin.tokens.forEach((t, i) => {
+    const weakness = tokenWeakness(t.token);
+    // The path and the actor, never the token.
+    if (weakness !== undefined) {
+      throw new SluiceError('invalid_config', `admin.tokens.${i}.token (actor ${t.actor}): ${weakness}`, {
+        path: `admin.tokens.${i}.token`,
+      });
+    }
+  });
   if (admin.devNoAuth && !isLoopback(admin.host)) {
     throw new SluiceError(
       'invalid_config',
@@ -36,7 +48,7 @@ export function checkAuthConfig(admin: SluiceConfig['admin']): { open: boolean }
   if (admin.tokens.length === 0 && !admin.devNoAuth) {
     throw new SluiceError(
       'invalid_config',
-      'admin.tokens: the admin app refuses to start without tokens; set admin.tokens or SLUICE_ADMIN_TOKENS=actor:token (at least 32 characters), or admin.devNoAuth on a loopback host',
+      'admin.tokens: the admin app refuses to start without tokens; set admin.tokens or SLUICE_ADMIN_TOKENS=actor:token (32+ characters, ~128 bits: openssl rand -base64 32), or admin.devNoAuth on a loopback host',
       { path: 'admin.tokens' },
     );
   }

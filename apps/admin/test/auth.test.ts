@@ -254,6 +254,27 @@ describe('admin start', () => {
     expect(() => createAdmin({ config: configWith({}), logger })).toThrow(/admin\.tokens/);
   });
 
+  it('refuses to start with a token of 32 identical characters (or any weak one), naming its path, never the token', () => {
+    // A config built in code skips the schema: the app checks again before it listens.
+    const weak = 'k'.repeat(32);
+    const config = configWith({});
+    config.admin.tokens = [
+      { actor: 'alice', token: TOKEN },
+      { actor: 'bob', token: weak },
+    ];
+    let err: unknown;
+    try {
+      createAdmin({ config, logger, redis: r.redis });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toMatchObject({ code: 'invalid_config', path: 'admin.tokens.1.token' });
+    expect((err as Error).message).toMatch(/^admin\.tokens\.1\.token \(actor bob\): has 1 distinct characters/);
+    expect((err as Error).message).not.toContain(weak);
+    // Through the config file's schema, the same rule.
+    expect(() => configWith({ tokens: [{ actor: 'bob', token: weak }] })).toThrow(/admin\.tokens\.0\.token/);
+  });
+
   it('allows devNoAuth only on loopback', async () => {
     expect(() => createAdmin({ config: configWith({ host: '0.0.0.0', devNoAuth: true }), logger })).toThrow(
       /admin\.devNoAuth/,

@@ -83,6 +83,7 @@ export function createApi(options: ApiOptions): Api {
     poolOf: (provider: string) => config.providers[provider]?.pool ?? 'default',
     receiverOf: (domain: string) => receiverFor(config, domain).name,
     dedupeTtlSeconds,
+    eventWindow: () => ({ maxAgeSeconds: dedupeTtlSeconds, maxFutureSeconds: config.api.webhooks.maxAgeSeconds }),
   };
 
   const server = fastify({ logger: false, trustProxy: false });
@@ -94,9 +95,8 @@ export function createApi(options: ApiOptions): Api {
       return reply.code(500).send({ error: { code: 'internal', message: 'the event was not applied; retry later' } });
     }
     // Fastify's own refusals: bad JSON, too large, unsupported media type.
-    return reply
-      .code(status)
-      .send({ error: { code: status === 400 ? 'malformed' : (err.code ?? 'bad_request'), message: err.message } });
+    const code = status === 400 ? 'malformed' : status === 413 ? 'too_large' : (err.code ?? 'bad_request');
+    return reply.code(status).send({ error: { code, message: err.message } });
   });
   server.setNotFoundHandler((req, reply) =>
     reply.code(404).send({ error: { code: 'not_found', message: `no route ${req.method} ${req.url.split('?')[0]}` } }),

@@ -5,19 +5,21 @@ import {
   verifyMailgunSignature,
   type VerifyFailure,
 } from '@sluice/events';
-import { applyAll, type WebhookDeps } from './internal/deps.js';
+import { BODY_LIMIT, applyAll, type WebhookDeps } from './internal/deps.js';
 import { STATUS_OF, refuse } from './internal/reply.js';
 
 /**
- * `POST /webhooks/mailgun`: Mailgun's JSON webhooks. A signature verifies the timestamp and
- * token only, so a token is accepted once (remembered for the freshness window, after
- * which the timestamp refuses it anyway). A replay answers 406, which Mailgun never retries.
+ * `POST /webhooks/mailgun`: Mailgun's JSON webhooks, one event a request (at most
+ * `BODY_LIMIT` bytes). A signature verifies the timestamp and token only, so a token is
+ * accepted once (remembered for the freshness window, after which the timestamp refuses it
+ * anyway). A replay answers 406, which Mailgun never retries. The event is checked before
+ * the token is remembered, so a malformed one (400, naming the field) writes nothing.
  */
 export async function registerMailgunWebhook(app: FastifyInstance, deps: WebhookDeps): Promise<void> {
   const signingKey = deps.config.mailgun.signingKey;
   const maxAgeSeconds = deps.config.maxAgeSeconds;
 
-  app.post('/webhooks/mailgun', async (req, reply) => {
+  app.post('/webhooks/mailgun', { bodyLimit: BODY_LIMIT }, async (req, reply) => {
     if (signingKey === undefined) {
       return refuse(
         reply,
@@ -28,12 +30,14 @@ export async function registerMailgunWebhook(app: FastifyInstance, deps: Webhook
     }
     const refused = (f: VerifyFailure) => {
       deps.logger.info({ event: 'webhook_refused', provider: 'mailgun', code: f.code }, f.message);
-      return refuse(reply, STATUS_OF[f.code] ?? 400, f.code, f.message);
+      return refuse(reply, STATUS_OF[f.code] ?? 400, f.code, f.message, f.field);
     };
     const parsed = parseMailgunSignature(req.body);
     if (!parsed.ok) return refused(parsed);
     const verified = verifyMailgunSignature(parsed.value, signingKey, { maxAgeSeconds });
     if (!verified.ok) return refused(verified);
+    const event = normalizeMailgunEvent(req.body, deps.eventWindow());
+    if (!event.ok) return refused(event);
     const token = parsed.value.token;
     const tokenKey = deps.keys.webhookToken('mailgun', token);
     // Twice the window: a timestamp up to maxAge in the future stays acceptable that long.
@@ -45,9 +49,8 @@ export async function registerMailgunWebhook(app: FastifyInstance, deps: Webhook
       );
       return refuse(reply, 406, 'replayed', 'this signed request was received before');
     }
-    const event = normalizeMailgunEvent(req.body);
     try {
-      const result = await applyAll(deps, event ? [event] : []);
+      const result = await applyAll(deps, event.value ? [event.value] : []);
       deps.logger.info({ event: 'webhook_applied', provider: 'mailgun', ...result }, 'Mailgun event applied');
       return result;
     } catch (err) {

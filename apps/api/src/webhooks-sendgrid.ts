@@ -11,7 +11,7 @@ import {
 import { applyAll, type WebhookDeps } from './internal/deps.js';
 import { STATUS_OF, refuse } from './internal/reply.js';
 
-/** SendGrid batches events: a busy minute is a large body. */
+/** SendGrid batches events: a busy minute is a large body (and at most `SENDGRID_MAX_EVENTS` events). */
 const BODY_LIMIT = 8 * 1024 * 1024;
 
 /**
@@ -78,8 +78,13 @@ export async function registerSendgridWebhook(
     } catch {
       return refuse(reply, 400, 'malformed', 'the body is not JSON');
     }
-    if (!Array.isArray(body)) return refuse(reply, 400, 'malformed', 'the body must be a JSON array of events');
-    const result = await applyAll(deps, normalizeSendgridEvents(body));
+    // Every event checked before any is applied: a batch is taken whole or refused whole.
+    const events = normalizeSendgridEvents(body, deps.eventWindow());
+    if (!events.ok) {
+      deps.logger.info({ event: 'webhook_refused', provider: 'sendgrid', code: events.code }, events.message);
+      return refuse(reply, STATUS_OF[events.code] ?? 400, events.code, events.message, events.field);
+    }
+    const result = await applyAll(deps, events.value);
     deps.logger.info({ event: 'webhook_applied', provider: 'sendgrid', ...result }, 'SendGrid events applied');
     return result;
   });

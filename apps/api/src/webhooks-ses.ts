@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { SNS_HOST_PATTERN, normalizeSesEvent, verifySnsMessage } from '@sluice/events';
-import { applyAll, type WebhookDeps } from './internal/deps.js';
+import { BODY_LIMIT, applyAll, type WebhookDeps } from './internal/deps.js';
 import { STATUS_OF, refuse } from './internal/reply.js';
 
 /** Options of {@link registerSesWebhook}. */
@@ -27,9 +27,9 @@ export async function registerSesWebhook(app: FastifyInstance, deps: SesWebhookO
   const cache = new Map<string, Promise<KeyObject>>();
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_req, body, done) => done(null, body));
 
-  app.post('/webhooks/ses', async (req, reply) => {
+  app.post('/webhooks/ses', { bodyLimit: BODY_LIMIT }, async (req, reply) => {
     if (topicArns.length === 0) {
       return refuse(reply, 503, 'not_configured', 'no SNS topic is accepted: set api.webhooks.ses.topicArns');
     }
@@ -67,8 +67,14 @@ export async function registerSesWebhook(app: FastifyInstance, deps: SesWebhookO
       return { events: 0 };
     }
     // A signed message that is not an SES event (a test publish) is taken and ignored:
-    // refusing it would only make SNS retry it.
-    const result = await applyAll(deps, normalizeSesEvent(e.Message, e.MessageId));
+    // refusing it would only make SNS retry it. An SES event Sluice acts on but cannot use
+    // (no time, a recipient without an address) is refused, naming the field.
+    const events = normalizeSesEvent(e.Message, e.MessageId, deps.eventWindow());
+    if (!events.ok) {
+      deps.logger.info({ event: 'webhook_refused', provider: 'ses', code: events.code }, events.message);
+      return refuse(reply, STATUS_OF[events.code] ?? 400, events.code, events.message, events.field);
+    }
+    const result = await applyAll(deps, events.value);
     deps.logger.info({ event: 'webhook_applied', provider: 'ses', ...result }, 'SES events applied');
     return result;
   });

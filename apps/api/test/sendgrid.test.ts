@@ -91,8 +91,9 @@ describe('POST /webhooks/sendgrid (signed Event Webhook)', () => {
       sluice_id: m.id,
     };
     // What an api killed after applying the event and before counting it left behind.
-    const [normalised] = normalizeSendgridEvents([event]);
-    await createFeedback({ redis: world.redis, keys: world.keys }).apply(normalised!);
+    const normalised = normalizeSendgridEvents([event]);
+    if (!normalised.ok) throw new Error(normalised.message);
+    await createFeedback({ redis: world.redis, keys: world.keys }).apply(normalised.value[0]!);
     const body = batch([event]);
     expect((await post(body, signer.headers(body))).json()).toMatchObject({ duplicates: 1 });
     const bounced = async () => (await world.signals.read({ kind: 'provider', name: 'sg-main' }, 60_000)).counts;

@@ -80,7 +80,9 @@ async function verified(sandbox: Sandbox, captured: Captured): Promise<DeliveryE
     });
     if (!result.ok) throw new Error(`SNS: ${result.message}`);
     expect(captured.headers['x-amz-sns-message-type']).toBe('Notification');
-    return normalizeSesEvent(result.value.Message, result.value.MessageId);
+    const events = normalizeSesEvent(result.value.Message, result.value.MessageId);
+    if (!events.ok) throw new Error(`SES: ${events.message}`);
+    return events.value;
   }
   if (captured.path === '/sendgrid') {
     const result = verifySendgridSignature(
@@ -90,7 +92,9 @@ async function verified(sandbox: Sandbox, captured: Captured): Promise<DeliveryE
       keys.sendgridPublicKey,
     );
     if (!result.ok) throw new Error(`SendGrid: ${result.message}`);
-    return normalizeSendgridEvents(JSON.parse(captured.body));
+    const events = normalizeSendgridEvents(JSON.parse(captured.body));
+    if (!events.ok) throw new Error(`SendGrid: ${events.message}`);
+    return events.value;
   }
   const body: unknown = JSON.parse(captured.body);
   const signature = parseMailgunSignature(body);
@@ -98,7 +102,8 @@ async function verified(sandbox: Sandbox, captured: Captured): Promise<DeliveryE
   const result = verifyMailgunSignature(signature.value, keys.mailgunSigningKey);
   if (!result.ok) throw new Error(`Mailgun: ${result.message}`);
   const event = normalizeMailgunEvent(body);
-  return event ? [event] : [];
+  if (!event.ok) throw new Error(`Mailgun: ${event.message}`);
+  return event.value ? [event.value] : [];
 }
 
 function scenario(url: string, domains: Record<string, unknown>, extra: Record<string, unknown> = {}) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { burst, name, rate, secret } from './config-fields.js';
+import { burst, host, name, rate, secret, url } from './config-fields.js';
 
 // Where mail goes out: providers, the IP pools they send from, the routes that choose
 // between them, failover, and the sandbox that stands in for a provider without credentials.
@@ -15,7 +15,7 @@ const providerBase = {
   /** Per-request timeout (HTTP request, or each SMTP stage). */
   timeoutMs: z.number().int().positive().default(10_000),
   /** API endpoint (HTTP providers); unset means the real ESP, or the sandbox when no credentials are configured. */
-  endpoint: z.url().optional(),
+  endpoint: url.optional(),
 };
 
 /**
@@ -98,7 +98,7 @@ export const providerSchema = z.discriminatedUnion(
       kind: z.literal('mailgun'),
       ...providerBase,
       /** The sending domain: `POST /v3/<domain>/messages`. */
-      domain: z.string().min(1),
+      domain: host,
       /** Else `MAILGUN_API_KEY`; neither means the sandbox. */
       apiKey: secret.optional(),
     }),
@@ -106,7 +106,7 @@ export const providerSchema = z.discriminatedUnion(
       kind: z.literal('smtp'),
       ...providerBase,
       /** The smarthost or MX; unset means the sandbox's SMTP port. */
-      host: z.string().min(1).optional(),
+      host: host.optional(),
       port: z.number().int().min(1).max(65535).default(587),
       /** Implicit TLS (port 465); otherwise STARTTLS when offered. */
       secure: z.boolean().default(false),
@@ -147,9 +147,9 @@ export const failoverSchema = z
 export const sandboxSchema = z
   .strictObject({
     /** The sandbox's HTTP API (SES v2, SendGrid v3, Mailgun v3). */
-    url: z.url().default('http://127.0.0.1:4566'),
+    url: url.default('http://127.0.0.1:4566'),
     /** The sandbox's SMTP listener, for SMTP providers without a host. */
-    smtpHost: z.string().min(1).default('127.0.0.1'),
+    smtpHost: host.default('127.0.0.1'),
     smtpPort: z.number().int().min(1).max(65535).default(2525),
   })
   .prefault({});

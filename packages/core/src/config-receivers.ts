@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { burst, name, rate } from './config-fields.js';
+import { burst, host, name, rate } from './config-fields.js';
 
 // Where mail goes to: receiving organisations by domain or by MX host, each one bucket.
 
@@ -8,7 +8,7 @@ export const receiverSchema = z.strictObject({
   /** The receiving organisation's key: one bucket for all its domains. */
   name,
   /** Exact domains, or `*.example.com` for a domain and its subdomains. Needed unless `organisation` is set. */
-  domains: z.array(z.string().min(1).toLowerCase()).min(1).optional(),
+  domains: z.array(host.toLowerCase()).min(1).optional(),
   /** An organisation (`organisations`): every domain whose MX hosts are that organisation's. */
   organisation: name.optional(),
   rate,
@@ -18,7 +18,7 @@ export const receiverSchema = z.strictObject({
 const organisationPatternSchema = z.strictObject({
   name,
   /** MX host globs: `*` matches any characters, dots included (`*.mail.protection.outlook.com`). */
-  mx: z.array(z.string().min(1).toLowerCase()).min(1),
+  mx: z.array(host.toLowerCase()).min(1),
 });
 
 /**
@@ -43,7 +43,7 @@ export const organisationsSchema = z
     /** Domains kept in the cache (least recently used go first). */
     cacheSize: z.number().int().positive().default(100_000),
     /** `host:port` of the DNS servers to ask; empty means the system's resolver. */
-    dnsServers: z.array(z.string().min(1)).default([]),
+    dnsServers: z.array(host).default([]),
     /** Per lookup: a domain whose DNS is slower stands alone for `negativeTtlMs`. */
     timeoutMs: z.number().int().positive().default(2_000),
   })

@@ -1,7 +1,54 @@
 import { z } from 'zod';
-import { name, secret, validRegExp } from './config-fields.js';
+import { host, name, secret, validRegExp } from './config-fields.js';
 
 // What the processes show and serve: the admin app, metrics, logs and the HTTP API.
+
+/** The least an admin token must carry, estimated from its own characters. */
+export const MIN_TOKEN_BITS = 128;
+
+/** The shortest period with which `s` repeats itself (its length when it does not). */
+function period(s: readonly string[]): number {
+  for (let p = 1; p <= s.length / 2; p++) {
+    if (s.every((ch, i) => i < p || ch === s[i - p])) return p;
+  }
+  return s.length;
+}
+
+/**
+ * Why an admin token is too weak to guard the admin app, or undefined when it is not. A
+ * token is a password nobody has to remember, so the rule is strict: at least 32
+ * characters, no spaces or control characters, at least 16 distinct characters, at least
+ * {@link MIN_TOKEN_BITS} bits by its characters' frequencies (length × Shannon entropy per
+ * character), not a shorter token repeated, and not mostly runs (`abcd…`, `aaaa…`: neighbours
+ * one code point or less apart). `openssl rand -base64 32` passes; 32 identical characters,
+ * or `openssl rand -hex 16` (128 random bits, but 32 characters of 16 kinds: about 115 bits
+ * by this estimate, which cannot tell it from a pattern) do not. The reason never quotes the token.
+ */
+export function tokenWeakness(token: string): string | undefined {
+  const chars = [...token];
+  const n = chars.length;
+  if (n < 32) return 'must be at least 32 characters';
+  if (/[\s\u0000-\u001F\u007F-\u009F]/.test(token)) return 'must not contain spaces or control characters';
+  const counts = new Map<string, number>();
+  for (const ch of chars) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+  const hint = 'generate one with `openssl rand -base64 32`';
+  if (counts.size < 16) return `has ${counts.size} distinct characters, needs at least 16: ${hint}`;
+  let perChar = 0;
+  for (const c of counts.values()) perChar -= (c / n) * Math.log2(c / n);
+  const bits = Math.floor(perChar * n);
+  if (bits < MIN_TOKEN_BITS) return `carries about ${bits} bits by its characters, needs ${MIN_TOKEN_BITS}: ${hint}`;
+  if (period(chars) < n) return `repeats a shorter token: ${hint}`;
+  let steps = 0;
+  for (let i = 1; i < n; i++) if (Math.abs(chars[i]!.codePointAt(0)! - chars[i - 1]!.codePointAt(0)!) <= 1) steps++;
+  if (steps * 2 > n - 1) return `is mostly runs or repeats of neighbouring characters: ${hint}`;
+  return undefined;
+}
+
+/** An admin token: see {@link tokenWeakness}. */
+const adminToken = z.string().superRefine((token, ctx) => {
+  const weakness = tokenWeakness(token);
+  if (weakness !== undefined) ctx.addIssue({ code: 'custom', message: weakness });
+});
 
 /**
  * The admin app (`apps/admin`): Bull Board, the ops dashboard and overrides. It refuses
@@ -10,12 +57,10 @@ import { name, secret, validRegExp } from './config-fields.js';
  */
 export const adminSchema = z
   .strictObject({
-    host: z.string().min(1).default('127.0.0.1'),
+    host: host.default('127.0.0.1'),
     port: z.number().int().min(0).max(65535).default(8090),
-    /** Bearer tokens (at least 32 characters), each naming the actor it stands for in the audit trail. */
-    tokens: z
-      .array(z.strictObject({ actor: name, token: z.string().min(32, { message: 'must be at least 32 characters' }) }))
-      .default([]),
+    /** Bearer tokens ({@link tokenWeakness}: 32+ characters, 128 bits), each naming the actor it stands for in the audit trail. */
+    tokens: z.array(z.strictObject({ actor: name, token: adminToken })).default([]),
     /** Development only: no authentication, allowed only on a loopback host. */
     devNoAuth: z.boolean().default(false),
   })
@@ -27,7 +72,7 @@ export const adminSchema = z
  */
 export const metricsSchema = z
   .strictObject({
-    host: z.string().min(1).default('127.0.0.1'),
+    host: host.default('127.0.0.1'),
     port: z.number().int().min(0).max(65535).optional(),
   })
   .prefault({});
@@ -42,7 +87,7 @@ export const loggingSchema = z
 /** The HTTP API (`apps/api`): ESP webhooks. */
 export const apiSchema = z
   .strictObject({
-    host: z.string().min(1).default('127.0.0.1'),
+    host: host.default('127.0.0.1'),
     port: z.number().int().min(0).max(65535).default(8080),
     webhooks: z
       .strictObject({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { limitSchema, name, perClass } from './config-fields.js';
+import { limitSchema, name, perClass, redisUrl } from './config-fields.js';
+import { checkConfigInput } from './config-input.js';
 import {
   deliverySchema,
   backpressureSchema,
@@ -23,7 +24,7 @@ export const configSchema = z
   .strictObject({
     redis: z
       .strictObject({
-        url: z.string().min(1).default('redis://127.0.0.1:6379'),
+        url: redisUrl.default('redis://127.0.0.1:6379'),
         prefix: name.default('sluice'),
       })
       .prefault({}),
@@ -73,7 +74,7 @@ export const configSchema = z
     api: apiSchema,
   })
   .superRefine((c, ctx) => {
-    if (!(c.defaultProvider in c.providers)) {
+    if (!Object.hasOwn(c.providers, c.defaultProvider)) {
       ctx.addIssue({ code: 'custom', path: ['defaultProvider'], message: `names no provider in providers` });
     } else if (c.pools[c.providers[c.defaultProvider]!.pool]?.state === 'warming') {
       ctx.addIssue({
@@ -83,7 +84,7 @@ export const configSchema = z
       });
     }
     for (const [id, p] of Object.entries(c.providers)) {
-      if (!(p.pool in c.pools)) {
+      if (!Object.hasOwn(c.pools, p.pool)) {
         ctx.addIssue({ code: 'custom', path: ['providers', id, 'pool'], message: `names no pool in pools` });
       }
       if (p.kind === 'ses' && (p.accessKeyId === undefined) !== (p.secretAccessKey === undefined)) {
@@ -96,7 +97,7 @@ export const configSchema = z
     }
     for (const [stream, route] of Object.entries(c.routes)) {
       route.forEach((r, i) => {
-        if (!(r.provider in c.providers)) {
+        if (!Object.hasOwn(c.providers, r.provider)) {
           ctx.addIssue({
             code: 'custom',
             path: ['routes', stream, i, 'provider'],
@@ -153,8 +154,10 @@ export type ReceiverPolicy = SluiceConfig['receivers'][number];
 
 /**
  * Validates a config object (already read from YAML). Throws `SluiceError('invalid_config')`
- * naming the bad field's path.
+ * naming the bad field's path; the document's own shape (nesting, reserved keys, control
+ * characters) is checked first (`checkConfigInput`).
  */
 export function parseConfig(input: unknown, source = 'config'): SluiceConfig {
+  checkConfigInput(input, source);
   return parseInput(configSchema, input ?? {}, { code: 'invalid_config', what: source });
 }

@@ -19,6 +19,8 @@ export {
 } from './config.js';
 export { RETRY_DEFAULTS, type RetrySchedule } from './config-delivery.js';
 export { POOL_STATES, type PoolState } from './config-providers.js';
+export { MAX_CONFIG_DEPTH } from './config-input.js';
+export { MIN_TOKEN_BITS, tokenWeakness } from './config-surfaces.js';
 export {
   REPLY_FAMILIES,
   TEMPORARY_FAMILIES,

@@ -1,6 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+import { redisUrl, url } from './config-fields.js';
+import { RESERVED_KEYS, readConfigText } from './config-input.js';
+import { tokenWeakness } from './config-surfaces.js';
 import { parseConfig, type SluiceConfig } from './config.js';
 import { SluiceError } from './errors.js';
 
@@ -41,22 +44,16 @@ export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
         { cause },
       );
     }
-    try {
-      raw = parseYaml(text) ?? {};
-    } catch (cause) {
-      throw new SluiceError('invalid_config', `config file ${path} is not valid YAML: ${(cause as Error).message}`, {
-        cause,
-      });
-    }
+    raw = readConfigText(text, `config file ${path}`) ?? {};
   }
   const config = parseConfig(
     raw,
     `config ${explicit === undefined && !existsSync(path) ? '(built-in defaults)' : path}`,
   );
-  if (env.REDIS_URL) config.redis.url = env.REDIS_URL;
-  if (env.SLUICE_SANDBOX_URL) config.sandbox.url = env.SLUICE_SANDBOX_URL;
+  if (env.REDIS_URL) config.redis.url = fromEnv(env, 'REDIS_URL', redisUrl, 'redis.url');
+  if (env.SLUICE_SANDBOX_URL) config.sandbox.url = fromEnv(env, 'SLUICE_SANDBOX_URL', url, 'sandbox.url');
   if (env.SLUICE_SANDBOX_SMTP) {
-    const m = /^([^:\s]+):(\d{1,5})$/.exec(env.SLUICE_SANDBOX_SMTP);
+    const m = /^([A-Za-z0-9._-]+):(\d{1,5})$/.exec(env.SLUICE_SANDBOX_SMTP);
     if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) {
       throw new SluiceError(
         'invalid_config',
@@ -73,16 +70,23 @@ export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
   if (adminPort !== undefined) config.admin.port = adminPort;
   if (env.SLUICE_ADMIN_TOKENS) {
     // actor:token,actor:token — the token is everything after the first colon.
-    const tokens = env.SLUICE_ADMIN_TOKENS.split(',').map((pair) => {
+    const tokens = env.SLUICE_ADMIN_TOKENS.split(',').map((pair, i) => {
       const at = pair.indexOf(':');
       const actor = pair.slice(0, at).trim();
       const token = pair.slice(at + 1).trim();
-      if (at < 1 || !/^[A-Za-z0-9_-]{1,64}$/.test(actor) || token.length < 32) {
+      if (at < 1 || !/^[A-Za-z0-9_-]{1,64}$/.test(actor) || RESERVED_KEYS.has(actor)) {
         throw new SluiceError(
           'invalid_config',
-          'SLUICE_ADMIN_TOKENS must be actor:token pairs separated by commas, each token at least 32 characters',
+          `SLUICE_ADMIN_TOKENS: pair ${i + 1} must be actor:token (the actor [A-Za-z0-9_-]{1,64}), pairs separated by commas`,
           { path: 'admin.tokens' },
         );
+      }
+      // Never the token itself in the message: the actor and the rule it breaks.
+      const weakness = tokenWeakness(token);
+      if (weakness !== undefined) {
+        throw new SluiceError('invalid_config', `SLUICE_ADMIN_TOKENS: the token of ${actor} ${weakness}`, {
+          path: 'admin.tokens',
+        });
       }
       return { actor, token };
     });
@@ -103,6 +107,16 @@ export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
     if (env.AWS_REGION && provider.region === 'us-east-1') provider.region = env.AWS_REGION;
   }
   return config;
+}
+
+/** The environment variable `name` (standing for `path`), checked as the file's field is. */
+function fromEnv(env: NodeJS.ProcessEnv, name: string, schema: z.ZodType<string>, path: string): string {
+  const result = schema.safeParse(env[name]);
+  if (result.success) return result.data;
+  throw new SluiceError('invalid_config', `${name} (${path}): ${result.error.issues[0]?.message ?? 'invalid'}`, {
+    path,
+    cause: result.error,
+  });
 }
 
 /** A port number from the environment variable `name` (standing for `path`), if it is set. */

@@ -1,9 +1,18 @@
 import type { z } from 'zod';
 import { SluiceError, type SluiceErrorCode } from './errors.js';
 
+/**
+ * One part of a path as a reader can see it: as it is, unless it is empty or has a dot,
+ * a space, a quote or a control character, which are shown JSON-quoted (`headers."a.b"`).
+ */
+function pathPart(part: PropertyKey): string {
+  const s = String(part);
+  return s === '' || /[.\s"'\u0000-\u001F\u007F-\u009F\u2028\u2029]/.test(s) ? JSON.stringify(s) : s;
+}
+
 /** Renders a path like `messages.3.headers.X-Foo`, or `(root)` for the top. */
-function formatPath(path: readonly PropertyKey[]): string {
-  return path.length === 0 ? '(root)' : path.map(String).join('.');
+export function formatPath(path: readonly PropertyKey[]): string {
+  return path.length === 0 ? '(root)' : path.map(pathPart).join('.');
 }
 
 /**

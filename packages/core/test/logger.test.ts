@@ -10,7 +10,7 @@ const SECRETS = {
   awsId: 'AKIAIOSFODNN7EXAMPLE',
   awsSecret: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
   signing: 'mailgun-webhook-signing-key-live',
-  admin: 'admin-token-0123456789abcdef0123456789abcdef',
+  admin: 'admin-token-Vq3xL9pZ2mK7wR4tY8nB1cF6hJ0sD5gA',
   bearer: 'eyJhbGciOiJIUzI1NiJ9.bearer-token',
 };
 

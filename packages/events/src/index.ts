@@ -11,6 +11,7 @@ export {
 export {
   SENDGRID_SIGNATURE_HEADER,
   SENDGRID_TIMESTAMP_HEADER,
+  SENDGRID_MAX_EVENTS,
   normalizeSendgridEvents,
   sendgridPublicKey,
   verifySendgridSignature,
@@ -22,4 +23,5 @@ export {
   verifyMailgunSignature,
   type MailgunSignature,
 } from './mailgun.js';
-export { normalizeSesEvent } from './ses.js';
+export { SES_MAX_RECIPIENTS, normalizeSesEvent } from './ses.js';
+export { type EventWindow } from './internal/fields.js';

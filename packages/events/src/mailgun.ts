@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { DeliveryEvent, DeliveryEventKind } from './event.js';
-import { cleanAddress, cleanId, enhancedCode, epochMs, isObject, text } from './internal/fields.js';
-import { fail, fresh } from './internal/fail.js';
+import { cleanAddress, cleanId, enhancedCode, eventTime, isObject, text, type EventWindow } from './internal/fields.js';
+import { badField, fail, fresh } from './internal/fail.js';
 import type { VerifyResult } from './verify-result.js';
 import type { FreshnessOptions } from './sendgrid.js';
 
@@ -72,32 +72,43 @@ function kindOf(d: Record<string, unknown>): DeliveryEventKind | undefined {
 /**
  * Normalises one Mailgun webhook body (`{ signature, "event-data" }`): our ids come back in
  * `user-variables` (the `v:` values we sent). Other events (accepted, opened, clicked, …)
- * give null, not an error.
+ * give null, not an error. An event Sluice acts on needs its `id`, its `recipient` and its
+ * `timestamp` (unix seconds, inside `window`); without them it is `malformed`, naming the
+ * field, since its dedupe key (`id@timestamp`) and its time would be made up.
  */
-export function normalizeMailgunEvent(body: unknown): DeliveryEvent | null {
-  if (!isObject(body) || !isObject(body['event-data'])) return null;
+export function normalizeMailgunEvent(body: unknown, window: EventWindow = {}): VerifyResult<DeliveryEvent | null> {
+  if (!isObject(body) || !isObject(body['event-data'])) return badField('event-data', 'must be an object');
   const d = body['event-data'];
   const kind = kindOf(d);
+  if (!kind) return { ok: true, value: null };
   const recipient = cleanAddress(d.recipient);
-  if (!kind || !recipient || typeof d.id !== 'string' || d.id === '') return null;
+  if (!recipient) return badField('event-data.recipient', 'must be an email address');
+  if (typeof d.id !== 'string' || !/^[\x21-\x7e]{1,128}$/.test(d.id)) {
+    return badField('event-data.id', 'must be the event id (1 to 128 printable characters)');
+  }
+  if (typeof d.timestamp !== 'number') return badField('event-data.timestamp', 'must be unix seconds (a number)');
+  const at = eventTime(d.timestamp, 'event-data.timestamp', window);
+  if (!at.ok) return at;
   const vars = isObject(d['user-variables']) ? d['user-variables'] : {};
   const status = isObject(d['delivery-status']) ? d['delivery-status'] : {};
   const headers = isObject(d.message) && isObject(d.message.headers) ? d.message.headers : {};
-  const at = epochMs(d.timestamp);
   const code = typeof status.code === 'number' ? `${status.code} ` : '';
   const detail = text(status.message) || text(status.description) || text(d.reason);
   return {
-    provider: 'mailgun',
-    kind,
-    messageId: cleanId(vars.sluice_id),
-    tenantId: cleanId(vars.sluice_tenant),
-    campaignId: cleanId(vars.sluice_campaign),
-    providerMessageId: typeof headers['message-id'] === 'string' ? headers['message-id'] : undefined,
-    recipient,
-    at: Number.isFinite(at) ? at : Date.now(),
-    reason: detail ? `${code}${detail}`.slice(0, 500) : '',
-    enhanced: enhancedCode(status.message, status.description),
-    // Mailgun's ids are unique only per day; with the event's own timestamp they are not reused.
-    eventId: `${d.id.slice(0, 64)}@${String(d.timestamp)}`,
+    ok: true,
+    value: {
+      provider: 'mailgun',
+      kind,
+      messageId: cleanId(vars.sluice_id),
+      tenantId: cleanId(vars.sluice_tenant),
+      campaignId: cleanId(vars.sluice_campaign),
+      providerMessageId: typeof headers['message-id'] === 'string' ? headers['message-id'] : undefined,
+      recipient,
+      at: at.value,
+      reason: detail ? `${code}${detail}`.slice(0, 500) : '',
+      enhanced: enhancedCode(status.message, status.description),
+      // Mailgun's ids are unique only per day; with the event's own timestamp they are not reused.
+      eventId: `${d.id.slice(0, 64)}@${d.timestamp}`,
+    },
   };
 }

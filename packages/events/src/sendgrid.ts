@@ -1,7 +1,7 @@
 import { createPublicKey, verify as verifySignature, type KeyObject } from 'node:crypto';
 import type { DeliveryEvent, DeliveryEventKind } from './event.js';
-import { cleanAddress, cleanId, enhancedCode, epochMs, isObject, text } from './internal/fields.js';
-import { fail, fresh } from './internal/fail.js';
+import { cleanAddress, cleanId, enhancedCode, eventTime, isObject, text, type EventWindow } from './internal/fields.js';
+import { badField, fail, fresh } from './internal/fail.js';
 import type { VerifyResult } from './verify-result.js';
 
 /** The headers of SendGrid's signed Event Webhook. */
@@ -85,22 +85,36 @@ function kindOf(e: Record<string, unknown>): DeliveryEventKind | undefined {
   }
 }
 
+/** The most events one SendGrid request may carry; more is refused whole (`too_many_events`). */
+export const SENDGRID_MAX_EVENTS = 10_000;
+
 /**
  * Normalises a SendGrid Event Webhook body (a JSON array). Our ids come back as top-level
  * keys (`custom_args` are flattened into each event). Events of other types (processed,
- * open, click, group_unsubscribe, …) and entries without a recipient or an `sg_event_id`
- * are skipped, not errors: SendGrid adds types and fields at any time.
+ * open, click, group_unsubscribe, …) are skipped, not errors: SendGrid adds types and
+ * fields at any time. An event of a type Sluice acts on needs its `email`, its
+ * `sg_event_id` and its `timestamp` (unix seconds, inside `window`); the first one without
+ * makes the whole batch `malformed`, naming the field (`3.timestamp`), so a batch is taken
+ * whole or not at all. More than {@link SENDGRID_MAX_EVENTS} entries: `too_many_events`.
  */
-export function normalizeSendgridEvents(body: unknown): DeliveryEvent[] {
-  if (!Array.isArray(body)) return [];
+export function normalizeSendgridEvents(body: unknown, window: EventWindow = {}): VerifyResult<DeliveryEvent[]> {
+  if (!Array.isArray(body)) return fail('malformed', 'the body must be a JSON array of events');
+  if (body.length > SENDGRID_MAX_EVENTS) {
+    return fail('too_many_events', `${body.length} events in one request; at most ${SENDGRID_MAX_EVENTS}`);
+  }
   const out: DeliveryEvent[] = [];
-  for (const e of body as unknown[]) {
-    if (!isObject(e)) continue;
+  for (const [i, e] of (body as unknown[]).entries()) {
+    if (!isObject(e)) return badField(String(i), 'must be an event object');
     const kind = kindOf(e);
+    if (!kind) continue;
     const recipient = cleanAddress(e.email);
-    const eventId = typeof e.sg_event_id === 'string' && e.sg_event_id !== '' ? e.sg_event_id.slice(0, 128) : undefined;
-    if (!kind || !recipient || !eventId) continue;
-    const at = epochMs(e.timestamp);
+    if (!recipient) return badField(`${i}.email`, 'must be an email address');
+    if (typeof e.sg_event_id !== 'string' || !/^[\x21-\x7e]{1,128}$/.test(e.sg_event_id)) {
+      return badField(`${i}.sg_event_id`, 'must be the event id (1 to 128 printable characters)');
+    }
+    if (typeof e.timestamp !== 'number') return badField(`${i}.timestamp`, 'must be unix seconds (a number)');
+    const at = eventTime(e.timestamp, `${i}.timestamp`, window);
+    if (!at.ok) return at;
     const reason = text(e.reason) || text(e.response);
     out.push({
       provider: 'sendgrid',
@@ -110,11 +124,11 @@ export function normalizeSendgridEvents(body: unknown): DeliveryEvent[] {
       campaignId: cleanId(e.sluice_campaign),
       providerMessageId: typeof e.sg_message_id === 'string' ? e.sg_message_id : undefined,
       recipient,
-      at: Number.isFinite(at) ? at : Date.now(),
+      at: at.value,
       reason,
       enhanced: enhancedCode(e.status, reason),
-      eventId,
+      eventId: e.sg_event_id,
     });
   }
-  return out;
+  return { ok: true, value: out };
 }

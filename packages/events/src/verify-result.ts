@@ -1,7 +1,9 @@
 /**
  * Why a webhook was refused. Stable: the API answers with these codes.
  *
- * - `malformed`: not the shape the ESP sends (missing fields, bad JSON, bad base64).
+ * - `malformed`: not the shape the ESP sends (missing fields, bad JSON, bad base64, an
+ *   event's time outside the accepted window); `field` names the first bad one.
+ * - `too_many_events`: more events in one request than a route takes (see the API's limits).
  * - `bad_signature`: the signature does not verify.
  * - `stale`: the signed timestamp is outside the freshness window (a replay, or a clock off).
  * - `forbidden_cert_url`: the SNS `SigningCertURL` is not https, `.pem`, on an SNS host.
@@ -11,6 +13,7 @@
  */
 export type VerifyFailureCode =
   | 'malformed'
+  | 'too_many_events'
   | 'bad_signature'
   | 'stale'
   | 'forbidden_cert_url'
@@ -23,6 +26,8 @@ export interface VerifyFailure {
   ok: false;
   code: VerifyFailureCode;
   message: string;
+  /** The field at fault, as a path into what the ESP sent (`event-data.timestamp`, `3.email`). */
+  field?: string | undefined;
 }
 
 /** The outcome of a verification: the verified value, or why not. */

@@ -1,6 +1,14 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { normalizeMailgunEvent, parseMailgunSignature, verifyMailgunSignature } from '@sluice/events';
+import { normalizeMailgunEvent, parseMailgunSignature, verifyMailgunSignature, type EventWindow } from '@sluice/events';
+
+// The fixtures are old: the window is the API's to set, so these take any time since 2000.
+const ANY_TIME: EventWindow = { maxAgeSeconds: Number.POSITIVE_INFINITY };
+function normalized(body: unknown) {
+  const result = normalizeMailgunEvent(body, ANY_TIME);
+  if (!result.ok) throw new Error(result.message);
+  return result.value;
+}
 
 const KEY = 'key-webhook-signing-test';
 const hmac = (timestamp: string, token: string, key = KEY): string =>
@@ -73,7 +81,7 @@ describe('Mailgun events (Mailgun webhook-payloads docs, anymail fixtures)', () 
   };
 
   it('failed + permanent is a hard bounce, matched to our ids', () => {
-    expect(normalizeMailgunEvent(permanent)).toEqual({
+    expect(normalized(permanent)).toEqual({
       provider: 'mailgun',
       kind: 'bounced_hard',
       messageId: 'm00ff',
@@ -96,12 +104,12 @@ describe('Mailgun events (Mailgun webhook-payloads docs, anymail fixtures)', () 
         severity: 'temporary',
         reason,
         recipient: 'a@nomx.example.com',
-        timestamp: 1,
+        timestamp: 1534110422,
         'delivery-status': status,
       },
     });
     expect(
-      normalizeMailgunEvent(
+      normalized(
         temp('generic', { 'attempt-no': 3, 'retry-seconds': 1800, code: 498, message: 'No MX for nomx.example.com' }),
       ),
     ).toMatchObject({
@@ -109,22 +117,44 @@ describe('Mailgun events (Mailgun webhook-payloads docs, anymail fixtures)', () 
       reason: '498 No MX for nomx.example.com',
     });
     expect(
-      normalizeMailgunEvent(
+      normalized(
         temp('greylisted', { code: 450, 'retry-seconds': 300, message: 'Recipient address rejected: Greylisted' }),
       ),
     ).toMatchObject({ kind: 'deferred' });
-    expect(normalizeMailgunEvent(temp('old', { code: 498, message: 'No MX for nomx.example.com' }))).toMatchObject({
+    expect(normalized(temp('old', { code: 498, message: 'No MX for nomx.example.com' }))).toMatchObject({
       kind: 'bounced_soft',
     });
   });
 
   it('complained and unsubscribed suppress; opened and clicked are ignored', () => {
-    const ev = (event: string) => ({ 'event-data': { event, id: 'e', recipient: 'r@example.com', timestamp: 1 } });
-    expect(normalizeMailgunEvent(ev('complained'))).toMatchObject({ kind: 'complained' });
-    expect(normalizeMailgunEvent(ev('unsubscribed'))).toMatchObject({ kind: 'unsubscribed' });
-    expect(normalizeMailgunEvent(ev('delivered'))).toMatchObject({ kind: 'delivered' });
-    expect(normalizeMailgunEvent(ev('opened'))).toBeNull();
-    expect(normalizeMailgunEvent(ev('clicked'))).toBeNull();
-    expect(normalizeMailgunEvent({ nothing: true })).toBeNull();
+    const ev = (event: string) => ({
+      'event-data': { event, id: 'e', recipient: 'r@example.com', timestamp: 1534110422 },
+    });
+    expect(normalized(ev('complained'))).toMatchObject({ kind: 'complained' });
+    expect(normalized(ev('unsubscribed'))).toMatchObject({ kind: 'unsubscribed' });
+    expect(normalized(ev('delivered'))).toMatchObject({ kind: 'delivered' });
+    expect(normalized(ev('opened'))).toBeNull();
+    expect(normalized(ev('clicked'))).toBeNull();
+  });
+
+  it('refuses an event it acts on without a usable time, id or recipient, naming the field: no key ending @undefined', () => {
+    const now = 1534110422_000;
+    const data = { event: 'complained', id: 'e', recipient: 'r@example.com', timestamp: 1534110422 };
+    const read = (over: Record<string, unknown>, window: EventWindow = { now }) =>
+      normalizeMailgunEvent({ 'event-data': { ...data, ...over } }, window);
+    expect(read({ timestamp: undefined })).toMatchObject({
+      ok: false,
+      code: 'malformed',
+      field: 'event-data.timestamp',
+      message: 'event-data.timestamp: must be unix seconds (a number)',
+    });
+    expect(read({ timestamp: 1e20 })).toMatchObject({ field: 'event-data.timestamp' });
+    expect(read({ timestamp: Number.NaN })).toMatchObject({ field: 'event-data.timestamp' });
+    expect(read({}, { now: now + 3 * 86_400_000 })).toMatchObject({ field: 'event-data.timestamp' });
+    expect(read({}, { now: now - 301_000 })).toMatchObject({ field: 'event-data.timestamp' });
+    expect(read({ id: '' })).toMatchObject({ field: 'event-data.id' });
+    expect(read({ recipient: 'nobody' })).toMatchObject({ field: 'event-data.recipient' });
+    expect(normalizeMailgunEvent({ nothing: true })).toMatchObject({ ok: false, field: 'event-data' });
+    expect(read({})).toMatchObject({ ok: true, value: { eventId: 'e@1534110422', at: 1534110422000 } });
   });
 });

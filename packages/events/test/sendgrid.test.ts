@@ -1,6 +1,19 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { normalizeSendgridEvents, verifySendgridSignature } from '@sluice/events';
+import {
+  SENDGRID_MAX_EVENTS,
+  normalizeSendgridEvents,
+  verifySendgridSignature,
+  type EventWindow,
+} from '@sluice/events';
+
+// The fixtures are old: the window is the API's to set, so these take any time since 2000.
+const ANY_TIME: EventWindow = { maxAgeSeconds: Number.POSITIVE_INFINITY };
+function normalized(body: unknown) {
+  const result = normalizeSendgridEvents(body, ANY_TIME);
+  if (!result.ok) throw new Error(result.message);
+  return result.value;
+}
 
 // The test vector of @sendgrid/eventwebhook src/eventwebhook.spec.js (reference §4.2).
 const VECTOR = {
@@ -68,7 +81,7 @@ describe('SendGrid signed Event Webhook', () => {
 
 describe('SendGrid events (Twilio event docs, @sendgrid/eventwebhook spec, anymail fixtures)', () => {
   it('bounce type "blocked" (eventwebhook spec) is a block, not a hard bounce', () => {
-    const [e] = normalizeSendgridEvents([
+    const [e] = normalized([
       {
         email: 'invalid@gmail.com',
         event: 'bounce',
@@ -101,7 +114,7 @@ describe('SendGrid events (Twilio event docs, @sendgrid/eventwebhook spec, anyma
 
   it('maps bounce (type bounce or none), deferred (anymail), spamreport, unsubscribe, dropped; skips the rest', () => {
     const base = { email: 'Recipient@Example.com', timestamp: 1461200990 };
-    const events = normalizeSendgridEvents([
+    const events = normalized([
       { ...base, event: 'bounce', type: 'bounce', reason: '550 5.1.1 user unknown', sg_event_id: 'e1' },
       { ...base, event: 'bounce', reason: 'unable to get mx info', sg_event_id: 'e2' },
       {
@@ -118,8 +131,7 @@ describe('SendGrid events (Twilio event docs, @sendgrid/eventwebhook spec, anyma
       { ...base, event: 'delivered', response: '250 OK', sg_event_id: 'e7' },
       { ...base, event: 'open', sg_event_id: 'e8' },
       { ...base, event: 'group_unsubscribe', asm_group_id: 1, sg_event_id: 'e9' },
-      { ...base, event: 'bounce' },
-      'not an event',
+      { event: 'open', note: 'a type we skip is not checked' },
     ]);
     expect(events.map((e) => [e.eventId, e.kind, e.recipient])).toEqual([
       ['e1', 'bounced_hard', 'recipient@example.com'],
@@ -135,17 +147,43 @@ describe('SendGrid events (Twilio event docs, @sendgrid/eventwebhook spec, anyma
   });
 
   it('ignores an id that is not one of ours (it would become a Redis key)', () => {
-    const [e] = normalizeSendgridEvents([
+    const [e] = normalized([
       {
         email: 'a@b.test',
         event: 'delivered',
         sg_event_id: 'x',
-        timestamp: 1,
+        timestamp: 1461200990,
         sluice_id: 'a:b*',
         sluice_tenant: ['t1'],
       },
     ]);
     expect(e).toMatchObject({ messageId: undefined, tenantId: 't1' });
-    expect(normalizeSendgridEvents({ not: 'an array' })).toEqual([]);
+  });
+
+  it('refuses a batch with an event Sluice acts on but cannot use, naming its field: no made-up time or id', () => {
+    const base = { email: 'r@example.com', event: 'bounce', sg_event_id: 'e1', timestamp: 1461200990 };
+    const now = 1461200990_000;
+    const refused = (events: unknown[], window: EventWindow = { now }) => normalizeSendgridEvents(events, window);
+    expect(refused([base, { ...base, timestamp: undefined }])).toMatchObject({
+      ok: false,
+      code: 'malformed',
+      field: '1.timestamp',
+    });
+    expect(refused([{ ...base, timestamp: 1e20 }])).toMatchObject({ field: '0.timestamp' });
+    expect(refused([{ ...base, timestamp: '1461200990' }])).toMatchObject({ field: '0.timestamp' });
+    // Older than the dedupe memory (2 days by default), or from the future.
+    expect(refused([base], { now: now + 3 * 86_400_000 })).toMatchObject({
+      field: '0.timestamp',
+      message: expect.stringMatching(/^0\.timestamp: must be within the last 172800 s/) as unknown,
+    });
+    expect(refused([base], { now: now - 600_000 })).toMatchObject({ field: '0.timestamp' });
+    expect(refused([{ ...base, sg_event_id: undefined }])).toMatchObject({ field: '0.sg_event_id' });
+    expect(refused([{ ...base, email: 'not an address' }])).toMatchObject({ field: '0.email' });
+    expect(refused(['not an event'])).toMatchObject({ field: '0' });
+    expect(normalizeSendgridEvents({ not: 'an array' })).toMatchObject({ ok: false, code: 'malformed' });
+    expect(refused(Array.from({ length: SENDGRID_MAX_EVENTS + 1 }, () => ({ event: 'open' })))).toMatchObject({
+      ok: false,
+      code: 'too_many_events',
+    });
   });
 });

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeSesEvent } from '@sluice/events';
+import { SES_MAX_RECIPIENTS, normalizeSesEvent, type EventWindow } from '@sluice/events';
+
+// The fixtures are old: the window is the API's to set, so these take any time since 2000.
+const ANY_TIME: EventWindow = { maxAgeSeconds: Number.POSITIVE_INFINITY };
+function normalized(message: unknown, snsMessageId: string) {
+  const result = normalizeSesEvent(message, snsMessageId, ANY_TIME);
+  if (!result.ok) throw new Error(result.message);
+  return result.value;
+}
 
 const mail = {
   timestamp: '2016-01-27T14:59:38.237Z',
@@ -11,7 +19,7 @@ const mail = {
 
 describe('SES event publishing (AWS notification-contents and event-publishing-retrieving-sns-contents)', () => {
   it('a Permanent bounce (the AWS example) is hard, matched to our id from mail.tags', () => {
-    const events = normalizeSesEvent(
+    const events = normalized(
       JSON.stringify({
         eventType: 'Bounce',
         bounce: {
@@ -52,7 +60,7 @@ describe('SES event publishing (AWS notification-contents and event-publishing-r
   });
 
   it('Transient and Undetermined bounces are soft, one event per recipient', () => {
-    const events = normalizeSesEvent(
+    const events = normalized(
       {
         eventType: 'Bounce',
         bounce: {
@@ -70,10 +78,14 @@ describe('SES event publishing (AWS notification-contents and event-publishing-r
       ['bounced_soft', 'a@example.com', 'Transient/MailboxFull', 'fb-1/a@example.com'],
       ['bounced_soft', 'b@example.com', 'Transient/MailboxFull', 'fb-1/b@example.com'],
     ]);
-    const undetermined = normalizeSesEvent(
+    const undetermined = normalized(
       {
         notificationType: 'Bounce',
-        bounce: { bounceType: 'Undetermined', bouncedRecipients: [{ emailAddress: 'c@example.com' }] },
+        bounce: {
+          bounceType: 'Undetermined',
+          bouncedRecipients: [{ emailAddress: 'c@example.com' }],
+          timestamp: '2016-01-27T14:59:44.101Z',
+        },
         mail: {},
       },
       'sns-3',
@@ -84,7 +96,7 @@ describe('SES event publishing (AWS notification-contents and event-publishing-r
   });
 
   it('a complaint (the AWS example) always counts, with or without a feedback type', () => {
-    const events = normalizeSesEvent(
+    const events = normalized(
       {
         eventType: 'Complaint',
         complaint: {
@@ -106,7 +118,7 @@ describe('SES event publishing (AWS notification-contents and event-publishing-r
   });
 
   it('Delivery and DeliveryDelay; Send, Open and a non-JSON message give nothing', () => {
-    const delivered = normalizeSesEvent(
+    const delivered = normalized(
       {
         eventType: 'Delivery',
         delivery: {
@@ -122,7 +134,7 @@ describe('SES event publishing (AWS notification-contents and event-publishing-r
     expect(delivered).toMatchObject([
       { kind: 'delivered', eventId: 'sns-5/jane@example.com', reason: '250 ok:  Message 64111812 accepted' },
     ]);
-    const delayed = normalizeSesEvent(
+    const delayed = normalized(
       {
         eventType: 'DeliveryDelay',
         deliveryDelay: {
@@ -138,8 +150,35 @@ describe('SES event publishing (AWS notification-contents and event-publishing-r
       'sns-6',
     );
     expect(delayed).toMatchObject([{ kind: 'deferred', enhanced: '4.2.2' }]);
-    expect(normalizeSesEvent({ eventType: 'Send', mail }, 'x')).toEqual([]);
-    expect(normalizeSesEvent({ eventType: 'Open', mail }, 'x')).toEqual([]);
-    expect(normalizeSesEvent('Hello from the SNS console', 'x')).toEqual([]);
+    expect(normalized({ eventType: 'Send', mail }, 'x')).toEqual([]);
+    expect(normalized({ eventType: 'Open', mail }, 'x')).toEqual([]);
+    expect(normalized('Hello from the SNS console', 'x')).toEqual([]);
+  });
+
+  it('refuses a bounce or complaint without its time, a recipient without an address, or more recipients than SES sends to', () => {
+    const now = Date.parse('2016-01-27T15:00:00Z');
+    const bounce = (over: Record<string, unknown>) => ({
+      eventType: 'Bounce',
+      bounce: { bounceType: 'Permanent', bouncedRecipients: [{ emailAddress: 'a@example.com' }], ...over },
+      mail,
+    });
+    const read = (m: unknown, window: EventWindow = { now }) => normalizeSesEvent(m, 'sns-9', window);
+    expect(read(bounce({}))).toMatchObject({ ok: false, code: 'malformed', field: 'Message.bounce.timestamp' });
+    expect(read(bounce({ timestamp: 'yesterday' }))).toMatchObject({ field: 'Message.bounce.timestamp' });
+    expect(read(bounce({ timestamp: '+275760-09-13T00:00:00.000Z' }))).toMatchObject({
+      field: 'Message.bounce.timestamp',
+    });
+    const at = { timestamp: '2016-01-27T14:59:44.101Z' };
+    expect(read(bounce(at), { now: now + 3 * 86_400_000 })).toMatchObject({ field: 'Message.bounce.timestamp' });
+    expect(read(bounce({ ...at, bouncedRecipients: [{ emailAddress: 'a@example.com' }, {}] }))).toMatchObject({
+      field: 'Message.bounce.bouncedRecipients.1.emailAddress',
+    });
+    expect(read(bounce({ ...at, bouncedRecipients: 'a@example.com' }))).toMatchObject({
+      field: 'Message.bounce.bouncedRecipients',
+    });
+    expect(read({ eventType: 'Complaint', mail })).toMatchObject({ field: 'Message.complaint' });
+    const many = Array.from({ length: SES_MAX_RECIPIENTS + 1 }, (_, i) => ({ emailAddress: `r${i}@example.com` }));
+    expect(read(bounce({ ...at, bouncedRecipients: many }))).toMatchObject({ ok: false, code: 'too_many_events' });
+    expect(read(bounce(at))).toMatchObject({ ok: true, value: [{ at: Date.parse(at.timestamp) }] });
   });
 });

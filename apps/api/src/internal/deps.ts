@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { recipientDomain, type Keys, type ServiceLogger, type SluiceConfig } from '@sluice/core';
-import type { DeliveryEvent, DeliveryEventKind } from '@sluice/events';
+import type { DeliveryEvent, DeliveryEventKind, EventWindow } from '@sluice/events';
 import type { ApplyResult, Feedback, Store } from '@sluice/store';
 import type { SignalField, SignalKey, Signals } from '@sluice/throttle';
 
@@ -20,7 +20,15 @@ export interface WebhookDeps {
   receiverOf(domain: string): string;
   /** How long an event's signal is remembered as counted: as long as the event itself. */
   dedupeTtlSeconds: number;
+  /**
+   * The event times taken now: no older than the feedback's dedupe memory (an older event
+   * could be a replay it forgot), no further ahead than the signature window's skew.
+   */
+  eventWindow(): EventWindow;
 }
+
+/** The most bytes of one request to the Mailgun and SES routes (one event each; SNS messages are at most 256 KiB). */
+export const BODY_LIMIT = 1024 * 1024;
 
 /** What a webhook answers once its events are applied. */
 export interface Applied {
@@ -73,6 +81,14 @@ async function countSignal(deps: WebhookDeps, event: DeliveryEvent): Promise<voi
  * Applies events in order and counts what happened, for the answer and the log. An event
  * that bounces or complains is also a signal, counted once however often the ESP sends it:
  * a duplicate (the ESP's retry) is counted only if its first delivery never got that far.
+ * An event for a message id Sluice has no record of (never sent through Sluice, or its
+ * record expired) still suppresses: a verified hard bounce, complaint or unsubscribe is the
+ * ESP's word about the address, as each ESP's own account-wide suppression list takes it
+ * (SES adds an address "when a message sent to that address results in a hard bounce",
+ * whoever sent it), and complaints arrive days after the send, often after the record's
+ * TTL. It only writes no signal, having no provider to count it under. The same for SES,
+ * SendGrid and Mailgun. Writes are bounded by the routes: at most one dedupe key and one
+ * soft-bounce set per event (and a counted-signal marker for one that bounces or complains), and the routes cap the events a request may carry.
  */
 export async function applyAll(deps: WebhookDeps, events: readonly DeliveryEvent[]): Promise<Applied> {
   const out: Applied = { events: events.length, duplicates: 0, suppressed: 0 };

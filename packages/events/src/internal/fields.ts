@@ -1,3 +1,6 @@
+import type { VerifyResult } from '../verify-result.js';
+import { badField } from './fail.js';
+
 // The ids come back from an ESP; they become Redis key parts, so only the shape our
 // own ids have is taken (message ids, tenant and campaign names share it).
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -46,4 +49,36 @@ export function isObject(value: unknown): value is Record<string, unknown> {
 /** Diagnostic text cut to what is worth keeping. */
 export function text(value: unknown, max = 500): string {
   return typeof value === 'string' ? value.slice(0, max) : '';
+}
+
+/**
+ * Which event times are taken. An event is applied once, remembered by its id for the
+ * feedback's dedupe memory: one older than that memory could be a replay the memory no
+ * longer knows, and one from the future is a clock or a forgery.
+ */
+export interface EventWindow {
+  /** The clock, epoch ms. @defaultValue `Date.now()` */
+  now?: number | undefined;
+  /** How old an event may be: the dedupe memory. @defaultValue 2 days */
+  maxAgeSeconds?: number | undefined;
+  /** How far ahead of our clock an event may be (the ESP's clock skew). @defaultValue 300 */
+  maxFutureSeconds?: number | undefined;
+}
+
+/** Event times are refused before the year 2000 and after 9999, whatever the window. */
+const PLAUSIBLE = { from: Date.UTC(2000, 0, 1), to: Date.UTC(9999, 11, 31) };
+
+/** An event's time, epoch ms, if it is one and inside the window; else why not, naming `field`. */
+export function eventTime(value: unknown, field: string, window: EventWindow = {}): VerifyResult<number> {
+  const at = epochMs(value);
+  if (!Number.isFinite(at) || at < PLAUSIBLE.from || at > PLAUSIBLE.to) {
+    return badField(field, "must be the event's time, unix seconds or ISO 8601");
+  }
+  const now = window.now ?? Date.now();
+  const maxAge = window.maxAgeSeconds ?? 2 * 86_400;
+  const ahead = window.maxFutureSeconds ?? 300;
+  if (at < now - maxAge * 1000 || at > now + ahead * 1000) {
+    return badField(field, `must be within the last ${maxAge} s (and at most ${ahead} s ahead)`);
+  }
+  return { ok: true, value: at };
 }
