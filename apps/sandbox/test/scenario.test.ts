@@ -36,6 +36,7 @@ describe('parseScenario', () => {
       account: { maxSendRate: 1000, max24HourSend: 1_000_000, sendingEnabled: true },
       default: DEFAULTS,
       domains: {},
+      silence: { http: [], deliver: true },
       webhooks: { reportDelayMs: 200, reportDeliveries: false, redeliveries: 10 },
     });
     const scenario = parseScenario({ default: { rate: 0.5 }, domains: { 'Example.COM': { rate: 20, latencyMs: 5 } } });
