@@ -186,6 +186,16 @@ export function createRedisHealth(options: RedisHealthOptions): RedisHealth {
   };
 }
 
+/**
+ * How long to wait before the `attempt`th reconnection: 50 ms more each time, at most
+ * 500 ms. ioredis's own grows to 2 s, so a fleet found Redis back up to 2 s late after a long
+ * outage (measured 2.6 s after a 30 s stop); a connection attempt to a stopped Redis costs
+ * next to nothing.
+ */
+function reconnectDelay(attempt: number): number {
+  return Math.min(attempt * 50, 500);
+}
+
 /** Options of {@link connectRedis}: ioredis's, and the process's health reporter. */
 export interface ConnectRedisOptions extends RedisOptions {
   /** Reports the connection's failures, once per outage. @defaultValue none: failures are left to the commands */
@@ -200,7 +210,7 @@ export interface ConnectRedisOptions extends RedisOptions {
  */
 export function connectRedis(url: string, options: ConnectRedisOptions = {}): Redis {
   const { health, ...redisOptions } = options;
-  const redis = new Redis(url, redisOptions);
+  const redis = new Redis(url, { retryStrategy: reconnectDelay, ...redisOptions });
   if (health) health.connection(redis);
   else redis.on('error', () => undefined);
   return redis;
