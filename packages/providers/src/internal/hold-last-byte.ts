@@ -53,7 +53,9 @@ type WriteCallback = (error?: Error | null) => void;
  */
 function connectionOpen(req: ClientRequest): boolean {
   const socket = req.socket;
-  return !req.destroyed && socket !== null && !socket.destroyed && socket.writable && !socket.readableEnded;
+  if (req.destroyed) return false;
+  // No connection yet (a body-less request ended at once): nothing of it went anywhere.
+  return socket === null || (!socket.destroyed && socket.writable && !socket.readableEnded);
 }
 
 /**
