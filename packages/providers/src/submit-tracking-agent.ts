@@ -155,8 +155,9 @@ export class SubmitTracker {
     const onRequest = (req: ClientRequest, agent: HttpAgent): void => {
       const submission = this.#current.getStore();
       if (submission === undefined) return;
-      // Node's global agents retire idle connections by a timer (5 s, or the server's hint
-      // less a second); a busy event loop runs it late. The clock at reuse decides instead.
+      // Node's global agents retire idle connections by a timer (after 5 s, the very idle
+      // timeout of Node servers, or the server's hint less a second), which a busy event
+      // loop runs late. The clock at reuse decides instead, with our own agents' limits.
       retireStale(agent);
       noteAnswer(req);
       this.#track(req, submission);

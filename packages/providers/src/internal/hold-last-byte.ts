@@ -29,7 +29,7 @@ export class NotSubmittedError extends Error {
  * bytes were written: the server closed (its FIN or reset read) or the socket failed, so
  * nothing complete went out.
  */
-export class ConnectionClosedError extends Error {
+class ConnectionClosedError extends Error {
   /** Reads as "no answer" to every adapter's classifier (transient, not submitted). */
   readonly code = 'ECONNCLOSED';
 

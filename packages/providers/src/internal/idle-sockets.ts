@@ -3,16 +3,17 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
 /**
- * The longest a keep-alive connection may sit idle in a pool and still carry a send. Below
- * every idle timeout we know an ESP's edge to keep (Node's http server: 5 s, which the
- * sandbox has; AWS load balancers: 60 s; nginx: 75 s), so a request does not meet a
- * connection the server is closing even when the server announces nothing. Busy senders
- * reuse their connections long before; an idle one pays a new handshake.
+ * The longest a keep-alive connection may sit idle in a pool and still carry a send: below
+ * the idle timeouts of the servers and load balancers ESPs sit behind, as far as they are
+ * published (Node's http server: 5 s, the sandbox's; AWS load balancers: 60 s by default;
+ * nginx: 75 s), so that a request does not meet a connection the server is closing even
+ * when the server announces nothing. Busy senders reuse their connections well within it;
+ * a connection idle longer costs the next send a new handshake, nothing else.
  */
-export const FREE_SOCKET_IDLE_MS = 4_000;
+const FREE_SOCKET_IDLE_MS = 4_000;
 
 /** How far below the server's `Keep-Alive: timeout=N` a connection is retired (Node's own buffer). */
-export const KEEP_ALIVE_HINT_MARGIN_MS = 1_000;
+const KEEP_ALIVE_HINT_MARGIN_MS = 1_000;
 
 const ANSWERED = Symbol('sluice.answered');
 
@@ -25,7 +26,7 @@ interface Answered {
 type Stamped = Duplex & { [ANSWERED]?: Answered };
 
 /** How long a connection may idle after an answer carrying `keepAlive` (its `Keep-Alive` header). */
-export function idleLimit(keepAlive: string | undefined): number {
+function idleLimit(keepAlive: string | undefined): number {
   const hint = /(?:^|[,\s])timeout=(\d+)/i.exec(keepAlive ?? '')?.[1];
   if (hint === undefined) return FREE_SOCKET_IDLE_MS;
   return Math.max(0, Math.min(FREE_SOCKET_IDLE_MS, Number(hint) * 1000 - KEEP_ALIVE_HINT_MARGIN_MS));
