@@ -9,6 +9,7 @@ import {
 } from 'node:http';
 import { globalAgent as httpsGlobalAgent, Agent as HttpsAgent } from 'node:https';
 import { holdLastByte } from './internal/hold-last-byte.js';
+import { noteAnswer, retireStale, retireWhenIdle } from './internal/idle-sockets.js';
 
 export { NotSubmittedError } from './internal/hold-last-byte.js';
 
@@ -87,7 +88,7 @@ function interpose(agent: HttpAgent, onRequest: (req: ClientRequest) => void): (
 }
 
 /** Who watches the requests of Node's global agents (installed while any does). */
-const globalWatchers = new Set<(req: ClientRequest) => void>();
+const globalWatchers = new Set<(req: ClientRequest, agent: HttpAgent) => void>();
 let restoreGlobal: (() => void) | undefined;
 
 /** The HTTP request header that names the send a request carries (ESPs ignore it). */
@@ -121,17 +122,25 @@ export class SubmitTracker {
     return this.#current.run(submission, send);
   }
 
-  /** An http and https agent that gate the requests of watched sends, for SDKs that take an agent. */
+  /**
+   * An http and https agent that gate the requests of watched sends, for SDKs that take an
+   * agent. Their idle connections are never reused near the server's idle timeout: retired
+   * after `Keep-Alive: timeout=N` less a second, or 4 s idle (`FREE_SOCKET_IDLE_MS`), whichever
+   * comes first (see `internal/idle-sockets.ts`).
+   */
   agents(options: AgentOptions): { httpAgent: HttpAgent; httpsAgent: HttpsAgent } {
-    const track = (req: ClientRequest): void => {
-      const key = req.getHeader(SEND_HEADER);
-      const submission = typeof key === 'string' ? this.#byHeader.get(key) : undefined;
-      if (submission) this.#track(req, submission);
-    };
     const httpAgent = new HttpAgent(options);
     const httpsAgent = new HttpsAgent(options);
-    interpose(httpAgent, track);
-    interpose(httpsAgent, track);
+    for (const agent of [httpAgent, httpsAgent]) {
+      retireWhenIdle(agent);
+      interpose(agent, (req) => {
+        retireStale(agent);
+        noteAnswer(req);
+        const key = req.getHeader(SEND_HEADER);
+        const submission = typeof key === 'string' ? this.#byHeader.get(key) : undefined;
+        if (submission) this.#track(req, submission);
+      });
+    }
     return { httpAgent, httpsAgent };
   }
 
@@ -143,15 +152,26 @@ export class SubmitTracker {
    * untouched. Returns the function that stops.
    */
   listen(): () => void {
-    const onRequest = (req: ClientRequest): void => {
+    const onRequest = (req: ClientRequest, agent: HttpAgent): void => {
       const submission = this.#current.getStore();
-      if (submission) this.#track(req, submission);
+      if (submission === undefined) return;
+      // Node's global agents retire idle connections by a timer (after 5 s, the very idle
+      // timeout of Node servers, or the server's hint less a second), which a busy event
+      // loop runs late. The clock at reuse decides instead, with our own agents' limits.
+      retireStale(agent);
+      noteAnswer(req);
+      this.#track(req, submission);
     };
     if (globalWatchers.size === 0) {
-      const notify = (req: ClientRequest): void => {
-        for (const watcher of globalWatchers) watcher(req);
-      };
-      const undo = [interpose(httpGlobalAgent, notify), interpose(httpsGlobalAgent, notify)];
+      const notifier =
+        (agent: HttpAgent) =>
+        (req: ClientRequest): void => {
+          for (const watcher of globalWatchers) watcher(req, agent);
+        };
+      const undo = [
+        interpose(httpGlobalAgent, notifier(httpGlobalAgent)),
+        interpose(httpsGlobalAgent, notifier(httpsGlobalAgent)),
+      ];
       restoreGlobal = () => undo.forEach((u) => u());
     }
     globalWatchers.add(onRequest);
