@@ -24,13 +24,15 @@ export async function dispatch(
     decidedAt: now,
     ...(failover ? { failover: true } : {}),
   };
-  // Job first, then record: a crash in between leaves the intake job to run again,
-  // whose dispatch add is then ignored (same job id). Only from `queued`: a fast worker
-  // may already have moved it on.
-  // Both go out at once on one connection, so Redis runs them in this order.
-  // Whatever held it no longer does.
+  // Job first, then record: a crash in between leaves the intake job to run again (the
+  // record still `queued`), whose dispatch add is then ignored (same job id). The add is
+  // awaited: BullMQ sends its script a few awaits later than a command issued beside it,
+  // so side by side the record would reach Redis first, and a crash then left a record
+  // `dispatched` with no job behind it, which the intake job's rerun drops as a duplicate.
+  // Only from `queued`: a fast worker may already have moved it on. Whatever held it no
+  // longer does.
+  await deps.queues.dispatch(m.priority).add('send', data, { jobId: jobIdOf(m), delay });
   await Promise.all([
-    deps.queues.dispatch(m.priority).add('send', data, { jobId: jobIdOf(m), delay }),
     deps.store.transition(m.id, 'dispatched', { from: ['queued', 'retrying'] }),
     deps.store.noteHeld(m.id, undefined),
   ]);
