@@ -1,7 +1,14 @@
 import { expect, it } from 'vitest';
 import type { MessageInput } from '@sluice/client';
 import type { FleetProcess } from '../support/fleet.js';
-import { auditFigures, auditMessages, summarize, waitUntilFinal, type Expected } from '../support/faults-audit.js';
+import {
+  auditFigures,
+  auditMessages,
+  explainStuck,
+  summarize,
+  waitUntilFinal,
+  type Expected,
+} from '../support/faults-audit.js';
 import { faultsSeed, reportFaults, seededRandom } from '../support/faults-report.js';
 import { useFleet } from '../support/use-fleet.js';
 
@@ -188,7 +195,13 @@ it('ends every message of a mixed run in one final state, none lost or silently 
     seed,
   });
   console.log(`crash-storm: final states ${JSON.stringify(audit.byState)}`);
-  if (figures.stuck > 0) console.log(`crash-storm: stuck ${JSON.stringify(summarize(audit.stuck))}`);
+  if (figures.stuck > 0) {
+    console.log(`crash-storm: seed ${seed}: stuck ${JSON.stringify(summarize(audit.stuck))}`);
+    // Each stuck message explains itself: its record, attempt log, and where its jobs are.
+    for (const e of await explainStuck(fleet(), audit.stuck.slice(0, 20))) {
+      console.log(`crash-storm: stuck ${JSON.stringify(e)}`);
+    }
+  }
   if (figures.duplicatesUnflagged > 0) {
     console.log(`crash-storm: seed ${seed}: unflagged duplicates ${JSON.stringify(audit.duplicatesUnflagged)}`);
   }

@@ -1,7 +1,8 @@
 // What a fault scenario checks once its fleet has drained: each message's record against
 // what reached the sandbox. Shared by the crash storm and the Redis scenarios, so their
 // figures (lost, duplicates, stuck) mean the same thing.
-import { FINAL_STATES, type MessageState } from '@sluice/core';
+import { Queue } from 'bullmq';
+import { FINAL_STATES, createKeys, type MessageState } from '@sluice/core';
 import type { MessageRecord } from '@sluice/client';
 import type { Fleet } from './fleet.js';
 
@@ -166,6 +167,100 @@ export function summarize(rows: readonly AuditRow[]): Record<string, number> {
     const outcome = r.lastOutcome?.replace(/\d+/g, 'N') ?? '-';
     const key = `${r.state}/${outcome}/${r.campaignId ?? 'transactional'}/${r.to?.split('@')[1] ?? '?'}`;
     out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
+}
+
+/** Where one BullMQ job of a stuck message is: its queue, state, timings and lock. */
+export interface StuckJob {
+  queue: string;
+  jobId: string;
+  /** `Queue.getJobState`: waiting, delayed, active, prioritized, completed, failed, unknown… */
+  state: string;
+  /** When a delayed job is due (epoch ms), from its `delay` and `timestamp`. */
+  dueAt: number | undefined;
+  attemptsMade: string | undefined;
+  failedReason: string | undefined;
+  processedOn: string | undefined;
+  /** The lock's remaining ms (`PTTL`): -2 none (a worker holds it no longer). */
+  lockTtlMs: number;
+}
+
+/** What the fleet's Redis holds of a stuck message: its record, its attempt log, and every job of it. */
+export interface StuckExplained {
+  id: string;
+  record: Record<string, string>;
+  attemptLog: string[];
+  /** Empty: no job anywhere will ever run it again (nothing will move it). */
+  jobs: StuckJob[];
+  /** The queues its jobs are in, paused or held (rate-limited) as each is now. */
+  queues: Record<string, { paused: boolean; heldMs: number }>;
+}
+
+const JOB_QUEUE = /^(campaign-.+|intake-[a-z]+|dispatch-[a-z]+)$/;
+
+/**
+ * For each stuck message, where its BullMQ jobs are (every queue under the fleet's prefix:
+ * campaign, intake and dispatch; a readmitted message's job ids carry its hop) and what its
+ * record and attempt log say: a stuck message must always explain itself.
+ */
+export async function explainStuck(fleet: Fleet, rows: readonly AuditRow[]): Promise<StuckExplained[]> {
+  const { redis, prefix } = fleet;
+  const keys = createKeys(prefix);
+  const handles = new Map<string, Queue>();
+  const queue = (name: string): Queue => {
+    let q = handles.get(name);
+    if (!q) handles.set(name, (q = new Queue(name, { connection: redis, prefix, skipMetasUpdate: true })));
+    return q;
+  };
+  const out: StuckExplained[] = [];
+  try {
+    for (const row of rows) {
+      const found: string[] = [];
+      let cursor = '0';
+      do {
+        const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:*:${row.id}*`, 'COUNT', 10_000);
+        cursor = next;
+        found.push(...batch);
+      } while (cursor !== '0');
+      const jobs: StuckJob[] = [];
+      const queues: StuckExplained['queues'] = {};
+      for (const key of found) {
+        const [name, jobId, ...rest] = key.slice(prefix.length + 1).split(':');
+        if (rest.length > 0 || !JOB_QUEUE.test(name!) || !(jobId === row.id || jobId!.startsWith(`${row.id}-`)))
+          continue;
+        const q = queue(name!);
+        const [delay, timestamp, attemptsMade, failedReason, processedOn] = await redis.hmget(
+          key,
+          'delay',
+          'timestamp',
+          'attemptsMade',
+          'failedReason',
+          'processedOn',
+        );
+        jobs.push({
+          queue: name!,
+          jobId: jobId!,
+          state: await q.getJobState(jobId!),
+          dueAt: delay && Number(delay) > 0 ? Number(timestamp) + Number(delay) : undefined,
+          attemptsMade: attemptsMade ?? undefined,
+          failedReason: failedReason ?? undefined,
+          processedOn: processedOn ?? undefined,
+          lockTtlMs: await redis.pttl(`${key}:lock`),
+        });
+        queues[name!] ??= { paused: await q.isPaused(), heldMs: Math.max(0, await q.getRateLimitTtl()) };
+      }
+      out.push({
+        id: row.id,
+        record: await redis.hgetall(keys.message(row.id)),
+        attemptLog: await redis.lrange(keys.attempts(row.id), 0, -1),
+        jobs,
+        queues,
+      });
+    }
+  } finally {
+    // The handles share the fleet's connection: closing them leaves it open.
+    await Promise.all([...handles.values()].map((q) => q.close()));
   }
   return out;
 }

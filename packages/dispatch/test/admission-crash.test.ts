@@ -34,7 +34,8 @@ function mortalScheduler(test: Rig): {
   const sent: Promise<unknown>[] = [];
   let limit = Infinity;
   let blocked = 0;
-  const send = redis.sendCommand.bind(redis);
+  const original = redis.sendCommand.bind(redis);
+  const send = (command: Command, stream?: never) => original(command, stream) as Promise<unknown>;
   // A pipeline's (or MULTI's) commands come with its `stream` and go out in one write: they
   // count as one step, whole or not at all (they are queued in one tick, so `limit` cannot
   // be reached half-way).
