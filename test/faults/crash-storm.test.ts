@@ -189,6 +189,7 @@ it('ends every message of a mixed run in one final state, none lost or silently 
     workerKills: counts.workers,
     ambiguous: [...audit.rows.values()].filter((r) => r.ambiguous > 0).length,
     bouncesAssumedSent: audit.assumedSentRefused.length,
+    ambiguousNeverArrived: audit.ambiguousNeverArrived.length,
     stormSeconds: Math.round(stormSeconds * 10) / 10,
     drainSeconds: Math.round(drainSeconds * 10) / 10,
     slowestStartSeconds: Math.round(counts.slowestStartMs / 100) / 10,

@@ -45,6 +45,13 @@ export interface Audit {
    * (`delivery.onAmbiguous: assume-sent`). What the design says, so neither lost nor unexpected.
    */
   assumedSentRefused: AuditRow[];
+  /**
+   * Recorded `sent` after an ambiguous attempt, never at the sandbox: the worker died after
+   * the `submitted` mark and before the request's last byte (the ESP never had it whole),
+   * and the class counts an ambiguous send as sent (`assume-sent`). DESIGN's remaining
+   * window, as `crash-steps` counts it, so not lost.
+   */
+  ambiguousNeverArrived: AuditRow[];
   /** At the sandbox more than once, ambiguity counted on its record. */
   duplicatesFlagged: AuditRow[];
   /** At the sandbox more than once with no ambiguity on its record: a silent second send. */
@@ -111,6 +118,7 @@ export async function auditMessages(
     lost: [],
     unexpected: [],
     assumedSentRefused: [],
+    ambiguousNeverArrived: [],
     duplicatesFlagged: [],
     duplicatesUnflagged: [],
     rows: new Map(),
@@ -132,10 +140,10 @@ export async function auditMessages(
     const final = FINAL.includes(row.state);
     const key = final ? row.state : row.state === 'missing' ? 'missing' : 'active';
     audit.byState[key] = (audit.byState[key] ?? 0) + 1;
-    const assumedRefused =
-      row.state === 'sent' && row.expected === 'rejected' && row.arrivals === 0 && row.lastOutcome === 'ambiguous';
+    const assumedSent = row.state === 'sent' && row.arrivals === 0 && row.lastOutcome === 'ambiguous';
     if (!final) audit.stuck.push(row);
-    else if (assumedRefused) audit.assumedSentRefused.push(row);
+    else if (assumedSent && row.expected === 'rejected') audit.assumedSentRefused.push(row);
+    else if (assumedSent) audit.ambiguousNeverArrived.push(row);
     else {
       if (row.arrivals === 0 && (row.state === 'sent' || row.expected === 'sent')) audit.lost.push(row);
       if (row.state !== row.expected) audit.unexpected.push(row);
