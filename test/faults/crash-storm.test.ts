@@ -196,10 +196,13 @@ it('ends every message of a mixed run in one final state, none lost or silently 
     seed,
   });
   console.log(`crash-storm: final states ${JSON.stringify(audit.byState)}`);
+  // Each stuck message explains itself: its record, attempt log, and where its jobs are.
+  const explained = figures.stuck > 0 ? await explainStuck(fleet(), audit.stuck) : [];
   if (figures.stuck > 0) {
     console.log(`crash-storm: seed ${seed}: stuck ${JSON.stringify(summarize(audit.stuck))}`);
-    // Each stuck message explains itself: its record, attempt log, and where its jobs are.
-    for (const e of await explainStuck(fleet(), audit.stuck.slice(0, 20))) {
+    const orphans = explained.filter((e) => !e.willRun);
+    console.log(`crash-storm: stuck with no job that will run it: ${orphans.length} of ${explained.length}`);
+    for (const e of [...orphans, ...explained.filter((x) => x.willRun)].slice(0, 20)) {
       console.log(`crash-storm: stuck ${JSON.stringify(e)}`);
     }
   }
@@ -210,6 +213,8 @@ it('ends every message of a mixed run in one final state, none lost or silently 
   expect(ids).toHaveLength(TOTAL);
   // A guard-rail: a loaded machine kills fewer (a replacement must be ready to be killed).
   expect(counts.kills).toBeGreaterThanOrEqual(3);
+  // None that nothing will ever move (a defect), then none left at all (a deadline run out).
+  expect(explained.filter((e) => !e.willRun)).toEqual([]);
   expect(audit.stuck).toEqual([]);
   expect(audit.lost).toEqual([]);
   // Each message ends as the scenario made it: hard bounces rejected, the rest sent.

@@ -185,7 +185,7 @@ export interface StuckJob {
   jobId: string;
   /** `Queue.getJobState`: waiting, delayed, active, prioritized, completed, failed, unknown… */
   state: string;
-  /** When a delayed job is due (epoch ms), from its `delay` and `timestamp`. */
+  /** When a delayed job is due (epoch ms): its score in the queue's delayed set. */
   dueAt: number | undefined;
   attemptsMade: string | undefined;
   failedReason: string | undefined;
@@ -199,12 +199,23 @@ export interface StuckExplained {
   id: string;
   record: Record<string, string>;
   attemptLog: string[];
-  /** Empty: no job anywhere will ever run it again (nothing will move it). */
   jobs: StuckJob[];
+  /**
+   * Whether a job of it will run (waiting, prioritized, delayed or active): false, nothing
+   * will ever move it again (a defect); true, it was only slow (the drain's deadline).
+   */
+  willRun: boolean;
   /** The queues its jobs are in, paused or held (rate-limited) as each is now. */
   queues: Record<string, { paused: boolean; heldMs: number }>;
 }
 
+/** A delayed job's due time: BullMQ scores it `due * 0x1000 + a counter`. */
+async function dueAt(redis: Fleet['redis'], delayedKey: string, jobId: string): Promise<number | undefined> {
+  const score = await redis.zscore(delayedKey, jobId);
+  return score === null ? undefined : Math.floor(Number(score) / 0x1000);
+}
+
+const LIVE = ['waiting', 'prioritized', 'delayed', 'active', 'waiting-children'];
 const JOB_QUEUE = /^(campaign-.+|intake-[a-z]+|dispatch-[a-z]+)$/;
 
 /**
@@ -223,46 +234,49 @@ export async function explainStuck(fleet: Fleet, rows: readonly AuditRow[]): Pro
   };
   const out: StuckExplained[] = [];
   try {
+    // One pass over the fleet's keys: each job's hash is `<prefix>:<queue>:<id>[-<hop>]`.
+    const stuck = new Set(rows.map((r) => r.id));
+    const jobKeys = new Map<string, { key: string; name: string; jobId: string }[]>();
+    let cursor = '0';
+    do {
+      const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 10_000);
+      cursor = next;
+      for (const key of batch) {
+        const [name, jobId, ...rest] = key.slice(prefix.length + 1).split(':');
+        const id = jobId?.replace(/-\d+$/, '');
+        if (rest.length > 0 || !JOB_QUEUE.test(name ?? '') || id === undefined || !stuck.has(id)) continue;
+        jobKeys.set(id, [...(jobKeys.get(id) ?? []), { key, name: name!, jobId: jobId! }]);
+      }
+    } while (cursor !== '0');
     for (const row of rows) {
-      const found: string[] = [];
-      let cursor = '0';
-      do {
-        const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:*:${row.id}*`, 'COUNT', 10_000);
-        cursor = next;
-        found.push(...batch);
-      } while (cursor !== '0');
       const jobs: StuckJob[] = [];
       const queues: StuckExplained['queues'] = {};
-      for (const key of found) {
-        const [name, jobId, ...rest] = key.slice(prefix.length + 1).split(':');
-        if (rest.length > 0 || !JOB_QUEUE.test(name!) || !(jobId === row.id || jobId!.startsWith(`${row.id}-`)))
-          continue;
-        const q = queue(name!);
-        const [delay, timestamp, attemptsMade, failedReason, processedOn] = await redis.hmget(
+      for (const { key, name, jobId } of jobKeys.get(row.id) ?? []) {
+        const q = queue(name);
+        const [attemptsMade, failedReason, processedOn] = await redis.hmget(
           key,
-          'delay',
-          'timestamp',
           'attemptsMade',
           'failedReason',
           'processedOn',
         );
         jobs.push({
-          queue: name!,
-          jobId: jobId!,
-          state: await q.getJobState(jobId!),
-          dueAt: delay && Number(delay) > 0 ? Number(timestamp) + Number(delay) : undefined,
+          queue: name,
+          jobId: jobId,
+          state: await q.getJobState(jobId),
+          dueAt: await dueAt(redis, `${prefix}:${name}:delayed`, jobId),
           attemptsMade: attemptsMade ?? undefined,
           failedReason: failedReason ?? undefined,
           processedOn: processedOn ?? undefined,
           lockTtlMs: await redis.pttl(`${key}:lock`),
         });
-        queues[name!] ??= { paused: await q.isPaused(), heldMs: Math.max(0, await q.getRateLimitTtl()) };
+        queues[name] ??= { paused: await q.isPaused(), heldMs: Math.max(0, await q.getRateLimitTtl()) };
       }
       out.push({
         id: row.id,
         record: await redis.hgetall(keys.message(row.id)),
         attemptLog: await redis.lrange(keys.attempts(row.id), 0, -1),
         jobs,
+        willRun: jobs.some((j) => LIVE.includes(j.state)),
         queues,
       });
     }

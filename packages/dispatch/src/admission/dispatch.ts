@@ -24,17 +24,17 @@ export async function dispatch(
     decidedAt: now,
     ...(failover ? { failover: true } : {}),
   };
-  // Job first, then record: a crash in between leaves the intake job to run again (the
-  // record still `queued`), whose dispatch add is then ignored (same job id). The add is
-  // awaited: BullMQ sends its script a few awaits later than a command issued beside it,
-  // so side by side the record would reach Redis first, and a crash then left a record
-  // `dispatched` with no job behind it, which the intake job's rerun drops as a duplicate.
-  // Only from `queued`: a fast worker may already have moved it on. Whatever held it no
-  // longer does.
-  await deps.queues.dispatch(m.priority).add('send', data, { jobId: jobIdOf(m), delay });
+  // Record first, then job, each awaited: no worker can take the job before the record
+  // says `dispatched` (one that readmits it at once, its campaign paused, would otherwise
+  // have its `queued` overwritten by a late `dispatched` here, and the readmitted job be
+  // dropped as a duplicate). A crash in between leaves a `dispatched` record with no job:
+  // the intake job runs again and `checkRecord` finds the job missing, so it is admitted
+  // again. Only from `queued`, `retrying` (or that `dispatched`): a concurrent run of the
+  // same intake job may already have handed it to a worker. Whatever held it no longer does.
   await Promise.all([
-    deps.store.transition(m.id, 'dispatched', { from: ['queued', 'retrying'] }),
+    deps.store.transition(m.id, 'dispatched', { from: ['queued', 'retrying', 'dispatched'] }),
     deps.store.noteHeld(m.id, undefined),
   ]);
+  await deps.queues.dispatch(m.priority).add('send', data, { jobId: jobIdOf(m), delay });
   return { kind: 'dispatched', data, delay };
 }
