@@ -8,8 +8,8 @@ import { useRig, type Rig } from './admission-setup.js';
 
 // A scheduler SIGKILLed in the middle of admitting a message: whatever reached Redis stays,
 // nothing after it goes out, and the intake job (its lock lost) runs again on a live
-// scheduler. The message must still go out: never a record that says `dispatched` with no
-// dispatch job behind it (no one would ever move it again).
+// scheduler. The message must still go out: a record left saying `dispatched` with no
+// dispatch job behind it would never be moved again.
 const r = useRedisPrefix();
 const rig = useRig(r);
 
@@ -112,6 +112,8 @@ it('dispatches a message whose scheduler died at any command of its admission, o
         state: 'dispatched',
         dispatchJob: true,
       });
+      // And once its job is there, another run of the intake job is a duplicate: one dispatch.
+      expect(await admission.admit(m)).toMatchObject({ kind: 'duplicate', state: 'dispatched' });
     }
   } finally {
     for (const s of mortals) s.close();
