@@ -1,7 +1,14 @@
 import { expect, it } from 'vitest';
 import type { MessageInput } from '@sluice/client';
 import type { FleetProcess } from '../support/fleet.js';
-import { auditFigures, auditMessages, summarize, waitUntilFinal, type Expected } from '../support/faults-audit.js';
+import {
+  auditFigures,
+  auditMessages,
+  explainStuck,
+  summarize,
+  waitUntilFinal,
+  type Expected,
+} from '../support/faults-audit.js';
 import { faultsSeed, reportFaults, seededRandom } from '../support/faults-report.js';
 import { useFleet } from '../support/use-fleet.js';
 
@@ -182,13 +189,23 @@ it('ends every message of a mixed run in one final state, none lost or silently 
     workerKills: counts.workers,
     ambiguous: [...audit.rows.values()].filter((r) => r.ambiguous > 0).length,
     bouncesAssumedSent: audit.assumedSentRefused.length,
+    ambiguousNeverArrived: audit.ambiguousNeverArrived.length,
     stormSeconds: Math.round(stormSeconds * 10) / 10,
     drainSeconds: Math.round(drainSeconds * 10) / 10,
     slowestStartSeconds: Math.round(counts.slowestStartMs / 100) / 10,
     seed,
   });
   console.log(`crash-storm: final states ${JSON.stringify(audit.byState)}`);
-  if (figures.stuck > 0) console.log(`crash-storm: stuck ${JSON.stringify(summarize(audit.stuck))}`);
+  // Each stuck message explains itself: its record, attempt log, and where its jobs are.
+  const explained = figures.stuck > 0 ? await explainStuck(fleet(), audit.stuck) : [];
+  if (figures.stuck > 0) {
+    console.log(`crash-storm: seed ${seed}: stuck ${JSON.stringify(summarize(audit.stuck))}`);
+    const orphans = explained.filter((e) => !e.willRun);
+    console.log(`crash-storm: stuck with no job that will run it: ${orphans.length} of ${explained.length}`);
+    for (const e of [...orphans, ...explained.filter((x) => x.willRun)].slice(0, 20)) {
+      console.log(`crash-storm: stuck ${JSON.stringify(e)}`);
+    }
+  }
   if (figures.duplicatesUnflagged > 0) {
     console.log(`crash-storm: seed ${seed}: unflagged duplicates ${JSON.stringify(audit.duplicatesUnflagged)}`);
   }
@@ -196,6 +213,8 @@ it('ends every message of a mixed run in one final state, none lost or silently 
   expect(ids).toHaveLength(TOTAL);
   // A guard-rail: a loaded machine kills fewer (a replacement must be ready to be killed).
   expect(counts.kills).toBeGreaterThanOrEqual(3);
+  // None that nothing will ever move (a defect), then none left at all (a deadline run out).
+  expect(explained.filter((e) => !e.willRun)).toEqual([]);
   expect(audit.stuck).toEqual([]);
   expect(audit.lost).toEqual([]);
   // Each message ends as the scenario made it: hard bounces rejected, the rest sent.

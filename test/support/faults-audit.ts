@@ -1,7 +1,8 @@
 // What a fault scenario checks once its fleet has drained: each message's record against
 // what reached the sandbox. Shared by the crash storm and the Redis scenarios, so their
 // figures (lost, duplicates, stuck) mean the same thing.
-import { FINAL_STATES, type MessageState } from '@sluice/core';
+import { Queue } from 'bullmq';
+import { FINAL_STATES, createKeys, type MessageState } from '@sluice/core';
 import type { MessageRecord } from '@sluice/client';
 import type { Fleet } from './fleet.js';
 
@@ -44,6 +45,13 @@ export interface Audit {
    * (`delivery.onAmbiguous: assume-sent`). What the design says, so neither lost nor unexpected.
    */
   assumedSentRefused: AuditRow[];
+  /**
+   * Recorded `sent` after an ambiguous attempt, never at the sandbox: the worker died after
+   * the `submitted` mark and before the request's last byte (the ESP never had it whole),
+   * and the class counts an ambiguous send as sent (`assume-sent`). DESIGN's remaining
+   * window, as `crash-steps` counts it, so not lost.
+   */
+  ambiguousNeverArrived: AuditRow[];
   /** At the sandbox more than once, ambiguity counted on its record. */
   duplicatesFlagged: AuditRow[];
   /** At the sandbox more than once with no ambiguity on its record: a silent second send. */
@@ -110,6 +118,7 @@ export async function auditMessages(
     lost: [],
     unexpected: [],
     assumedSentRefused: [],
+    ambiguousNeverArrived: [],
     duplicatesFlagged: [],
     duplicatesUnflagged: [],
     rows: new Map(),
@@ -131,10 +140,10 @@ export async function auditMessages(
     const final = FINAL.includes(row.state);
     const key = final ? row.state : row.state === 'missing' ? 'missing' : 'active';
     audit.byState[key] = (audit.byState[key] ?? 0) + 1;
-    const assumedRefused =
-      row.state === 'sent' && row.expected === 'rejected' && row.arrivals === 0 && row.lastOutcome === 'ambiguous';
+    const assumedSent = row.state === 'sent' && row.arrivals === 0 && row.lastOutcome === 'ambiguous';
     if (!final) audit.stuck.push(row);
-    else if (assumedRefused) audit.assumedSentRefused.push(row);
+    else if (assumedSent && row.expected === 'rejected') audit.assumedSentRefused.push(row);
+    else if (assumedSent) audit.ambiguousNeverArrived.push(row);
     else {
       if (row.arrivals === 0 && (row.state === 'sent' || row.expected === 'sent')) audit.lost.push(row);
       if (row.state !== row.expected) audit.unexpected.push(row);
@@ -166,6 +175,114 @@ export function summarize(rows: readonly AuditRow[]): Record<string, number> {
     const outcome = r.lastOutcome?.replace(/\d+/g, 'N') ?? '-';
     const key = `${r.state}/${outcome}/${r.campaignId ?? 'transactional'}/${r.to?.split('@')[1] ?? '?'}`;
     out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
+}
+
+/** Where one BullMQ job of a stuck message is: its queue, state, timings and lock. */
+export interface StuckJob {
+  queue: string;
+  jobId: string;
+  /** `Queue.getJobState`: waiting, delayed, active, prioritized, completed, failed, unknown… */
+  state: string;
+  /** When a delayed job is due (epoch ms): its score in the queue's delayed set. */
+  dueAt: number | undefined;
+  attemptsMade: string | undefined;
+  failedReason: string | undefined;
+  processedOn: string | undefined;
+  /** The lock's remaining ms (`PTTL`): -2 none (a worker holds it no longer). */
+  lockTtlMs: number;
+}
+
+/** What the fleet's Redis holds of a stuck message: its record, its attempt log, and every job of it. */
+export interface StuckExplained {
+  id: string;
+  record: Record<string, string>;
+  attemptLog: string[];
+  jobs: StuckJob[];
+  /**
+   * Whether a job of it will run (waiting, prioritized, delayed or active): false, nothing
+   * will ever move it again (a defect); true, it was only slow (the drain's deadline).
+   */
+  willRun: boolean;
+  /** The queues its jobs are in, paused or held (rate-limited) as each is now. */
+  queues: Record<string, { paused: boolean; heldMs: number }>;
+}
+
+/** A delayed job's due time: BullMQ scores it `due * 0x1000 + a counter`. */
+async function dueAt(redis: Fleet['redis'], delayedKey: string, jobId: string): Promise<number | undefined> {
+  const score = await redis.zscore(delayedKey, jobId);
+  return score === null ? undefined : Math.floor(Number(score) / 0x1000);
+}
+
+const LIVE = ['waiting', 'prioritized', 'delayed', 'active', 'waiting-children'];
+const JOB_QUEUE = /^(campaign-.+|intake-[a-z]+|dispatch-[a-z]+)$/;
+
+/**
+ * For each stuck message, where its BullMQ jobs are (every queue under the fleet's prefix:
+ * campaign, intake and dispatch; a readmitted message's job ids carry its hop) and what its
+ * record and attempt log say: a stuck message must always explain itself.
+ */
+export async function explainStuck(fleet: Fleet, rows: readonly AuditRow[]): Promise<StuckExplained[]> {
+  const { redis, prefix } = fleet;
+  const keys = createKeys(prefix);
+  const handles = new Map<string, Queue>();
+  const queue = (name: string): Queue => {
+    let q = handles.get(name);
+    if (!q) handles.set(name, (q = new Queue(name, { connection: redis, prefix, skipMetasUpdate: true })));
+    return q;
+  };
+  const out: StuckExplained[] = [];
+  try {
+    // One pass over the fleet's keys: each job's hash is `<prefix>:<queue>:<id>[-<hop>]`.
+    const stuck = new Set(rows.map((r) => r.id));
+    const jobKeys = new Map<string, { key: string; name: string; jobId: string }[]>();
+    let cursor = '0';
+    do {
+      const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 10_000);
+      cursor = next;
+      for (const key of batch) {
+        const [name, jobId, ...rest] = key.slice(prefix.length + 1).split(':');
+        const id = jobId?.replace(/-\d+$/, '');
+        if (rest.length > 0 || !JOB_QUEUE.test(name ?? '') || id === undefined || !stuck.has(id)) continue;
+        jobKeys.set(id, [...(jobKeys.get(id) ?? []), { key, name: name!, jobId: jobId! }]);
+      }
+    } while (cursor !== '0');
+    for (const row of rows) {
+      const jobs: StuckJob[] = [];
+      const queues: StuckExplained['queues'] = {};
+      for (const { key, name, jobId } of jobKeys.get(row.id) ?? []) {
+        const q = queue(name);
+        const [attemptsMade, failedReason, processedOn] = await redis.hmget(
+          key,
+          'attemptsMade',
+          'failedReason',
+          'processedOn',
+        );
+        jobs.push({
+          queue: name,
+          jobId: jobId,
+          state: await q.getJobState(jobId),
+          dueAt: await dueAt(redis, `${prefix}:${name}:delayed`, jobId),
+          attemptsMade: attemptsMade ?? undefined,
+          failedReason: failedReason ?? undefined,
+          processedOn: processedOn ?? undefined,
+          lockTtlMs: await redis.pttl(`${key}:lock`),
+        });
+        queues[name] ??= { paused: await q.isPaused(), heldMs: Math.max(0, await q.getRateLimitTtl()) };
+      }
+      out.push({
+        id: row.id,
+        record: await redis.hgetall(keys.message(row.id)),
+        attemptLog: await redis.lrange(keys.attempts(row.id), 0, -1),
+        jobs,
+        willRun: jobs.some((j) => LIVE.includes(j.state)),
+        queues,
+      });
+    }
+  } finally {
+    // The handles share the fleet's connection: closing them leaves it open.
+    await Promise.all([...handles.values()].map((q) => q.close()));
   }
   return out;
 }

@@ -24,15 +24,17 @@ export async function dispatch(
     decidedAt: now,
     ...(failover ? { failover: true } : {}),
   };
-  // Job first, then record: a crash in between leaves the intake job to run again,
-  // whose dispatch add is then ignored (same job id). Only from `queued`: a fast worker
-  // may already have moved it on.
-  // Both go out at once on one connection, so Redis runs them in this order.
-  // Whatever held it no longer does.
+  // Record first, then job, each awaited: no worker can take the job before the record
+  // says `dispatched` (one that readmits it at once, its campaign paused, would otherwise
+  // have its `queued` overwritten by a late `dispatched` here, and the readmitted job be
+  // dropped as a duplicate). A crash in between leaves a `dispatched` record with no job:
+  // the intake job runs again and `checkRecord` finds the job missing, so it is admitted
+  // again. Only from `queued`, `retrying` (or that `dispatched`): a concurrent run of the
+  // same intake job may already have handed it to a worker. Whatever held it no longer does.
   await Promise.all([
-    deps.queues.dispatch(m.priority).add('send', data, { jobId: jobIdOf(m), delay }),
-    deps.store.transition(m.id, 'dispatched', { from: ['queued', 'retrying'] }),
+    deps.store.transition(m.id, 'dispatched', { from: ['queued', 'retrying', 'dispatched'] }),
     deps.store.noteHeld(m.id, undefined),
   ]);
+  await deps.queues.dispatch(m.priority).add('send', data, { jobId: jobIdOf(m), delay });
   return { kind: 'dispatched', data, delay };
 }

@@ -1,16 +1,30 @@
-import { expiresAt, type IntakeJobData } from '@sluice/core';
+import { expiresAt, jobIdOf, type IntakeJobData } from '@sluice/core';
 import { CONTINUE, type Deps, type Step } from './types.js';
+
+/** Record states an intake job admits from: new mail, and mail given back to admission. */
+const ADMITTABLE: readonly string[] = ['queued', 'retrying'];
+
+/**
+ * Whether a record that says `dispatched` has no dispatch job behind it: its scheduler
+ * died between the two (see `dispatch`), so this run of the intake job admits it again.
+ * Every way a dispatch job ends (sent, final, readmitted) moves the record on first.
+ */
+async function dispatchLost(deps: Pick<Deps, 'queues'>, m: IntakeJobData): Promise<boolean> {
+  return (await deps.queues.dispatch(m.priority).getJobState(jobIdOf(m))) === 'unknown';
+}
 
 /**
  * Check 1, the record and suppression: a message seen for the first time gets its record;
- * a final or already dispatched message is a duplicate job; a suppressed recipient ends
- * as `suppressed`.
+ * a final or already dispatched message is a duplicate job (unless its dispatch job was
+ * never added); a suppressed recipient ends as `suppressed`.
  */
-export async function checkRecord(deps: Pick<Deps, 'store'>, m: IntakeJobData): Promise<Step> {
+export async function checkRecord(deps: Pick<Deps, 'store' | 'queues'>, m: IntakeJobData): Promise<Step> {
   const { store } = deps;
   const peek = await store.peek(m.id, m.tenantId, m.to);
   if (peek.state === null) await store.accept(m);
-  else if (peek.state !== 'queued' && peek.state !== 'retrying') return { kind: 'duplicate', state: peek.state };
+  else if (peek.state === 'dispatched' ? !(await dispatchLost(deps, m)) : !ADMITTABLE.includes(peek.state)) {
+    return { kind: 'duplicate', state: peek.state };
+  }
   if (peek.suppressed !== null) {
     await store.finalize(m.id, 'suppressed', { campaignId: m.campaignId, reply: `suppressed: ${peek.suppressed}` });
     return { kind: 'final', state: 'suppressed' };
