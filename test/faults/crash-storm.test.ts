@@ -21,10 +21,10 @@ import { useFleet } from '../support/use-fleet.js';
 const seed = faultsSeed('crash-storm');
 const random = seededRandom(seed);
 
-const NEWS = 1_300; // campaign `news`, low, over SMTP
-const UPDATES = 900; // campaign `updates`, normal, over SES
-const CRITICAL = 400;
-const HIGH = 400;
+const NEWS = 900; // campaign `news`, low, over SMTP
+const UPDATES = 600; // campaign `updates`, normal, over SES
+const CRITICAL = 250;
+const HIGH = 250;
 const TOTAL = NEWS + UPDATES + CRITICAL + HIGH;
 /**
  * The storm ends once this share of the mail is at the sandbox and `MIN_KILLS` processes were
