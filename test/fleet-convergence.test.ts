@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import type { GovernorDecision } from '@sluice/dispatch';
+import { waitFor } from './support/fleet.js';
 import { useFleet } from './support/use-fleet.js';
 
 // A receiver that takes 40/s (its hidden capacity) while Sluice was told 160/s, and defers
@@ -39,6 +40,10 @@ it('converges under a hidden capacity, then follows a rise gradually', async () 
     })),
   );
 
+  // The clock starts at the receiver's first attempt: on a loaded machine the fleet took
+  // 10 s to send its first message once, and the windows below are in seconds of sending.
+  const seen = () => sandbox.stats().byDomain['slow.test'] ?? { accepted: 0, throttled: 0 };
+  await waitFor(() => seen().accepted + seen().throttled > 0, 30_000, 'the first attempt');
   // What the receiver saw, second by second: attempts (accepted + deferred) and deferrals.
   const seconds: { accepted: number; deferred: number }[] = [];
   let last = { accepted: 0, throttled: 0 };
@@ -46,7 +51,7 @@ it('converges under a hidden capacity, then follows a rise gradually', async () 
   for (let t = 0; t < 40; t++) {
     if (t === 22) sandbox.setScenario({ domains: { 'slow.test': { rate: RAISED, burst: 6 } } });
     await sleep(started + (t + 1) * 1000 - Date.now());
-    const now = sandbox.stats().byDomain['slow.test'] ?? { accepted: 0, throttled: 0 };
+    const now = seen();
     seconds.push({ accepted: now.accepted - last.accepted, deferred: now.throttled - last.throttled });
     last = now;
   }
