@@ -70,6 +70,23 @@ describe('POST /webhooks/mailgun', () => {
     expect(await world.store.suppressed('acme', 'gone@example.com')).toBeNull();
   });
 
+  it("Mailgun's retry of a request whose api died before applying it (its token left applying) is applied, not refused", async () => {
+    const m = await world.accepted('died@example.com');
+    const signature = mailgunSignature();
+    const body = {
+      signature,
+      'event-data': failed('died@example.com', { sluice_id: m.id, sluice_tenant: 'acme' }),
+    };
+    // What an api killed after claiming the token and before applying the event left behind.
+    await world.redis.set(world.keys.webhookToken('mailgun', signature.token), 'applying', 'EX', 600);
+    const retry = await post(body);
+    expect(retry.statusCode).toBe(200);
+    expect(retry.json()).toEqual({ events: 1, duplicates: 0, suppressed: 1 });
+    expect(await world.store.suppressed('acme', 'died@example.com')).not.toBeNull();
+    // Applied now: the same request again is a replay.
+    expect((await post(body)).statusCode).toBe(406);
+  });
+
   it('temporary failures are deferrals until Mailgun gives up (reason old), which count as soft bounces', async () => {
     const temp = (reason: string) => ({
       signature: mailgunSignature(),
