@@ -3,6 +3,7 @@ import { SluiceError, createKeys, parseMessage, type Keys, type MessageInput } f
 import {
   connectRedis,
   createCampaigns,
+  createInjection,
   createQueues,
   createStore,
   type AttemptEntry,
@@ -123,6 +124,17 @@ export function createClient(options: ClientOptions): SluiceClient {
   const queues = createQueues({ redis, keys });
   const guard = createGuard(timeoutMs);
   const intake = createIntake({ redis, keys, store, queues });
+  const lifecycle = createCampaigns({ redis, keys, queues, store });
+  const injection = createInjection({
+    redis,
+    keys,
+    queues,
+    store,
+    within: (run) => guard('campaigns.inject', run),
+    async gate(id) {
+      return { state: 'open', stopped: {} };
+    },
+  });
   let closed = false;
 
   function check(): void {
@@ -144,7 +156,15 @@ export function createClient(options: ClientOptions): SluiceClient {
   };
 
   return {
-    campaigns: guarded('campaigns', clientCampaigns(createCampaigns({ redis, keys, queues, store })), guard, check),
+    campaigns: {
+      // Each method within the deadline, but the injection: it waits for room as long as it
+      // takes, each chunk within the deadline.
+      ...guarded('campaigns', clientCampaigns(lifecycle), guard, check),
+      inject(id, recipients, opts) {
+        check();
+        return injection.inject(id, recipients, opts);
+      },
+    },
     suppressions: guarded('suppressions', createClientSuppressions(redis, keys, check), guard, check),
     messages: guarded('messages', messages, guard, check),
     async send(input) {

@@ -98,6 +98,8 @@ export interface StoreOptions {
 
 /** Message records, final states, suppression and counters. */
 export interface Store {
+  /** How long a final record stays to be looked up, seconds. */
+  readonly recordTtlSeconds: number;
   /** Creates the record of a newly accepted message; `created: false` if the id exists. */
   accept(message: QueuedMessage): Promise<{ created: boolean; state: string }>;
   get(id: string): Promise<MessageRecord | null>;
@@ -131,16 +133,7 @@ export interface Store {
    * ambiguous attempt); `false` if it was already final (or, with `from`, not in one of
    * those states).
    */
-  finalize(
-    id: string,
-    state: FinalState,
-    details?: OutcomeDetails & {
-      tenantId?: string;
-      campaignId?: string | undefined;
-      to?: string;
-      from?: readonly MessageState[];
-    },
-  ): Promise<boolean>;
+  finalize(id: string, state: FinalState, details?: FinalizeDetails): Promise<boolean>;
   /** Why an address is suppressed for a tenant (`source: reason`), or null. */
   suppressed(tenantId: string, address: string): Promise<string | null>;
   /** A message's state (null: no record) and its recipient's suppression, in one round trip. */
@@ -223,6 +216,79 @@ function detailFields(d: OutcomeDetails): string[] {
   return out;
 }
 
+/** Details of `finalize`. */
+export type FinalizeDetails = OutcomeDetails & {
+  tenantId?: string;
+  campaignId?: string | undefined;
+  to?: string;
+  from?: readonly MessageState[];
+};
+
+/** The keys and arguments of the `finalize` script, for `finalize` and a caller's own MULTI. */
+export function finalizeArgs(
+  keys: Keys,
+  ttl: number,
+  id: string,
+  state: FinalState,
+  d: FinalizeDetails,
+  now: number,
+): [string, string, string, string, ...(string | number)[]] {
+  const key = keys.message(id);
+  const sent = state === 'sent' && d.provider !== undefined;
+  const suppress = d.suppress === true && d.to !== undefined && d.tenantId !== undefined;
+  return [
+    key,
+    d.campaignId ? keys.campaign(d.campaignId) : key,
+    keys.stats(Math.floor(now / 1000)),
+    suppress ? keys.suppression(d.tenantId!) : key,
+    state,
+    now,
+    ttl,
+    sent ? `p:${d.provider}` : '',
+    sent && d.receiver ? `r:${d.receiver}` : '',
+    suppress ? d.to!.toLowerCase() : '',
+    suppress
+      ? encodeSuppression({
+          source: 'reply',
+          at: now,
+          provider: d.provider,
+          reason: `${d.outcome ?? 'rejected'}: ${d.reply ?? ''}`,
+        })
+      : '',
+    (d.from ?? []).join(','),
+    d.ifAmbiguous ?? '',
+    ...detailFields(d),
+  ];
+}
+
+/**
+ * The keys and arguments of the `accept` script for a new message's record (with the
+ * backend's key of an injected recipient), for a caller that sends it inside its own MULTI.
+ */
+export function acceptArgs(keys: Keys, message: QueuedMessage): [string, string, ...string[]] {
+  const key = keys.message(message.id);
+  const fields = [
+    'state',
+    'queued',
+    'priority',
+    message.priority,
+    'to',
+    message.to,
+    'tenantId',
+    message.tenantId,
+    'campaignId',
+    message.campaignId ?? '',
+    'attempts',
+    '0',
+    'createdAt',
+    String(message.acceptedAt),
+    'updatedAt',
+    String(message.acceptedAt),
+  ];
+  if (message.injected?.key !== undefined) fields.push('key', message.injected.key);
+  return [key, message.campaignId ? keys.campaign(message.campaignId) : key, ...fields];
+}
+
 /** Creates the record store. Every state change is one Lua call. */
 export function createStore(options: StoreOptions): Store {
   const redis: StoreRedis = defineScripts(options.redis);
@@ -234,28 +300,9 @@ export function createStore(options: StoreOptions): Store {
   >();
 
   return {
+    recordTtlSeconds: ttl,
     async accept(message) {
-      const key = keys.message(message.id);
-      const fields = [
-        'state',
-        'queued',
-        'priority',
-        message.priority,
-        'to',
-        message.to,
-        'tenantId',
-        message.tenantId,
-        'campaignId',
-        message.campaignId ?? '',
-        'attempts',
-        '0',
-        'createdAt',
-        String(message.acceptedAt),
-        'updatedAt',
-        String(message.acceptedAt),
-      ];
-      const campaignKey = message.campaignId ? keys.campaign(message.campaignId) : key;
-      const [created, state] = (await redis.sluiceAccept(key, campaignKey, ...fields)) as [number, string];
+      const [created, state] = (await redis.sluiceAccept(...acceptArgs(keys, message))) as [number, string];
       return { created: created === 1, state };
     },
 
@@ -290,33 +337,10 @@ export function createStore(options: StoreOptions): Store {
     },
 
     async finalize(id, state, d = {}) {
-      const now = Date.now();
-      const key = keys.message(id);
-      const sent = state === 'sent' && d.provider !== undefined;
-      const suppress = d.suppress === true && d.to !== undefined && d.tenantId !== undefined;
-      const [code] = (await redis.sluiceFinalize(
-        key,
-        d.campaignId ? keys.campaign(d.campaignId) : key,
-        keys.stats(Math.floor(now / 1000)),
-        suppress ? keys.suppression(d.tenantId!) : key,
-        state,
-        now,
-        ttl,
-        sent ? `p:${d.provider}` : '',
-        sent && d.receiver ? `r:${d.receiver}` : '',
-        suppress ? d.to!.toLowerCase() : '',
-        suppress
-          ? encodeSuppression({
-              source: 'reply',
-              at: now,
-              provider: d.provider,
-              reason: `${d.outcome ?? 'rejected'}: ${d.reply ?? ''}`,
-            })
-          : '',
-        (d.from ?? []).join(','),
-        d.ifAmbiguous ?? '',
-        ...detailFields(d),
-      )) as [number, string];
+      const [code] = (await redis.sluiceFinalize(...finalizeArgs(keys, ttl, id, state, d, Date.now()))) as [
+        number,
+        string,
+      ];
       return code === 1;
     },
 
