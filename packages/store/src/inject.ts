@@ -1,5 +1,4 @@
-import { Job } from 'bullmq';
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import {
   SluiceError,
   parseRecipient,
@@ -11,18 +10,12 @@ import {
   type InjectedFields,
 } from '@sluice/core';
 import { injectedId } from './ids.js';
-import { defineScripts, type StoreRedis } from './internal/scripts.js';
-import { createQueues, type Queues } from './queues.js';
-import { acceptArgs, finalizeArgs, type Store } from './store.js';
-import { fits, readWindow, type InjectWindow } from './inject-window.js';
+import type { Queues } from './queues.js';
+import type { Store } from './store.js';
+import { cancelledError, openWriter, parseCursor, type InjectCursor, type Item, type Target } from './inject-writer.js';
 
-/** Where an injection stands: every recipient before `position` is accepted (recorded). */
-export interface InjectCursor {
-  /** The position of the next recipient to inject (0-based): the count accepted so far. */
-  position: number;
-  /** The backend's `cursor` value of the last recipient accepted, if it gave one. */
-  value?: string | undefined;
-}
+export { parseCursor, type InjectCursor } from './inject-writer.js';
+import { fits, readWindow, type InjectWindow } from './inject-window.js';
 
 /** What an injection may go on with, as the campaign's launch decision says (see `campaigns.gate`). */
 export type InjectGate =
@@ -90,24 +83,6 @@ export interface InjectDeps {
   within<T>(run: () => Promise<T>): Promise<T>;
 }
 
-/** A campaign as an injection needs it. */
-interface Target {
-  id: string;
-  tenantId: string;
-  priority: PriorityClass;
-  stream: string;
-  from: QueuedMessage['from'];
-}
-
-/** Reads a stored cursor (`<position>|<value>`). */
-export function parseCursor(raw: string | null): InjectCursor {
-  if (!raw) return { position: 0 };
-  const bar = raw.indexOf('|');
-  const position = Number(bar < 0 ? raw : raw.slice(0, bar));
-  const value = bar < 0 ? '' : raw.slice(bar + 1);
-  return value === '' ? { position } : { position, value };
-}
-
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
     const t = setTimeout(resolve, ms);
@@ -116,15 +91,6 @@ const sleep = (ms: number, signal?: AbortSignal) =>
       resolve();
     });
   });
-
-/** One recipient of a chunk, parsed, with what becomes of it. */
-interface Item {
-  position: number;
-  message: QueuedMessage;
-  /** `queued` (a job), or ended at once: `rejected` (invalid) or `expired` (its receiver stopped). */
-  end?: { state: 'rejected' | 'expired'; reply: string; outcome: string };
-  cursorValue?: string | undefined;
-}
 
 const DEFAULT_CHUNK = 500;
 
@@ -279,31 +245,48 @@ export function createInjection(deps: InjectDeps) {
         const flush = async (): Promise<void> => {
           while (chunk.length > 0) {
             const gate = await room(t, position, chunk.length, opts, progress);
-            const room_ =
+            const n =
               gate.maxPosition === undefined ? chunk.length : Math.min(chunk.length, gate.maxPosition - position);
-            const part = chunk.slice(0, room_);
-            const items = part.map((input, i) => itemOf(t, position + i, input, opts, gate));
-            const written = await writer.write(t, items, cursor, deps.within);
-            result.accepted += written.accepted;
-            result.skipped += items.length - written.accepted;
-            for (const item of items.slice(items.length - written.accepted)) if (item.end) result[item.end.state]++;
-            position += items.length;
-            cursor = written.cursor;
-            result.cursor = cursor;
-            chunk = chunk.slice(room_);
-            progress(undefined, written.window);
+            // A recipient that fails validation stops the call there, the ones before it written.
+            const items: Item[] = [];
+            let failure: unknown;
+            for (let i = 0; i < n && failure === undefined; i++) {
+              try {
+                items.push(itemOf(t, position + i, chunk[i], opts, gate));
+              } catch (error) {
+                failure = error;
+              }
+            }
+            if (items.length > 0) {
+              const written = await writer.write(t, items, cursor, deps.within);
+              result.accepted += written.accepted;
+              result.skipped += items.length - written.accepted;
+              for (const item of items.slice(items.length - written.accepted)) if (item.end) result[item.end.state]++;
+              position += items.length;
+              cursor = written.cursor;
+              result.cursor = cursor;
+              chunk = chunk.slice(items.length);
+              progress(undefined, written.window);
+            }
+            if (failure !== undefined) throw failure;
           }
         };
-        for await (const input of recipients) {
-          if (opts.signal?.aborted) break;
-          // Recipients before the cursor were accepted by an earlier call: skipped, not parsed.
-          if (position < cursor.position) {
-            position++;
-            result.skipped++;
-            continue;
+        try {
+          for await (const input of recipients) {
+            if (opts.signal?.aborted) break;
+            // Recipients before the cursor were accepted by an earlier call: skipped, not parsed.
+            if (position < cursor.position) {
+              position++;
+              result.skipped++;
+              continue;
+            }
+            chunk.push(input);
+            if (chunk.length >= chunkSize) await flush();
           }
-          chunk.push(input);
-          if (chunk.length >= chunkSize) await flush();
+        } catch (error) {
+          // The source failed (a line that is not JSON, a database gone): what it gave before is written.
+          await flush();
+          throw error;
         }
         if (opts.signal?.aborted) throw aborted(t.id);
         await flush();
@@ -315,20 +298,10 @@ export function createInjection(deps: InjectDeps) {
   };
 }
 
-/** A MULTI with the store's scripts (ioredis copies defined commands onto its transactions). */
-type ChunkMulti = ChainableCommander & {
-  sluiceAccept(...args: (string | number)[]): ChunkMulti;
-  sluiceFinalize(...args: (string | number)[]): ChunkMulti;
-};
-
 type OpenGate = Extract<InjectGate, { state: 'open' }>;
 
 const unknownCampaign = (id: string): SluiceError =>
   new SluiceError('unknown_campaign', `no campaign with id ${id} (create it first)`, { path: 'campaignId' });
-const cancelledError = (id: string): SluiceError =>
-  new SluiceError('campaign_cancelled', `campaign ${id} was cancelled, so it takes no more mail`, {
-    path: 'campaignId',
-  });
 const aborted = (id: string): SluiceError =>
   new SluiceError(
     'aborted',
@@ -343,104 +316,3 @@ const cursorAhead = (id: string, from: number, at: number): SluiceError =>
     `from: ${from} is ahead of campaign ${id}'s cursor (${at}): the recipients between were never accepted; resume from ${at}`,
     { path: 'from' },
   );
-
-/**
- * The chunk writer: a connection of its own (WATCH needs one), on which BullMQ's and the
- * store's scripts are defined, so a chunk's jobs, records and the cursor go in one MULTI.
- */
-async function openWriter(deps: InjectDeps, campaignId: string) {
-  const { keys } = deps;
-  const conn = deps.redis.duplicate();
-  conn.on('error', () => undefined);
-  const raw = defineScripts(conn);
-  const queues = createQueues({ redis: conn, keys });
-  const queue = queues.campaign(campaignId);
-  // BullMQ's proxy of `conn`: its MULTI takes BullMQ's job scripts (`Job.addJob`) and ours.
-  const client = (await queue.backend.client) as unknown as StoreRedis;
-  const cursorKey = keys.campaignCursor(campaignId);
-
-  return {
-    async cursor(): Promise<InjectCursor> {
-      return parseCursor(await raw.get(cursorKey));
-    },
-    /**
-     * Writes the items not yet accepted. The cursor is WATCHed: a second producer that moved
-     * it meanwhile makes the MULTI fail, and the chunk is looked at again from the new cursor.
-     */
-    async write(t: Target, items: Item[], expected: InjectCursor, within: InjectDeps['within']) {
-      for (;;) {
-        const done = await within(async () => {
-          await client.watch(cursorKey);
-          const now = parseCursor(await client.get(cursorKey));
-          const first = items[0]!.position;
-          const fresh = items.filter((item) => item.position >= now.position);
-          if (now.position > first + items.length || fresh.length === 0) {
-            await client.unwatch();
-            return { cursor: now, accepted: 0 };
-          }
-          const last = fresh[fresh.length - 1]!;
-          const value = last.cursorValue ?? (now.position === first ? expected.value : now.value) ?? '';
-          const multi = client.multi() as ChunkMulti;
-          for (const item of fresh) {
-            multi.sluiceAccept(...acceptArgs(keys, item.message));
-            if (item.end) {
-              multi.sluiceFinalize(
-                ...finalizeArgs(
-                  keys,
-                  deps.store.recordTtlSeconds,
-                  item.message.id,
-                  item.end.state,
-                  {
-                    campaignId: t.id,
-                    reply: item.end.reply,
-                    outcome: item.end.outcome,
-                  },
-                  Date.now(),
-                ),
-              );
-            } else {
-              const opts = { ...queue.defaultJobOptions, jobId: item.message.id };
-              void new Job(queue, 'send', item.message, opts, item.message.id).addJob(multi as never);
-            }
-          }
-          multi.set(cursorKey, `${last.position + 1}|${value}`);
-          multi.hget(keys.campaign(t.id), 'cancelled');
-          const replies = await multi.exec();
-          if (replies === null) return undefined;
-          for (const [err] of replies) if (err) throw err;
-          const cancelled = replies[replies.length - 1]![1] === '1';
-          return { cursor: parseCursor(`${last.position + 1}|${value}`), accepted: fresh.length, cancelled, fresh };
-        });
-        if (done === undefined) continue;
-        if ('cancelled' in done && done.cancelled) {
-          await endCancelled(deps, t, done.fresh);
-          throw cancelledError(t.id);
-        }
-        const window = await within(() => readWindow(deps.redis, keys, deps.queues, t.id));
-        return { cursor: done.cursor, accepted: done.accepted, window };
-      }
-    },
-    async close() {
-      await queues.close();
-      await conn.quit().catch(() => conn.disconnect());
-    },
-  };
-}
-
-/**
- * A cancel that landed while a chunk was written (its flag read in the chunk's own MULTI):
- * its sweep may have passed these, so they are ended here, none left in a paused queue.
- */
-async function endCancelled(deps: InjectDeps, t: Target, items: readonly Item[]): Promise<void> {
-  for (const { message } of items) {
-    await deps.store.finalize(message.id, 'cancelled', {
-      campaignId: t.id,
-      reply: 'campaign cancelled while the recipient was being injected',
-      from: ['queued', 'dispatched', 'retrying'],
-    });
-    await deps.queues
-      .campaign(t.id)
-      .remove(message.id)
-      .catch(() => 0);
-  }
-}
