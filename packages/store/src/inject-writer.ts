@@ -137,7 +137,13 @@ export async function openWriter(deps: WriterDeps, campaignId: string) {
         return { cursor: done.cursor, accepted: done.accepted, window };
       }
     },
+    /** Closes its connection; one that is not up (Redis away) is dropped, not waited for. */
     async close() {
+      if (conn.status !== 'ready') {
+        conn.disconnect();
+        await queues.close().catch(() => undefined);
+        return;
+      }
       await queues.close();
       await conn.quit().catch(() => conn.disconnect());
     },
