@@ -4,7 +4,8 @@ import { SluiceError, type Keys, type PriorityClass, type QueuedMessage } from '
 import { readWindow } from './inject-window.js';
 import { defineScripts, type StoreRedis } from './internal/scripts.js';
 import { createQueues, type Queues } from './queues.js';
-import { acceptArgs, finalizeArgs, type Store } from './store.js';
+import { acceptArgs, finalizeArgs } from './record-args.js';
+import type { Store } from './store.js';
 
 /** Where an injection stands: every recipient before `position` is accepted (recorded). */
 export interface InjectCursor {
