@@ -12,6 +12,7 @@ import {
 import { clientCampaigns, type Campaigns } from './campaigns.js';
 import { createGuard, type Guard } from './deadline.js';
 import { createIntake, type Parsed, type SendResult } from './intake.js';
+import { clientOutcomes, type ClientOutcomes } from './outcomes.js';
 import { createClientSuppressions, type ClientSuppressions } from './suppressions.js';
 
 export type { SendResult } from './intake.js';
@@ -32,6 +33,13 @@ export interface ClientOptions {
    * @defaultValue `5000`
    */
   timeoutMs?: number;
+  /**
+   * The outcome stream (`client.outcomes`). `claimIdleMs`: an event a consumer left
+   * unacknowledged this long is claimed by another's `read` (the first died).
+   * `maxBacklog`: the fleet's `outcomes.maxBacklog` (the client has no fleet config).
+   * @defaultValue `{ claimIdleMs: 60_000, maxBacklog: 1_000_000 }`
+   */
+  outcomes?: { claimIdleMs?: number; maxBacklog?: number };
 }
 
 /** Message lookups. */
@@ -71,6 +79,8 @@ export interface SluiceClient {
   readonly messages: Messages;
   /** A tenant's suppressed addresses: list, look up, add by hand, remove. */
   readonly suppressions: ClientSuppressions;
+  /** Every final state and first deferral, through consumer groups: how a backend follows millions. */
+  readonly outcomes: ClientOutcomes;
   /**
    * Closes queues, and the connection if the client opened it; past `timeoutMs` (Redis
    * silent) the connection it opened is dropped instead.
@@ -128,6 +138,14 @@ export function createClient(options: ClientOptions): SluiceClient {
   function check(): void {
     if (closed) throw new SluiceError('closed', 'the client is closed');
   }
+  const outcomes = clientOutcomes({
+    redis,
+    keys,
+    timeoutMs,
+    claimIdleMs: positiveInteger(options.outcomes?.claimIdleMs, 60_000, 'outcomes.claimIdleMs'),
+    maxBacklog: positiveInteger(options.outcomes?.maxBacklog, 1_000_000, 'outcomes.maxBacklog'),
+    check,
+  });
 
   const messages: Messages = {
     status: (id) => store.get(id),
@@ -147,6 +165,7 @@ export function createClient(options: ClientOptions): SluiceClient {
     campaigns: guarded('campaigns', clientCampaigns(createCampaigns({ redis, keys, queues, store })), guard, check),
     suppressions: guarded('suppressions', createClientSuppressions(redis, keys, check), guard, check),
     messages: guarded('messages', messages, guard, check),
+    outcomes: outcomes.api,
     async send(input) {
       check();
       const parsed = parse(input, []);
@@ -167,6 +186,7 @@ export function createClient(options: ClientOptions): SluiceClient {
       closed = true;
       // Closing waits for Redis too, but not past the deadline: then the connection is dropped.
       const done = (async () => {
+        await outcomes.close();
         await queues.close();
         if (ownsRedis) await redis.quit();
       })();

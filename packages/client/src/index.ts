@@ -8,5 +8,6 @@ export {
   type CampaignStatus,
 } from '@sluice/store';
 export { type ClientSuppressions } from './suppressions.js';
-export type { AttemptEntry, MessageRecord, SuppressionEntry, SuppressionPage, SuppressionSource } from '@sluice/store';
+export { type ClientOutcomes } from './outcomes.js';
+export type { AttemptEntry, MessageRecord, OutcomeEvent, ReadOptions, SuppressionEntry, SuppressionPage, SuppressionSource } from '@sluice/store';
 export type { MessageInput } from '@sluice/core';

@@ -10,6 +10,7 @@ export type SluiceErrorCode =
   | 'campaign_exists'
   | 'campaign_cancelled'
   | 'redis_unavailable'
+  | 'unknown_group'
   | 'closed';
 
 /** Options of {@link SluiceError}. */

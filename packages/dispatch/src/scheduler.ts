@@ -7,6 +7,7 @@ import { createProviders, type Provider } from '@sluice/providers';
 import {
   connectRedis,
   createCampaigns,
+  createOutcomes,
   createQueues,
   createRedisHealth,
   createStore,
@@ -74,6 +75,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   // a dispatch add and the record's writes then go out in order.
   const queues = createQueues({ redis, keys });
   const campaigns = createCampaigns({ redis, keys, queues, store });
+  const outcomes = createOutcomes({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
   const admission = createAdmission({
     config,
     store,
@@ -113,6 +115,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         name: 'outcome totals',
         run: async (now) => foldTotals({ redis, keys, signals }, await signals.active('provider'), now),
       },
+      // The outcome stream's one owner: trims what every group acknowledged, and shrinks
+      // those messages' records as `delivery.retention` says (DESIGN.md, Outcomes at scale).
+      { name: 'outcome retention', run: () => outcomes.settle(config.delivery.retention) },
     ],
   });
   const quotaProviders =

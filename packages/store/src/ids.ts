@@ -9,3 +9,25 @@ export function messageId(tenantId: string, idempotencyKey?: string): string {
   if (idempotencyKey === undefined) return `m${randomBytes(12).toString('hex')}`;
   return `k${createHash('sha256').update(tenantId).update('\0').update(idempotencyKey).digest('hex').slice(0, 32)}`;
 }
+
+/**
+ * The id of the recipient at `position` (its index in the list) of a campaign's injection:
+ * `<campaignId>_<position>`. The same recipient always gets the same id, so injecting it
+ * again is a no-op; the compact records are found from it (campaign and block).
+ */
+export function injectedId(campaignId: string, position: number): string {
+  return `${campaignId}_${position}`;
+}
+
+/**
+ * The campaign and position of an id made by {@link injectedId}, or `undefined` for any
+ * other id (transactional ids, `m…`/`k…` hex, never contain `_`). Split at the last `_`;
+ * digits must follow it.
+ */
+export function parseInjectedId(id: string): { campaignId: string; position: number } | undefined {
+  const at = id.lastIndexOf('_');
+  if (at <= 0) return undefined;
+  const digits = id.slice(at + 1);
+  if (!/^\d{1,15}$/.test(digits)) return undefined;
+  return { campaignId: id.slice(0, at), position: Number(digits) };
+}

@@ -4,10 +4,19 @@ export {
   type StoreOptions,
   type MessageRecord,
   type OutcomeDetails,
-  type AttemptEntry,
   type TransitionResult,
 } from './store.js';
-export { messageId } from './ids.js';
+export { type AttemptEntry } from './attempt-entry.js';
+export { messageId, injectedId, parseInjectedId } from './ids.js';
+export { COMPACT_BLOCK } from './compact.js';
+export {
+  createOutcomes,
+  type OutcomeEvent,
+  type Outcomes,
+  type OutcomesOptions,
+  type ReadOptions,
+  type SettleResult,
+} from './outcomes.js';
 export {
   SUPPRESSION_SOURCES,
   createSuppressions,

@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
 import { type FinalState, type Keys, type MessageState, type PriorityClass, type QueuedMessage } from '@sluice/core';
 import { defineScripts, type StoreRedis } from './internal/scripts.js';
+import type { AttemptEntry } from './attempt-entry.js';
+import { compactSlot, readCompact } from './compact.js';
 import { encodeSuppression, suppressionReason } from './suppressions.js';
 
 /** What `messages.status(id)` shows: a message's record. */
@@ -36,6 +38,11 @@ export interface MessageRecord {
   lastEvent: string | undefined;
   /** When that event happened, epoch ms. */
   lastEventAt: number | undefined;
+  /**
+   * Only the compact form is left (`delivery.retention: compact`, after every consumer group
+   * acknowledged its outcome): no address, reply, attempts or later ESP event.
+   */
+  compact?: true;
 }
 
 /**
@@ -114,6 +121,8 @@ export interface Store {
       ambiguous?: boolean;
       /** Move only from this state (or one of these). */
       from?: MessageState | readonly MessageState[];
+      /** The message's first deferral: published on the outcome stream (state `deferred`) in the same call. */
+      firstDeferral?: boolean;
       campaignId?: string | undefined;
       fields?: Record<string, string>;
     },
@@ -128,8 +137,8 @@ export interface Store {
   setCampaignPaused(campaignId: string, paused: boolean): Promise<void>;
   /**
    * Sets the final state exactly once (`ifAmbiguous` instead when the record counts an
-   * ambiguous attempt); `false` if it was already final (or, with `from`, not in one of
-   * those states).
+   * ambiguous attempt) and publishes it on the outcome stream in the same call; `false` if
+   * it was already final (or, with `from`, not in one of those states).
    */
   finalize(
     id: string,
@@ -153,36 +162,6 @@ export interface Store {
   logAttempt(id: string, attempt: AttemptEntry): Promise<void>;
   /** A message's attempt log, oldest first. */
   attempts(id: string): Promise<AttemptEntry[]>;
-}
-
-/**
- * One send attempt as the attempt log keeps it. Every attempt that was not accepted at
- * once is logged; an accepted first attempt is only in the record (state `sent`, provider
- * message id), which keeps a sent campaign's memory at one small hash per recipient.
- */
-export interface AttemptEntry {
-  /** Epoch ms when the answer came (or its absence was found). */
-  at: number;
-  provider: string;
-  /**
-   * `accepted`, `throttled`, `deferred`, `rejected` or `ambiguous` (submitted in full, no
-   * answer: the connection was lost or timed out after the request or the SMTP data, or
-   * its worker died after the mark; {@link AttemptEntry.foundSubmitted}).
-   */
-  outcome: string;
-  /** The reply verbatim (cut at 2,000 characters). */
-  reply: string;
-  /** Reply family, classifier rule and version (absent for accepted and ambiguous). */
-  family?: string;
-  rule?: string;
-  classifier?: string;
-  /**
-   * An ambiguous attempt whose worker died after submitting it, before the answer: the
-   * next attempt found the record `submitted`. `at` is when that was found.
-   */
-  foundSubmitted?: true;
-  /** What was done: `retry in 1200 ms`, `final: rejected`, `resent now (…)`, `final: counted as sent (…)`, … */
-  action?: string;
 }
 
 const num = (v: string | undefined): number => (v === undefined ? 0 : Number(v));
@@ -255,13 +234,21 @@ export function createStore(options: StoreOptions): Store {
         String(message.acceptedAt),
       ];
       const campaignKey = message.campaignId ? keys.campaign(message.campaignId) : key;
-      const [created, state] = (await redis.sluiceAccept(key, campaignKey, ...fields)) as [number, string];
+      // An injected recipient whose record was compacted is still known: never accepted twice.
+      const compact = compactSlot(keys, message.id);
+      const [created, state] = (await redis.sluiceAccept(
+        key,
+        campaignKey,
+        compact?.key ?? key,
+        compact?.field ?? '',
+        ...fields,
+      )) as [number, string];
       return { created: created === 1, state };
     },
 
     async get(id) {
       const h = await redis.hgetall(keys.message(id));
-      return h.state ? toRecord(keys, id, h) : null;
+      return h.state ? toRecord(keys, id, h) : readCompact(redis, keys, id);
     },
 
     async transition(id, state, opts = {}) {
@@ -270,8 +257,11 @@ export function createStore(options: StoreOptions): Store {
       const [code, prev, attempts, ambiguous] = (await redis.sluiceTransition(
         key,
         opts.campaignId ? keys.campaign(opts.campaignId) : key,
+        keys.outcomes(),
         state,
-        opts.attempt
+        opts.firstDeferral
+          ? `deferred:${id}`
+          : opts.attempt
           ? 'attempt'
           : opts.ambiguous
             ? 'ambiguous'
@@ -299,6 +289,7 @@ export function createStore(options: StoreOptions): Store {
         d.campaignId ? keys.campaign(d.campaignId) : key,
         keys.stats(Math.floor(now / 1000)),
         suppress ? keys.suppression(d.tenantId!) : key,
+        keys.outcomes(),
         state,
         now,
         ttl,
@@ -315,6 +306,7 @@ export function createStore(options: StoreOptions): Store {
           : '',
         (d.from ?? []).join(','),
         d.ifAmbiguous ?? '',
+        id,
         ...detailFields(d),
       )) as [number, string];
       return code === 1;
