@@ -169,8 +169,8 @@ export function createOutcomes(options: OutcomesOptions): Outcomes {
   async function readGroup(conn: Redis, group: string, consumer: string, count: number, blockMs: number, from: string) {
     const args: (string | number)[] = ['GROUP', group, consumer, 'COUNT', count];
     if (blockMs > 0) args.push('BLOCK', blockMs);
-    const reply = (await conn
-      .call('XREADGROUP', ...args, 'STREAMS', stream, from)
+    const reply = (await (conn as unknown as { xreadgroup(...a: (string | number)[]): Promise<unknown> })
+      .xreadgroup(...args, 'STREAMS', stream, from)
       .catch((err: unknown) => Promise.reject(unknownGroup(err, group)))) as [string, Entry[]][] | null;
     return reply?.[0]?.[1] ?? [];
   }
