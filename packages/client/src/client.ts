@@ -123,6 +123,8 @@ function parse(input: unknown, path: readonly PropertyKey[]): Parsed {
 export function createClient(options: ClientOptions): SluiceClient {
   const chunkSize = positiveInteger(options.chunkSize, 1000, 'chunkSize');
   const timeoutMs = positiveInteger(options.timeoutMs, 5000, 'timeoutMs');
+  const claimIdleMs = positiveInteger(options.outcomes?.claimIdleMs, 60_000, 'outcomes.claimIdleMs');
+  const maxBacklog = positiveInteger(options.outcomes?.maxBacklog, 1_000_000, 'outcomes.maxBacklog');
   const ownsRedis = typeof options.redis === 'string';
   const redis =
     // connectRedis: a library prints nothing (ioredis would print each failed attempt); the
@@ -138,14 +140,7 @@ export function createClient(options: ClientOptions): SluiceClient {
   function check(): void {
     if (closed) throw new SluiceError('closed', 'the client is closed');
   }
-  const outcomes = clientOutcomes({
-    redis,
-    keys,
-    timeoutMs,
-    claimIdleMs: positiveInteger(options.outcomes?.claimIdleMs, 60_000, 'outcomes.claimIdleMs'),
-    maxBacklog: positiveInteger(options.outcomes?.maxBacklog, 1_000_000, 'outcomes.maxBacklog'),
-    check,
-  });
+  const outcomes = clientOutcomes({ redis, keys, timeoutMs, claimIdleMs, maxBacklog, check });
 
   const messages: Messages = {
     status: (id) => store.get(id),
