@@ -9,5 +9,13 @@ export {
 } from '@sluice/store';
 export { type ClientSuppressions } from './suppressions.js';
 export { type ClientOutcomes } from './outcomes.js';
-export type { AttemptEntry, MessageRecord, OutcomeEvent, ReadOptions, SuppressionEntry, SuppressionPage, SuppressionSource } from '@sluice/store';
+export type {
+  AttemptEntry,
+  MessageRecord,
+  OutcomeEvent,
+  ReadOptions,
+  SuppressionEntry,
+  SuppressionPage,
+  SuppressionSource,
+} from '@sluice/store';
 export type { MessageInput } from '@sluice/core';

@@ -2,7 +2,8 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { DelayedError, RateLimitError, Worker, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import { PRIORITY_CLASSES, createKeys, type IntakeJobData, type SluiceConfig } from '@sluice/core';
+import type { Redis } from 'ioredis';
+import { PRIORITY_CLASSES, createKeys, type IntakeJobData, type Keys, type SluiceConfig } from '@sluice/core';
 import { createProviders, type Provider } from '@sluice/providers';
 import {
   connectRedis,
@@ -54,6 +55,16 @@ const bullWorkerOptions = (config: SluiceConfig) => ({
 });
 
 /**
+ * The outcome stream's one owner, a chore of the governor leader: trims what every consumer
+ * group acknowledged and shrinks those messages' records as `delivery.retention` says
+ * (DESIGN.md, Outcomes at scale).
+ */
+function outcomeRetention(config: SluiceConfig, redis: Redis, keys: Keys): { name: string; run(): Promise<unknown> } {
+  const outcomes = createOutcomes({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
+  return { name: 'outcome retention', run: () => outcomes.settle(config.delivery.retention) };
+}
+
+/**
  * Moves messages from intake and campaign queues to dispatch queues in the check order
  * of DESIGN.md: record and suppression, expiry, route and warm-up, circuit, overrides,
  * class and quotas (one atomic call). The checks are {@link createAdmission}'s; this is
@@ -75,7 +86,6 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   // a dispatch add and the record's writes then go out in order.
   const queues = createQueues({ redis, keys });
   const campaigns = createCampaigns({ redis, keys, queues, store });
-  const outcomes = createOutcomes({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
   const admission = createAdmission({
     config,
     store,
@@ -115,9 +125,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         name: 'outcome totals',
         run: async (now) => foldTotals({ redis, keys, signals }, await signals.active('provider'), now),
       },
-      // The outcome stream's one owner: trims what every group acknowledged, and shrinks
-      // those messages' records as `delivery.retention` says (DESIGN.md, Outcomes at scale).
-      { name: 'outcome retention', run: () => outcomes.settle(config.delivery.retention) },
+      outcomeRetention(config, redis, keys),
     ],
   });
   const quotaProviders =

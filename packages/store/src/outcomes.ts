@@ -107,11 +107,14 @@ function checkInteger(value: number | undefined, fallback: number, min: number, 
 }
 
 /** Redis error replies start with their code: NOGROUP is a missing stream or group. */
-function unknownGroup(err: unknown, group: string): unknown {
+function unknownGroup(err: unknown, group: string): Error {
   if (err instanceof Error && err.message.startsWith('NOGROUP')) {
-    return new SluiceError('unknown_group', `no consumer group ${group}: subscribe first`, { path: 'group', cause: err });
+    return new SluiceError('unknown_group', `no consumer group ${group}: subscribe first`, {
+      path: 'group',
+      cause: err,
+    });
   }
-  return err;
+  return err instanceof Error ? err : new Error(String(err));
 }
 
 type Entry = [id: string, fields: string[] | null];
@@ -171,7 +174,9 @@ export function createOutcomes(options: OutcomesOptions): Outcomes {
     if (blockMs > 0) args.push('BLOCK', blockMs);
     const reply = (await (conn as unknown as { xreadgroup(...a: (string | number)[]): Promise<unknown> })
       .xreadgroup(...args, 'STREAMS', stream, from)
-      .catch((err: unknown) => Promise.reject(unknownGroup(err, group)))) as [string, Entry[]][] | null;
+      .catch((err: unknown) => {
+        throw unknownGroup(err, group);
+      })) as [string, Entry[]][] | null;
     return reply?.[0]?.[1] ?? [];
   }
 
@@ -227,7 +232,9 @@ export function createOutcomes(options: OutcomesOptions): Outcomes {
       if (own.length > 0) return own;
       const claimed = (await redis
         .xautoclaim(stream, group, consumer, claimIdleMs, '0-0', 'COUNT', count)
-        .catch((err: unknown) => Promise.reject(unknownGroup(err, group)))) as [string, Entry[]];
+        .catch((err: unknown) => {
+          throw unknownGroup(err, group);
+        })) as [string, Entry[]];
       const taken = decode(claimed[1] ?? []);
       if (taken.length > 0) return taken;
       return decode(await readGroup(blocking, group, consumer, count, blockMs, '>'));
@@ -235,7 +242,8 @@ export function createOutcomes(options: OutcomesOptions): Outcomes {
 
     async ack(group, ids) {
       checkName(group, 'group');
-      if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string' || !/^\d+-\d+$/.test(id)))
+      const given: unknown = ids;
+      if (!Array.isArray(given) || given.some((id) => typeof id !== 'string' || !/^\d+-\d+$/.test(id)))
         throw new SluiceError('invalid_argument', 'ids: must be stream entry ids (<ms>-<seq>)', { path: 'ids' });
       if (ids.length === 0) return 0;
       const acked = await redis.xack(stream, group, ...ids);
@@ -262,13 +270,20 @@ export function createOutcomes(options: OutcomesOptions): Outcomes {
         if (entries.length === 0) break;
         if (!keepAll) {
           const pipeline = redis.pipeline();
-          const retain = (pipeline as unknown as { sluiceRetain(...args: (string | number)[]): unknown }).sluiceRetain;
+          const scripted = pipeline as unknown as { sluiceRetain(...args: (string | number)[]): unknown };
           let calls = 0;
           for (const e of decode(entries)) {
             if (!SHRINKABLE.has(e.state)) continue;
             const at = compactSlot(keys, e.messageId);
             const record = keys.message(e.messageId);
-            retain.call(pipeline, record, at?.key ?? record, keys.attempts(e.messageId), ...classes, at?.slot ?? '', ttl);
+            scripted.sluiceRetain(
+              record,
+              at?.key ?? record,
+              keys.attempts(e.messageId),
+              ...classes,
+              at?.slot ?? '',
+              ttl,
+            );
             calls++;
           }
           const replies = calls > 0 ? ((await pipeline.exec()) ?? []) : [];

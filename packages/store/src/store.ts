@@ -262,12 +262,12 @@ export function createStore(options: StoreOptions): Store {
         opts.firstDeferral
           ? `deferred:${id}`
           : opts.attempt
-          ? 'attempt'
-          : opts.ambiguous
-            ? 'ambiguous'
-            : opts.from
-              ? `from:${([] as MessageState[]).concat(opts.from).join(',')}`
-              : '',
+            ? 'attempt'
+            : opts.ambiguous
+              ? 'ambiguous'
+              : opts.from
+                ? `from:${([] as MessageState[]).concat(opts.from).join(',')}`
+                : '',
         Date.now(),
         ...extra,
       )) as [number, string, number, number];
