@@ -81,6 +81,11 @@ export interface Keys {
    * listpack: field `2·slot` state, time and provider, `2·slot+1` the provider's message id).
    */
   compactRecords(campaignId: string, block: number): string;
+  /**
+   * The positions of an injected campaign whose records are gone (`until-acknowledged`): a
+   * bitmap, one bit a recipient, so injecting one again is still refused.
+   */
+  goneRecords(campaignId: string): string;
 }
 
 /** The quota layers, in check order. */
@@ -134,6 +139,7 @@ export function createKeys(prefix = 'sluice'): Keys {
     audit: () => `${limiter}:audit`,
     outcomes: () => `${prefix}:outcomes`,
     compactRecords: (id, block) => `${prefix}:mc:${id}:${block}`,
+    goneRecords: (id) => `${prefix}:mgone:${id}`,
   };
 }
 

@@ -9,19 +9,34 @@ import type { MessageRecord } from './store.js';
  */
 export const COMPACT_BLOCK = 64;
 
-/** Where an injected message's compact record lives; `undefined` for other ids. */
-export function compactSlot(keys: Keys, id: string): { key: string; field: string; slot: number } | undefined {
+/**
+ * Where an injected message's compact record lives (its block and field) and its bit in the
+ * campaign's bitmap of records gone; `undefined` for other ids (and positions past 2³², a
+ * bitmap's end).
+ */
+export function compactSlot(
+  keys: Keys,
+  id: string,
+): { key: string; field: string; slot: number; gone: string; position: number } | undefined {
   const parsed = parseInjectedId(id);
-  if (!parsed) return undefined;
+  if (!parsed || parsed.position >= 2 ** 32) return undefined;
   const slot = parsed.position % COMPACT_BLOCK;
   return {
     key: keys.compactRecords(parsed.campaignId, Math.floor(parsed.position / COMPACT_BLOCK)),
     field: String(slot * 2),
     slot,
+    gone: keys.goneRecords(parsed.campaignId),
+    position: parsed.position,
   };
 }
 
-const STATES: Record<string, MessageState> = { s: 'sent', a: 'sent', c: 'cancelled', x: 'suppressed' };
+/** The state a compact record's first character stands for. */
+export const COMPACT_STATES: Readonly<Record<string, MessageState>> = {
+  s: 'sent',
+  a: 'sent',
+  c: 'cancelled',
+  x: 'suppressed',
+};
 
 /**
  * The record of a message compacted into its campaign's block (`delivery.retention:
@@ -37,7 +52,7 @@ export async function readCompact(redis: Redis, keys: Keys, id: string): Promise
     redis.hmget(keys.campaign(parsed.campaignId), 'tenantId', 'priority'),
   ]);
   const [meta, providerMessageId] = fields;
-  const state = meta ? STATES[meta[0]!] : undefined;
+  const state = meta ? COMPACT_STATES[meta[0]!] : undefined;
   if (!meta || !state) return null;
   const bar = meta.indexOf('|');
   const finalAt = parseInt(meta.slice(1, bar), 36);

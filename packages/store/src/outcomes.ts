@@ -280,9 +280,11 @@ export function createOutcomes(options: OutcomesOptions): Outcomes {
               record,
               at?.key ?? record,
               keys.attempts(e.messageId),
+              at?.gone ?? record,
               ...classes,
               at?.slot ?? '',
               ttl,
+              at?.position ?? '',
             );
             calls++;
           }

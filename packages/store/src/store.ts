@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { type FinalState, type Keys, type MessageState, type PriorityClass, type QueuedMessage } from '@sluice/core';
 import { defineScripts, type StoreRedis } from './internal/scripts.js';
 import type { AttemptEntry } from './attempt-entry.js';
-import { compactSlot, readCompact } from './compact.js';
+import { COMPACT_STATES, compactSlot, readCompact } from './compact.js';
 import { encodeSuppression, suppressionReason } from './suppressions.js';
 
 /** What `messages.status(id)` shows: a message's record. */
@@ -152,7 +152,10 @@ export interface Store {
   ): Promise<boolean>;
   /** Why an address is suppressed for a tenant (`source: reason`), or null. */
   suppressed(tenantId: string, address: string): Promise<string | null>;
-  /** A message's state (null: no record) and its recipient's suppression, in one round trip. */
+  /**
+   * A message's state (null: no record; a compacted one's from its block; `final` for one
+   * whose record is gone once acknowledged) and its recipient's suppression, in one round trip.
+   */
   peek(id: string, tenantId: string, address: string): Promise<{ state: string | null; suppressed: string | null }>;
   /** A campaign's own limit (rate, burst), read at most every 5 s per campaign. */
   campaignLimit(campaignId: string): Promise<{ id: string; rate: number | undefined; burst: number | undefined }>;
@@ -240,7 +243,9 @@ export function createStore(options: StoreOptions): Store {
         key,
         campaignKey,
         compact?.key ?? key,
+        compact?.gone ?? key,
         compact?.field ?? '',
+        compact?.position ?? '',
         ...fields,
       )) as [number, string];
       return { created: created === 1, state };
@@ -332,17 +337,22 @@ export function createStore(options: StoreOptions): Store {
     },
 
     async peek(id, tenantId, address) {
-      const replies = await redis
+      const compact = compactSlot(keys, id);
+      const batch = redis
         .pipeline()
         .hget(keys.message(id), 'state')
-        .hget(keys.suppression(tenantId), address.toLowerCase())
-        .exec();
+        .hget(keys.suppression(tenantId), address.toLowerCase());
+      // A record compacted or gone once acknowledged (delivery.retention) is still final.
+      if (compact) batch.hget(compact.key, compact.field).getbit(compact.gone, compact.position);
+      const replies = await batch.exec();
       const value = (i: number): string | null => {
         const [err, v] = replies?.[i] ?? [new Error('no reply'), null];
         if (err) throw err;
-        return (v as string | null) ?? null;
+        return v === null || v === undefined ? null : String(v);
       };
-      return { state: value(0), suppressed: suppressionReason(value(1)) };
+      const state =
+        value(0) ?? (compact ? (COMPACT_STATES[value(2)?.[0] ?? ''] ?? (value(3) === '1' ? 'final' : null)) : null);
+      return { state, suppressed: suppressionReason(value(1)) };
     },
 
     async campaignLimit(id) {

@@ -269,8 +269,9 @@ describe('records once their outcome is acknowledged', () => {
     const status = await store.get(id);
     expect(status?.providerMessageId).toMatch(/^0100018c00003039-/);
     expect(Math.abs(Date.now() - (status?.finalAt ?? 0))).toBeLessThan(120_000);
-    // Injected again (a resumed injection): known, not sent twice.
+    // Injected again (a resumed injection, a stale intake job): known, not sent twice.
     expect(await store.accept(message(id, 'news'))).toEqual({ created: false, state: 'sent' });
+    expect((await store.peek(id, 'acme', 'x@example.test')).state).toBe('sent');
     expect(await redis.ttl(keys.compactRecords('news', 0))).toBeGreaterThan(500);
   });
 
@@ -289,7 +290,12 @@ describe('records once their outcome is acknowledged', () => {
     console.log(`records: ${perRecipient.toFixed(2)} B per recipient until-acknowledged`);
     expect(deleted).toBe(n);
     expect(perRecipient).toBeLessThan(4);
-    expect(await store.get(injectedId('news', 5))).toBeNull();
+    const id = injectedId('news', 5);
+    expect(await store.get(id)).toBeNull();
+    // Its bit (1 a recipient) still refuses a second injection, and admission sees it final.
+    expect(await store.accept(message(id, 'news'))).toEqual({ created: false, state: 'final' });
+    expect((await store.peek(id, 'acme', 'x@example.test')).state).toBe('final');
+    expect(await store.accept(message(injectedId('news', n), 'news'))).toMatchObject({ created: true });
   });
 
   it('failures keep their full record and reply; a transactional success shrinks in place', async () => {

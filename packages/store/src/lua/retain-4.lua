@@ -7,13 +7,16 @@
   KEYS[2]  its block of compact records (hash), or the record key again when the id is
            not an injected one
   KEYS[3]  its attempt log
+  KEYS[4]  its campaign's bitmap of records gone, or the record key again when not injected
   ARGV[1..4] retention of critical, high, normal, low: 'full', 'compact', 'until-acknowledged'
   ARGV[5]  its slot in the block (0..63), '' when not injected
   ARGV[6]  record TTL, seconds
+  ARGV[7]  its position in the campaign, '' when not injected
 
   Returns 0 left alone (or no record); 1 moved into the block (field 2·slot
   `<state char><finalAt base 36>|<provider>`, field 2·slot+1 the provider message id);
-  2 shrunk in place (a value too long for a listpack, or not injected); 3 deleted.
+  2 shrunk in place (a value too long for a listpack, or not injected); 3 deleted (its bit
+  set in the bitmap, so a second injection of it is refused).
 ]]
 local h = redis.call('HMGET', KEYS[1], 'state', 'priority', 'provider', 'providerMessageId', 'finalAt', 'ambiguous')
 local codes = { sent = 's', cancelled = 'c', suppressed = 'x' }
@@ -28,6 +31,10 @@ end
 redis.call('DEL', KEYS[3])
 if retention == 'until-acknowledged' then
   redis.call('DEL', KEYS[1])
+  if ARGV[7] ~= '' and KEYS[4] ~= KEYS[1] then
+    redis.call('SETBIT', KEYS[4], tonumber(ARGV[7]), 1)
+    redis.call('EXPIRE', KEYS[4], tonumber(ARGV[6]))
+  end
   return 3
 end
 -- `sent` counted so while an attempt was never answered (delivery.onAmbiguous: assume-sent).
