@@ -346,9 +346,9 @@ export function createStore(options: StoreOptions): Store {
       if (compact) batch.hget(compact.key, compact.field).getbit(compact.gone, compact.position);
       const replies = await batch.exec();
       const value = (i: number): string | null => {
-        const [err, v] = replies?.[i] ?? [new Error('no reply'), null];
+        const [err, v] = (replies?.[i] ?? [new Error('no reply'), null]) as [Error | null, string | number | null];
         if (err) throw err;
-        return v === null || v === undefined ? null : String(v);
+        return v === null ? null : String(v);
       };
       const state =
         value(0) ?? (compact ? (COMPACT_STATES[value(2)?.[0] ?? ''] ?? (value(3) === '1' ? 'final' : null)) : null);
