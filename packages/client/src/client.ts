@@ -37,7 +37,7 @@ export interface ClientOptions {
    * The outcome stream (`client.outcomes`). `claimIdleMs`: an event a consumer left
    * unacknowledged this long is claimed by another's `read` (the first died).
    * `maxBacklog`: the fleet's `outcomes.maxBacklog` (the client has no fleet config).
-   * @defaultValue `{ claimIdleMs: 60_000, maxBacklog: 1_000_000 }`
+   * @defaultValue `{ claimIdleMs: 60_000, maxBacklog: 250_000 }`
    */
   outcomes?: { claimIdleMs?: number; maxBacklog?: number };
 }
@@ -124,7 +124,7 @@ export function createClient(options: ClientOptions): SluiceClient {
   const chunkSize = positiveInteger(options.chunkSize, 1000, 'chunkSize');
   const timeoutMs = positiveInteger(options.timeoutMs, 5000, 'timeoutMs');
   const claimIdleMs = positiveInteger(options.outcomes?.claimIdleMs, 60_000, 'outcomes.claimIdleMs');
-  const maxBacklog = positiveInteger(options.outcomes?.maxBacklog, 1_000_000, 'outcomes.maxBacklog');
+  const maxBacklog = positiveInteger(options.outcomes?.maxBacklog, 250_000, 'outcomes.maxBacklog');
   const ownsRedis = typeof options.redis === 'string';
   const redis =
     // connectRedis: a library prints nothing (ioredis would print each failed attempt); the

@@ -33,7 +33,7 @@ export interface OutcomesOptions {
   keys: Keys;
   /** Events left unacknowledged this long by a consumer (it died) are claimed by the next `read`. @defaultValue `60_000` */
   claimIdleMs?: number | undefined;
-  /** `outcomes.maxBacklog` of the config. @defaultValue `1_000_000` */
+  /** `outcomes.maxBacklog` of the config. @defaultValue `250_000` */
   maxBacklog?: number | undefined;
   /** How long a compact record is kept (`delivery.recordTtlSeconds`). @defaultValue 7 days */
   recordTtlSeconds?: number | undefined;
@@ -202,7 +202,7 @@ export function createOutcomes(options: OutcomesOptions): Outcomes {
   }
 
   return {
-    maxBacklog: options.maxBacklog ?? 1_000_000,
+    maxBacklog: options.maxBacklog ?? 250_000,
 
     async subscribe(group, opts = {}) {
       checkName(group, 'group');
