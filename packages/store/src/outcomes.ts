@@ -84,7 +84,7 @@ export interface Outcomes {
   /**
    * The owner's pass (the governor leader's chore): applies each class's retention to the
    * records of events every group has acknowledged, then trims those events. Idempotent; at
-   * most `maxEntries` events a pass.
+   * most `maxEntries` events a pass (default 10,000: 20,000 a second at the governor's 500 ms).
    */
   settle(retention: Readonly<Record<PriorityClass, Retention>>, maxEntries?: number): Promise<SettleResult>;
 }
@@ -259,7 +259,7 @@ export function createOutcomes(options: OutcomesOptions): Outcomes {
       return redis.xlen(stream);
     },
 
-    async settle(retention, maxEntries = 20_000) {
+    async settle(retention, maxEntries = 10_000) {
       const result: SettleResult = { trimmed: 0, compacted: 0, deleted: 0 };
       const below = await acknowledgedBelow();
       if (below === undefined) return result;

@@ -249,11 +249,13 @@ describe('records once their outcome is acknowledged', () => {
     const idle = await usedMemory();
     await sentCampaign(0, n);
     const full = await usedMemory();
+    const started = Date.now();
     while ((await outcomes.settle(COMPACT, 100_000)).trimmed > 0);
+    const settleMs = Date.now() - started;
     const after = await settledMemory();
     const perRecipient = (after - idle) / n;
     console.log(
-      `records: ${Math.round((full - idle) / n)} B per recipient sent (full, with its event), ${perRecipient.toFixed(1)} B compact`,
+      `records: ${Math.round((full - idle) / n)} B per recipient sent (full, with its event), ${perRecipient.toFixed(1)} B compact; settled in ${settleMs} ms`,
     );
     expect(perRecipient).toBeLessThanOrEqual(128);
     expect(await redis.object('ENCODING', keys.compactRecords('news', 7))).toBe('listpack');
