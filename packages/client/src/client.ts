@@ -13,6 +13,7 @@ import {
 import { clientCampaigns, type Campaigns } from './campaigns.js';
 import { createGuard, type Guard } from './deadline.js';
 import { createIntake, type Parsed, type SendResult } from './intake.js';
+import { clientOutcomes, type ClientOutcomes } from './outcomes.js';
 import { createClientSuppressions, type ClientSuppressions } from './suppressions.js';
 
 export type { SendResult } from './intake.js';
@@ -33,6 +34,13 @@ export interface ClientOptions {
    * @defaultValue `5000`
    */
   timeoutMs?: number;
+  /**
+   * The outcome stream (`client.outcomes`). `claimIdleMs`: an event a consumer left
+   * unacknowledged this long is claimed by another's `read` (the first died).
+   * `maxBacklog`: the fleet's `outcomes.maxBacklog` (the client has no fleet config).
+   * @defaultValue `{ claimIdleMs: 60_000, maxBacklog: 250_000 }`
+   */
+  outcomes?: { claimIdleMs?: number; maxBacklog?: number };
 }
 
 /** Message lookups. */
@@ -72,6 +80,8 @@ export interface SluiceClient {
   readonly messages: Messages;
   /** A tenant's suppressed addresses: list, look up, add by hand, remove. */
   readonly suppressions: ClientSuppressions;
+  /** Every final state and first deferral, through consumer groups: how a backend follows millions. */
+  readonly outcomes: ClientOutcomes;
   /**
    * Closes queues, and the connection if the client opened it; past `timeoutMs` (Redis
    * silent) the connection it opened is dropped instead.
@@ -114,6 +124,8 @@ function parse(input: unknown, path: readonly PropertyKey[]): Parsed {
 export function createClient(options: ClientOptions): SluiceClient {
   const chunkSize = positiveInteger(options.chunkSize, 1000, 'chunkSize');
   const timeoutMs = positiveInteger(options.timeoutMs, 5000, 'timeoutMs');
+  const claimIdleMs = positiveInteger(options.outcomes?.claimIdleMs, 60_000, 'outcomes.claimIdleMs');
+  const maxBacklog = positiveInteger(options.outcomes?.maxBacklog, 250_000, 'outcomes.maxBacklog');
   const ownsRedis = typeof options.redis === 'string';
   const redis =
     // connectRedis: a library prints nothing (ioredis would print each failed attempt); the
@@ -125,15 +137,18 @@ export function createClient(options: ClientOptions): SluiceClient {
   const guard = createGuard(timeoutMs);
   const intake = createIntake({ redis, keys, store, queues });
   const lifecycle = createCampaigns({ redis, keys, queues, store });
+  const outcomes = clientOutcomes({ redis, keys, timeoutMs, claimIdleMs, maxBacklog, check: () => check() });
   const injection = createInjection({
     redis,
     keys,
     queues,
     store,
     within: (run) => guard('campaigns.inject', run),
-    async gate(id) {
+    async gate() {
       return { state: 'open', stopped: {} };
     },
+    // A consumer of the outcome stream behind past the bound: injection waits, no event is dropped.
+    outcomesFull: async () => (await outcomes.api.backlog()) > maxBacklog,
   });
   let closed = false;
 
@@ -167,6 +182,7 @@ export function createClient(options: ClientOptions): SluiceClient {
     },
     suppressions: guarded('suppressions', createClientSuppressions(redis, keys, check), guard, check),
     messages: guarded('messages', messages, guard, check),
+    outcomes: outcomes.api,
     async send(input) {
       check();
       const parsed = parse(input, []);
@@ -187,6 +203,7 @@ export function createClient(options: ClientOptions): SluiceClient {
       closed = true;
       // Closing waits for Redis too, but not past the deadline: then the connection is dropped.
       const done = (async () => {
+        await outcomes.close();
         await queues.close();
         if (ownsRedis) await redis.quit();
       })();

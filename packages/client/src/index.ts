@@ -8,6 +8,7 @@ export {
   type CampaignStatus,
 } from '@sluice/store';
 export { type ClientSuppressions } from './suppressions.js';
+export { type ClientOutcomes } from './outcomes.js';
 export type {
   AttemptEntry,
   InjectCursor,
@@ -16,6 +17,8 @@ export type {
   InjectResult,
   InjectWindow,
   MessageRecord,
+  OutcomeEvent,
+  ReadOptions,
   SuppressionEntry,
   SuppressionPage,
   SuppressionSource,

@@ -2,6 +2,11 @@ import { z } from 'zod';
 import { RETRY_FAMILIES, type RetryFamily } from './families.js';
 import { perClass } from './config-fields.js';
 
+/** What is kept of a record once its outcome is acknowledged (`delivery.retention`). */
+export const RETENTIONS = ['full', 'compact', 'until-acknowledged'] as const;
+/** One class's retention. */
+export type Retention = (typeof RETENTIONS)[number];
+
 // How a message is delivered and what its replies do: attempts and retries, the throttle's
 // back-pressure, suppression, and the processes that admit and send.
 
@@ -74,6 +79,36 @@ export const deliverySchema = z
       .int()
       .positive()
       .default(7 * 86_400),
+    /**
+     * What is left of a message's record once its outcome is acknowledged by every consumer
+     * group of the outcome stream (at once when there is none), until `recordTtlSeconds`:
+     * `full` the whole record; `compact` state, provider, provider message id and time (an
+     * injected campaign message then costs under 128 B; no address, no reply); and
+     * `until-acknowledged` nothing. A failure (`rejected`, `expired`, `unconfirmed`) keeps its
+     * full record and reply whatever is set here. Campaign classes default to `compact`:
+     * ten million full records are gigabytes; transactional mail stays `full` for support.
+     * @defaultValue `{ critical: 'full', high: 'full', normal: 'compact', low: 'compact' }`
+     */
+    retention: perClass(z.enum(RETENTIONS)).default({
+      critical: 'full',
+      high: 'full',
+      normal: 'compact',
+      low: 'compact',
+    }),
+  })
+  .prefault({});
+
+/** The outcome stream backends consume (`client.outcomes`; DESIGN.md, Outcomes at scale). */
+export const outcomesSchema = z
+  .strictObject({
+    /**
+     * Events not yet acknowledged by every consumer group past which injection waits: a
+     * consumer that falls behind slows campaigns down instead of losing events. An event
+     * costs about 150 B while kept (a 60-character provider id), so the default bounds the
+     * stream near 37 MB, within a 1M campaign's 100 MB budget.
+     * @defaultValue `250_000`
+     */
+    maxBacklog: z.number().int().positive().default(250_000),
   })
   .prefault({});
 

@@ -3,6 +3,7 @@ import { limitSchema, name, perClass, redisUrl } from './config-fields.js';
 import { checkConfigInput } from './config-input.js';
 import {
   deliverySchema,
+  outcomesSchema,
   backpressureSchema,
   suppressionSchema,
   schedulerSchema,
@@ -60,6 +61,7 @@ export const configSchema = z
       })
       .prefault({}),
     delivery: deliverySchema,
+    outcomes: outcomesSchema,
     backpressure: backpressureSchema,
     routes: routesSchema,
     /** Rules over the signals that lower, restore and pause keys (DESIGN.md, The feedback loop). */

@@ -17,6 +17,7 @@ export type SluiceErrorCode =
   | 'campaign_rejected'
   | 'campaign_not_launched'
   | 'redis_unavailable'
+  | 'unknown_group'
   | 'closed';
 
 /** Options of {@link SluiceError}. */

@@ -75,6 +75,21 @@ export interface Keys {
    * hash tag: it is written in one MULTI (or script) with the adjustments hash.
    */
   audit(): string;
+  /**
+   * Every final state and first deferral, for backends' consumer groups (a stream, trimmed
+   * to what every group has acknowledged; DESIGN.md, Outcomes at scale).
+   */
+  outcomes(): string;
+  /**
+   * The compact records of one block of 64 positions of an injected campaign (a hash kept a
+   * listpack: field `2·slot` state, time and provider, `2·slot+1` the provider's message id).
+   */
+  compactRecords(campaignId: string, block: number): string;
+  /**
+   * The positions of an injected campaign whose records are gone (`until-acknowledged`): a
+   * bitmap, one bit a recipient, so injecting one again is still refused.
+   */
+  goneRecords(campaignId: string): string;
 }
 
 /** The quota layers, in check order. */
@@ -128,6 +143,9 @@ export function createKeys(prefix = 'sluice'): Keys {
     warmup: (pool) => `${prefix}:warmup:${pool}`,
     warmupSent: (pool, dayStart) => `${prefix}:warmsent:${pool}:${dayStart}`,
     audit: () => `${limiter}:audit`,
+    outcomes: () => `${prefix}:outcomes`,
+    compactRecords: (id, block) => `${prefix}:mc:${id}:${block}`,
+    goneRecords: (id) => `${prefix}:mgone:${id}`,
   };
 }
 

@@ -2,19 +2,30 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { DelayedError, RateLimitError, Worker, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import { PRIORITY_CLASSES, createKeys, type IntakeJobData, type SluiceConfig } from '@sluice/core';
+import type { Redis } from 'ioredis';
+import { PRIORITY_CLASSES, createKeys, type IntakeJobData, type Keys, type SluiceConfig } from '@sluice/core';
 import { createProviders, type Provider } from '@sluice/providers';
 import {
   connectRedis,
   createCampaigns,
+  createOutcomes,
   createQueues,
   createRedisHealth,
   createStore,
+  type Campaigns,
   type RedisHealth,
 } from '@sluice/store';
-import { createAdjustments, createLimiter, createSignals, foldTotals, sweepOverrides } from '@sluice/throttle';
-import { createGovernor } from './control/governor.js';
-import { createWarmup } from './control/warmup.js';
+import {
+  createAdjustments,
+  createLimiter,
+  createSignals,
+  foldTotals,
+  sweepOverrides,
+  type Adjustments,
+  type Signals,
+} from '@sluice/throttle';
+import { createGovernor, type Governor } from './control/governor.js';
+import { createWarmup, type Warmup } from './control/warmup.js';
 import { createOrganisations } from './organisations.js';
 import { watchQuotas } from './control/quota.js';
 import { createAdmission } from './admission/engine.js';
@@ -54,6 +65,61 @@ const bullWorkerOptions = (config: SluiceConfig) => ({
 });
 
 /**
+ * The outcome stream's one owner, a chore of the governor leader: trims what every consumer
+ * group acknowledged and shrinks those messages' records as `delivery.retention` says
+ * (DESIGN.md, Outcomes at scale).
+ */
+function outcomeRetention(config: SluiceConfig, redis: Redis, keys: Keys): { name: string; run(): Promise<unknown> } {
+  const outcomes = createOutcomes({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
+  return { name: 'outcome retention', run: () => outcomes.settle(config.delivery.retention) };
+}
+
+/** The governor every scheduler runs (one leader acts), with the campaign lifecycle's pause and the leader's chores. */
+function schedulerGovernor(deps: {
+  config: SluiceConfig;
+  redis: Redis;
+  keys: Keys;
+  adjustments: Adjustments;
+  signals: Signals;
+  logger: Logger;
+  campaigns: Campaigns;
+  warmup: Warmup;
+}): Governor {
+  const { config, redis, keys, adjustments, signals, logger, campaigns, warmup } = deps;
+  return createGovernor({
+    config,
+    redis,
+    keys,
+    adjustments,
+    signals,
+    logger,
+    holder: `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    // The campaign lifecycle's own pause and resume, as an admin's: the flag stops admitted
+    // mail at the workers, the queue pause stops admission. A campaign cancelled meanwhile
+    // stays as it is (cancelling cannot be undone), and one gone since is nothing to do.
+    async pauseCampaign(id) {
+      if (await campaigns.get(id)) await campaigns.pause(id, { actor: 'governor' });
+    },
+    async resumeCampaign(id) {
+      if (await campaigns.get(id)) await campaigns.resume(id, { actor: 'governor', ifCancelled: 'skip' });
+    },
+    async campaignClass(id) {
+      return (await campaigns.get(id))?.priority;
+    },
+    warmup,
+    chores: [
+      // Overrides end by themselves for every reader; the leader tidies them, once.
+      { name: 'override sweep', run: (now) => sweepOverrides(redis, keys, now) },
+      {
+        name: 'outcome totals',
+        run: async (now) => foldTotals({ redis, keys, signals }, await signals.active('provider'), now),
+      },
+      outcomeRetention(config, redis, keys),
+    ],
+  });
+}
+
+/**
  * Moves messages from intake and campaign queues to dispatch queues in the check order
  * of DESIGN.md: record and suppression, expiry, route and warm-up, circuit, overrides,
  * class and quotas (one atomic call). The checks are {@link createAdmission}'s; this is
@@ -87,36 +153,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     redis,
     keys,
   });
-  const governor = createGovernor({
-    config,
-    redis,
-    keys,
-    adjustments,
-    signals,
-    logger,
-    holder: `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
-    // The campaign lifecycle's own pause and resume, as an admin's: the flag stops admitted
-    // mail at the workers, the queue pause stops admission. A campaign cancelled meanwhile
-    // stays as it is (cancelling cannot be undone), and one gone since is nothing to do.
-    async pauseCampaign(id) {
-      if (await campaigns.get(id)) await campaigns.pause(id, { actor: 'governor' });
-    },
-    async resumeCampaign(id) {
-      if (await campaigns.get(id)) await campaigns.resume(id, { actor: 'governor', ifCancelled: 'skip' });
-    },
-    async campaignClass(id) {
-      return (await campaigns.get(id))?.priority;
-    },
-    warmup,
-    chores: [
-      // Overrides end by themselves for every reader; the leader tidies them, once.
-      { name: 'override sweep', run: (now) => sweepOverrides(redis, keys, now) },
-      {
-        name: 'outcome totals',
-        run: async (now) => foldTotals({ redis, keys, signals }, await signals.active('provider'), now),
-      },
-    ],
-  });
+  const governor = schedulerGovernor({ config, redis, keys, adjustments, signals, logger, campaigns, warmup });
   const quotaProviders =
     options.providers ??
     createProviders({

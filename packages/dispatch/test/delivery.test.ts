@@ -1,5 +1,6 @@
 import type { DispatchJobData } from '@sluice/core';
 import { describe, expect, it } from 'vitest';
+import { createOutcomes } from '@sluice/store';
 import { overrideField, type SignalKey } from '@sluice/throttle';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 import { jobOf, sentTo, useDelivery } from './delivery-setup.js';
@@ -85,6 +86,27 @@ describe('the delivery engine’s outcome table', () => {
     await s.delivery.deliver(jobOf(m), s.gate);
     expect(await s.store.get(m.id)).toMatchObject({ state: 'retrying', lastOutcome: 'transient_system' });
     expect((await s.queues.intake('high').getDelayed()).map((j) => j.id)).toEqual([`${m.id}-1`]);
+  });
+
+  it('a first deferral goes on the outcome stream once; the final state after it too', async () => {
+    const s = await setup({ default: { fail: ['*@flaky.test'] } });
+    const outcomes = createOutcomes({ redis: r.redis, keys: r.keys });
+    await outcomes.subscribe('backend');
+    const m = await admitted(s, 'x@flaky.test', { campaignId: undefined });
+    await s.delivery.deliver(jobOf(m), s.gate);
+    // Its second trip, as admission gives it back (the retry counts on the job), fails again.
+    const [job] = await s.queues.intake('normal').getDelayed();
+    const { retry } = job!.data as DispatchJobData;
+    await s.store.transition(m.id, 'dispatched');
+    await s.delivery.deliver(jobOf({ ...m, retry }), s.gate);
+    await s.store.transition(m.id, 'dispatched');
+    await s.delivery.deliver(jobOf({ ...m, retry, expiresAt: s.now + 1 }), s.gate);
+    const events = await outcomes.read('backend', 'one');
+    expect(events.map((e) => [e.messageId, e.state, e.family])).toEqual([
+      [m.id, 'deferred', 'transient_system'],
+      [m.id, 'expired', 'transient_system: lifetime over before the next attempt'],
+    ]);
+    expect(events[0]).toMatchObject({ tenantId: 'acme', campaignId: undefined });
   });
 
   it('deferred with its lifetime over before the next attempt → expired', async () => {

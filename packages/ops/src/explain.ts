@@ -94,6 +94,22 @@ export async function explain(options: ExplainOptions, id: string): Promise<Expl
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
   const [record, log] = await Promise.all([redis.hgetall(keys.message(id)), store.attempts(id)]);
   if (!record.state) {
+    // Compacted once every outcome group acknowledged it (delivery.retention: compact).
+    const compact = await store.get(id);
+    if (compact?.compact) {
+      const kept = Object.fromEntries(
+        Object.entries({
+          state: compact.state,
+          campaignId: compact.campaignId,
+          provider: compact.provider,
+          providerMessageId: compact.providerMessageId,
+          finalAt: String(compact.finalAt),
+          lastOutcome: compact.ambiguous > 0 ? 'ambiguous' : undefined,
+        }).filter((e): e is [string, string] => e[1] !== undefined),
+      );
+      const summary = `${finalSummary(kept)} (compact record: its outcome was acknowledged; address, reply and attempts not kept)`;
+      return { id, state: compact.state, summary, record: kept, attempts: 0 };
+    }
     const days = Math.round(config.delivery.recordTtlSeconds / 86_400);
     return {
       id,

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { parseConfig, parseMessage } from '@sluice/core';
 import { explain } from '@sluice/ops';
-import { createStore, messageId } from '@sluice/store';
+import { createOutcomes, createStore, injectedId, messageId } from '@sluice/store';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
 const r = useRedisPrefix();
@@ -37,4 +37,19 @@ it('tells an unconfirmed message as one that may have been delivered, and a refu
   );
   const rejected = await ambiguousThen('rejected');
   expect(rejected.summary).toMatch(/^rejected at .*: policy_block .*that copy may have arrived\)$/);
+});
+
+it('explains a compacted campaign message from what is kept of it', async () => {
+  const { redis, keys } = r;
+  const config = parseConfig({ redis: { url: r.url, prefix: r.prefix } });
+  const store = createStore({ redis, keys });
+  await redis.hset(keys.campaign('news'), { createdAt: '1', tenantId: 'acme', priority: 'low' });
+  const id = injectedId('news', 3);
+  const m = { ...parseMessage({ from: 'a@acme.test', to: 'b@example.test', subject: 's', text: 't' }) };
+  await store.accept({ ...m, priority: 'low', campaignId: 'news', id, acceptedAt: Date.now() });
+  await store.finalize(id, 'sent', { campaignId: 'news', provider: 'ses', providerMessageId: 'pm-3' });
+  await createOutcomes({ redis, keys }).settle(config.delivery.retention);
+  const told = await explain({ config, redis, keys }, id);
+  expect(told.state).toBe('sent');
+  expect(told.summary).toMatch(/^sent at .* via ses \(provider id pm-3\) \(compact record: /);
 });

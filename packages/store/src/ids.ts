@@ -11,19 +11,23 @@ export function messageId(tenantId: string, idempotencyKey?: string): string {
 }
 
 /**
- * The id of the recipient at `position` of a campaign's injection: the same on every
- * attempt to inject it, so a resumed injection cannot make it a second message.
- * Transactional ids (`m…`, `k…`, hex) never contain `_`.
+ * The id of the recipient at `position` (its index in the list) of a campaign's injection:
+ * `<campaignId>_<position>`. The same recipient always gets the same id, so injecting it
+ * again is a no-op; the compact records are found from it (campaign and block).
  */
 export function injectedId(campaignId: string, position: number): string {
   return `${campaignId}_${position}`;
 }
 
-/** The campaign and position of an injected recipient's id; undefined for any other id. */
+/**
+ * The campaign and position of an id made by {@link injectedId}, or `undefined` for any
+ * other id (transactional ids, `m…`/`k…` hex, never contain `_`). Split at the last `_`;
+ * digits must follow it.
+ */
 export function parseInjectedId(id: string): { campaignId: string; position: number } | undefined {
   const at = id.lastIndexOf('_');
   if (at <= 0) return undefined;
   const digits = id.slice(at + 1);
-  if (!/^(0|[1-9][0-9]{0,15})$/.test(digits)) return undefined;
+  if (!/^\d{1,15}$/.test(digits)) return undefined;
   return { campaignId: id.slice(0, at), position: Number(digits) };
 }

@@ -4,11 +4,20 @@ export {
   type StoreOptions,
   type MessageRecord,
   type OutcomeDetails,
-  type AttemptEntry,
   type FinalizeDetails,
   type TransitionResult,
 } from './store.js';
+export { type AttemptEntry } from './attempt-entry.js';
 export { messageId, injectedId, parseInjectedId } from './ids.js';
+export { COMPACT_BLOCK } from './compact.js';
+export {
+  createOutcomes,
+  type OutcomeEvent,
+  type Outcomes,
+  type OutcomesOptions,
+  type ReadOptions,
+  type SettleResult,
+} from './outcomes.js';
 export {
   createInjection,
   parseCursor,

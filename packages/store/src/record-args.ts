@@ -1,4 +1,5 @@
 import type { FinalState, Keys, MessageState, QueuedMessage } from '@sluice/core';
+import { compactSlot } from './compact.js';
 import { encodeSuppression } from './suppressions.js';
 
 // The arguments of the record scripts that a caller may also send inside its own MULTI
@@ -49,7 +50,7 @@ export function finalizeArgs(
   state: FinalState,
   d: FinalizeDetails,
   now: number,
-): [string, string, string, string, ...(string | number)[]] {
+): [string, string, string, string, string, ...(string | number)[]] {
   const key = keys.message(id);
   const sent = state === 'sent' && d.provider !== undefined;
   const suppress = d.suppress === true && d.to !== undefined && d.tenantId !== undefined;
@@ -58,6 +59,7 @@ export function finalizeArgs(
     d.campaignId ? keys.campaign(d.campaignId) : key,
     keys.stats(Math.floor(now / 1000)),
     suppress ? keys.suppression(d.tenantId!) : key,
+    keys.outcomes(),
     state,
     now,
     ttl,
@@ -74,6 +76,7 @@ export function finalizeArgs(
       : '',
     (d.from ?? []).join(','),
     d.ifAmbiguous ?? '',
+    id,
     ...detailFields(d),
   ];
 }
@@ -82,7 +85,7 @@ export function finalizeArgs(
  * The keys and arguments of the `accept` script for a new message's record (with the
  * backend's key of an injected recipient), for a caller that sends it inside its own MULTI.
  */
-export function acceptArgs(keys: Keys, message: QueuedMessage): [string, string, ...string[]] {
+export function acceptArgs(keys: Keys, message: QueuedMessage): [string, string, string, string, ...string[]] {
   const key = keys.message(message.id);
   const fields = [
     'state',
@@ -103,5 +106,15 @@ export function acceptArgs(keys: Keys, message: QueuedMessage): [string, string,
     String(message.acceptedAt),
   ];
   if (message.injected?.key !== undefined) fields.push('key', message.injected.key);
-  return [key, message.campaignId ? keys.campaign(message.campaignId) : key, ...fields];
+  // An injected recipient whose record was compacted, or is gone, is still known: never accepted twice.
+  const compact = compactSlot(keys, message.id);
+  return [
+    key,
+    message.campaignId ? keys.campaign(message.campaignId) : key,
+    compact?.key ?? key,
+    compact?.gone ?? key,
+    compact?.field ?? '',
+    compact?.position === undefined ? '' : String(compact.position),
+    ...fields,
+  ];
 }

@@ -1,45 +1,15 @@
 import type { Redis } from 'ioredis';
 import { type FinalState, type Keys, type MessageState, type PriorityClass, type QueuedMessage } from '@sluice/core';
 import { defineScripts, type StoreRedis } from './internal/scripts.js';
+import type { AttemptEntry } from './attempt-entry.js';
+import type { MessageRecord } from './message-record.js';
+import { COMPACT_STATES, compactSlot, readCompact } from './compact.js';
 import { suppressionReason } from './suppressions.js';
 import { acceptArgs, finalizeArgs, type FinalizeDetails, type OutcomeDetails } from './record-args.js';
 
 export type { FinalizeDetails, OutcomeDetails } from './record-args.js';
 
-/** What `messages.status(id)` shows: a message's record. */
-export interface MessageRecord {
-  id: string;
-  state: MessageState;
-  priority: PriorityClass;
-  to: string;
-  tenantId: string;
-  campaignId: string | undefined;
-  /** The intake queue it waits in. */
-  queue: string;
-  /** Send attempts made (a throttled retry counts). */
-  attempts: number;
-  /**
-   * Attempts submitted in full whose answer was lost (then resent or counted as sent, per
-   * `delivery.onAmbiguous`). Above 0 on a final record: a copy may have arrived, whatever
-   * the state (`unconfirmed` when no answer ever came; see DESIGN.md, Outcomes).
-   */
-  ambiguous: number;
-  /** The provider's last reply, verbatim. */
-  lastReply: string | undefined;
-  /** The outcome family of the last reply. */
-  lastOutcome: string | undefined;
-  provider: string | undefined;
-  providerMessageId: string | undefined;
-  /** The receiver bucket it was sent under (a policy or organisation name, else its domain). */
-  receiver: string | undefined;
-  createdAt: number;
-  updatedAt: number;
-  finalAt: number | undefined;
-  /** The last ESP event about it (`delivered`, `bounced_hard`, …; see `@sluice/events`). */
-  lastEvent: string | undefined;
-  /** When that event happened, epoch ms. */
-  lastEventAt: number | undefined;
-}
+export type { MessageRecord } from './message-record.js';
 
 /**
  * Why a waiting message waits, as the scheduler noted it (record fields `heldBy`,
@@ -101,6 +71,8 @@ export interface Store {
       ambiguous?: boolean;
       /** Move only from this state (or one of these). */
       from?: MessageState | readonly MessageState[];
+      /** The message's first deferral: published on the outcome stream (state `deferred`) in the same call. */
+      firstDeferral?: boolean;
       campaignId?: string | undefined;
       fields?: Record<string, string>;
     },
@@ -115,13 +87,16 @@ export interface Store {
   setCampaignPaused(campaignId: string, paused: boolean): Promise<void>;
   /**
    * Sets the final state exactly once (`ifAmbiguous` instead when the record counts an
-   * ambiguous attempt); `false` if it was already final (or, with `from`, not in one of
-   * those states).
+   * ambiguous attempt) and publishes it on the outcome stream in the same call; `false` if
+   * it was already final (or, with `from`, not in one of those states).
    */
   finalize(id: string, state: FinalState, details?: FinalizeDetails): Promise<boolean>;
   /** Why an address is suppressed for a tenant (`source: reason`), or null. */
   suppressed(tenantId: string, address: string): Promise<string | null>;
-  /** A message's state (null: no record) and its recipient's suppression, in one round trip. */
+  /**
+   * A message's state (null: no record; a compacted one's from its block; `final` for one
+   * whose record is gone once acknowledged) and its recipient's suppression, in one round trip.
+   */
   peek(id: string, tenantId: string, address: string): Promise<{ state: string | null; suppressed: string | null }>;
   /** A campaign's own limit (rate, burst), read at most every 5 s per campaign. */
   campaignLimit(campaignId: string): Promise<{ id: string; rate: number | undefined; burst: number | undefined }>;
@@ -131,36 +106,6 @@ export interface Store {
   logAttempt(id: string, attempt: AttemptEntry): Promise<void>;
   /** A message's attempt log, oldest first. */
   attempts(id: string): Promise<AttemptEntry[]>;
-}
-
-/**
- * One send attempt as the attempt log keeps it. Every attempt that was not accepted at
- * once is logged; an accepted first attempt is only in the record (state `sent`, provider
- * message id), which keeps a sent campaign's memory at one small hash per recipient.
- */
-export interface AttemptEntry {
-  /** Epoch ms when the answer came (or its absence was found). */
-  at: number;
-  provider: string;
-  /**
-   * `accepted`, `throttled`, `deferred`, `rejected` or `ambiguous` (submitted in full, no
-   * answer: the connection was lost or timed out after the request or the SMTP data, or
-   * its worker died after the mark; {@link AttemptEntry.foundSubmitted}).
-   */
-  outcome: string;
-  /** The reply verbatim (cut at 2,000 characters). */
-  reply: string;
-  /** Reply family, classifier rule and version (absent for accepted and ambiguous). */
-  family?: string;
-  rule?: string;
-  classifier?: string;
-  /**
-   * An ambiguous attempt whose worker died after submitting it, before the answer: the
-   * next attempt found the record `submitted`. `at` is when that was found.
-   */
-  foundSubmitted?: true;
-  /** What was done: `retry in 1200 ms`, `final: rejected`, `resent now (…)`, `final: counted as sent (…)`, … */
-  action?: string;
 }
 
 const num = (v: string | undefined): number => (v === undefined ? 0 : Number(v));
@@ -209,7 +154,7 @@ export function createStore(options: StoreOptions): Store {
 
     async get(id) {
       const h = await redis.hgetall(keys.message(id));
-      return h.state ? toRecord(keys, id, h) : null;
+      return h.state ? toRecord(keys, id, h) : readCompact(redis, keys, id);
     },
 
     async transition(id, state, opts = {}) {
@@ -218,14 +163,17 @@ export function createStore(options: StoreOptions): Store {
       const [code, prev, attempts, ambiguous] = (await redis.sluiceTransition(
         key,
         opts.campaignId ? keys.campaign(opts.campaignId) : key,
+        keys.outcomes(),
         state,
-        opts.attempt
-          ? 'attempt'
-          : opts.ambiguous
-            ? 'ambiguous'
-            : opts.from
-              ? `from:${([] as MessageState[]).concat(opts.from).join(',')}`
-              : '',
+        opts.firstDeferral
+          ? `deferred:${id}`
+          : opts.attempt
+            ? 'attempt'
+            : opts.ambiguous
+              ? 'ambiguous'
+              : opts.from
+                ? `from:${([] as MessageState[]).concat(opts.from).join(',')}`
+                : '',
         Date.now(),
         ...extra,
       )) as [number, string, number, number];
@@ -265,17 +213,22 @@ export function createStore(options: StoreOptions): Store {
     },
 
     async peek(id, tenantId, address) {
-      const replies = await redis
+      const compact = compactSlot(keys, id);
+      const batch = redis
         .pipeline()
         .hget(keys.message(id), 'state')
-        .hget(keys.suppression(tenantId), address.toLowerCase())
-        .exec();
+        .hget(keys.suppression(tenantId), address.toLowerCase());
+      // A record compacted or gone once acknowledged (delivery.retention) is still final.
+      if (compact) batch.hget(compact.key, compact.field).getbit(compact.gone, compact.position);
+      const replies = await batch.exec();
       const value = (i: number): string | null => {
-        const [err, v] = replies?.[i] ?? [new Error('no reply'), null];
+        const [err, v] = (replies?.[i] ?? [new Error('no reply'), null]) as [Error | null, string | number | null];
         if (err) throw err;
-        return (v as string | null) ?? null;
+        return v === null ? null : String(v);
       };
-      return { state: value(0), suppressed: suppressionReason(value(1)) };
+      const state =
+        value(0) ?? (compact ? (COMPACT_STATES[value(2)?.[0] ?? ''] ?? (value(3) === '1' ? 'final' : null)) : null);
+      return { state, suppressed: suppressionReason(value(1)) };
     },
 
     async campaignLimit(id) {

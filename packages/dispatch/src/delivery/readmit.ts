@@ -38,6 +38,9 @@ export async function readmit(
   const data: IntakeJobData = retry ? { ...message, hop, retry: retry.counts } : { ...message, hop };
   if (retry) {
     await store.transition(m.id, 'retrying', {
+      // Its first temporary failure (no retry of any family yet; the learner counts
+      // `recipient_deferred` on the same test) goes on the outcome stream.
+      firstDeferral: Object.keys(m.retry?.byFamily ?? {}).length === 0,
       fields: {
         lastReply: retry.outcome.reply.slice(0, 2000),
         lastOutcome: familyOf(retry.outcome),

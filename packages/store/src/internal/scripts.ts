@@ -3,9 +3,10 @@ import { defineScripts as define, type WithScripts } from '@sluice/core';
 
 /** The store's Lua scripts, one a file, named `<name>-<numberOfKeys>.lua`. */
 const SCRIPTS = {
-  sluiceAccept: { file: 'accept-2.lua', keys: 2 },
-  sluiceTransition: { file: 'transition-2.lua', keys: 2 },
-  sluiceFinalize: { file: 'finalize-4.lua', keys: 4 },
+  sluiceAccept: { file: 'accept-4.lua', keys: 4 },
+  sluiceTransition: { file: 'transition-3.lua', keys: 3 },
+  sluiceFinalize: { file: 'finalize-5.lua', keys: 5 },
+  sluiceRetain: { file: 'retain-4.lua', keys: 4 },
   sluiceApplyEvent: { file: 'apply-event-4.lua', keys: 4 },
   sluiceResumeCampaign: { file: 'resume-campaign-1.lua', keys: 1 },
 };

@@ -1,10 +1,12 @@
 --[[
-  Puts a message in its final state exactly once, and counts it.
+  Puts a message in its final state exactly once, counts it, and publishes it on the
+  outcome stream (in this same call: no final state without its event, nor the reverse).
 
   KEYS[1]  the message record
   KEYS[2]  the campaign hash, or the record key again when there is no campaign
   KEYS[3]  the per-second stats hash of this second
   KEYS[4]  the tenant's suppression list, or the record key again to suppress nothing
+  KEYS[5]  the outcome stream
   ARGV[1]  final state
   ARGV[2]  now, epoch ms
   ARGV[3]  record TTL, seconds
@@ -16,7 +18,8 @@
   ARGV[9]  the final state to end in instead when the record counts an ambiguous attempt
            (`ambiguous` > 0: a copy may have been delivered), '' for none; the stats,
            suppression and campaign count follow the state written
-  ARGV[10..] extra field, value pairs for the record
+  ARGV[10] the message id (for the event)
+  ARGV[11..] extra field, value pairs for the record
 
   Returns { code, state }: 1 finalized now (state is the one written); 0 already final
   (state is that one); -1 no record; 2 not in one of the ARGV[8] states (state is the
@@ -38,8 +41,8 @@ if ARGV[9] ~= '' and tonumber(redis.call('HGET', KEYS[1], 'ambiguous') or '0') >
   state = ARGV[9]
 end
 redis.call('HSET', KEYS[1], 'state', state, 'updatedAt', ARGV[2], 'finalAt', ARGV[2])
-if #ARGV > 9 then
-  redis.call('HSET', KEYS[1], unpack(ARGV, 10))
+if #ARGV > 10 then
+  redis.call('HSET', KEYS[1], unpack(ARGV, 11))
 end
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
 if KEYS[2] ~= KEYS[1] then
@@ -55,4 +58,8 @@ end
 if ARGV[6] ~= '' and KEYS[4] ~= KEYS[1] and state == ARGV[1] then
   redis.call('HSET', KEYS[4], ARGV[6], ARGV[7])
 end
+local r = redis.call('HMGET', KEYS[1], 'campaignId', 'tenantId', 'key', 'providerMessageId', 'lastOutcome')
+-- Always the same fields in the same order: a stream node then stores their names once.
+redis.call('XADD', KEYS[5], '*', 'id', ARGV[10], 'state', state, 'campaign', r[1] or '', 'tenant', r[2] or '',
+  'key', r[3] or '', 'providerMessageId', r[4] or '', 'family', r[5] or '', 'at', ARGV[2])
 return { 1, state }

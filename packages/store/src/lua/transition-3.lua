@@ -1,9 +1,10 @@
 --[[
   Moves a message to a non-final state, unless it is already final (final states never
-  change) or missing.
+  change) or missing; a first deferral is published on the outcome stream in the same call.
 
   KEYS[1]  the message record
   KEYS[2]  its campaign's hash, or the record key again when there is none
+  KEYS[3]  the outcome stream
   ARGV[1]  the new state
   ARGV[2]  'attempt' to count an attempt: attempts + 1, and report whether the previous
            attempt was submitted in full but never recorded an outcome (its worker died
@@ -11,7 +12,8 @@
            an attempt is held, changing nothing, while the campaign is paused;
            'from:<state>[,<state>…]' to move only from one of those states (else code 3,
            nothing changed); 'ambiguous' to count an attempt whose answer was lost after it
-           was submitted in full
+           was submitted in full; 'deferred:<message id>' to move and publish the
+           message's first deferral (state `deferred`, family = the record's lastOutcome)
   ARGV[3]  now, epoch ms
   ARGV[4..] extra field, value pairs
 
@@ -47,5 +49,10 @@ end
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'updatedAt', ARGV[3])
 if #ARGV > 3 then
   redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+end
+if string.sub(ARGV[2], 1, 9) == 'deferred:' then
+  local r = redis.call('HMGET', KEYS[1], 'campaignId', 'tenantId', 'key', 'lastOutcome')
+  redis.call('XADD', KEYS[3], '*', 'id', string.sub(ARGV[2], 10), 'state', 'deferred', 'campaign', r[1] or '',
+    'tenant', r[2] or '', 'key', r[3] or '', 'providerMessageId', '', 'family', r[4] or '', 'at', ARGV[3])
 end
 return { 1, prev, tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0'), ambiguous }

@@ -1,0 +1,82 @@
+import type { Redis } from 'ioredis';
+import type { Keys, MessageState, PriorityClass } from '@sluice/core';
+import { parseInjectedId } from './ids.js';
+import type { MessageRecord } from './message-record.js';
+
+/**
+ * Positions per block of compact records: two fields each, 128 in all, which is Redis'
+ * `hash-max-listpack-entries`, so a block stays a listpack (a few bytes an entry).
+ */
+export const COMPACT_BLOCK = 64;
+
+/**
+ * Where an injected message's compact record lives (its block and field) and its bit in the
+ * campaign's bitmap of records gone; `undefined` for other ids (and positions past 2³², a
+ * bitmap's end).
+ */
+export function compactSlot(
+  keys: Keys,
+  id: string,
+): { key: string; field: string; slot: number; gone: string; position: number } | undefined {
+  const parsed = parseInjectedId(id);
+  if (!parsed || parsed.position >= 2 ** 32) return undefined;
+  const slot = parsed.position % COMPACT_BLOCK;
+  return {
+    key: keys.compactRecords(parsed.campaignId, Math.floor(parsed.position / COMPACT_BLOCK)),
+    field: String(slot * 2),
+    slot,
+    gone: keys.goneRecords(parsed.campaignId),
+    position: parsed.position,
+  };
+}
+
+/** The state a compact record's first character stands for. */
+export const COMPACT_STATES: Readonly<Record<string, MessageState>> = {
+  s: 'sent',
+  a: 'sent',
+  c: 'cancelled',
+  x: 'suppressed',
+};
+
+/**
+ * The record of a message compacted into its campaign's block (`delivery.retention:
+ * compact`), or null: state, provider and its message id, campaign, tenant and class (from
+ * the campaign), and when it became final. The address, reply and attempts are gone.
+ */
+export async function readCompact(redis: Redis, keys: Keys, id: string): Promise<MessageRecord | null> {
+  const parsed = parseInjectedId(id);
+  const at = compactSlot(keys, id);
+  if (!parsed || !at) return null;
+  const [fields, campaign] = await Promise.all([
+    redis.hmget(at.key, at.field, String(at.slot * 2 + 1)),
+    redis.hmget(keys.campaign(parsed.campaignId), 'tenantId', 'priority'),
+  ]);
+  const [meta, providerMessageId] = fields;
+  const state = meta ? COMPACT_STATES[meta[0]!] : undefined;
+  if (!meta || !state) return null;
+  const bar = meta.indexOf('|');
+  const finalAt = parseInt(meta.slice(1, bar), 36);
+  const priority = (campaign[1] ?? 'low') as PriorityClass;
+  return {
+    id,
+    state,
+    priority,
+    to: '',
+    tenantId: campaign[0] ?? 'default',
+    campaignId: parsed.campaignId,
+    queue: keys.campaignQueue(parsed.campaignId),
+    attempts: 0,
+    ambiguous: meta[0] === 'a' ? 1 : 0,
+    lastReply: undefined,
+    lastOutcome: undefined,
+    provider: meta.slice(bar + 1) || undefined,
+    providerMessageId: providerMessageId ?? undefined,
+    receiver: undefined,
+    createdAt: finalAt,
+    updatedAt: finalAt,
+    finalAt,
+    lastEvent: undefined,
+    lastEventAt: undefined,
+    compact: true,
+  };
+}
