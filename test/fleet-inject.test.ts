@@ -129,3 +129,47 @@ async function* take<T>(source: AsyncIterable<T>, n: number): AsyncGenerator<T> 
     if (--n <= 0) return;
   }
 }
+
+it('waits while an outcome consumer is behind past the bound, and drops no event', async () => {
+  const { prefix, redis } = fleet();
+  const { createClient } = await import('@sluice/client');
+  const client = createClient({ redis, prefix, outcomes: { maxBacklog: 300 } });
+  try {
+    await client.campaigns.create({ id: 'slowreader', content: { from: 'a@acme.test', subject: 'Hi', text: 'x' } });
+    await client.outcomes.subscribe('crm', { from: 'now' });
+    await waitFor(
+      async () => (await client.campaigns.status('slowreader')).window.ready === WINDOW.minWindow,
+      5_000,
+      'window',
+    );
+    const count = 1_500;
+    let waitedForOutcomes = 0;
+    const injected = client.campaigns.inject(
+      'slowreader',
+      (function* () {
+        for (let i = 0; i < count; i++) yield { to: `r${i}@d${i % 3}.test`, key: `k${i}` };
+      })(),
+      { chunkSize: 100, onProgress: (p) => void (p.waiting === 'outcomes' && waitedForOutcomes++) },
+    );
+    // Nobody reads: the backlog reaches the bound and the injection stops short of the list.
+    await waitFor(() => waitedForOutcomes > 0, 30_000, 'the injection waiting for the consumer');
+    const held = (await client.campaigns.status('slowreader')).cursor.position;
+    expect(held).toBeLessThan(count);
+    // The consumer catches up: the injection goes on, and every recipient's outcome arrives.
+    const seen = new Map<string, number>();
+    while (seen.size < count) {
+      const events = await client.outcomes.read('crm', 'c1', { count: 200, blockMs: 1_000 });
+      for (const e of events) if (e.state === 'sent') seen.set(e.key!, (seen.get(e.key!) ?? 0) + 1);
+      if (events.length > 0)
+        await client.outcomes.ack(
+          'crm',
+          events.map((e) => e.id),
+        );
+    }
+    expect((await injected).accepted).toBe(count);
+    expect([...seen.values()].every((n) => n === 1)).toBe(true);
+  } finally {
+    await client.outcomes.unsubscribe('crm');
+    await client.close();
+  }
+});
