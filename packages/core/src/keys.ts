@@ -71,6 +71,15 @@ export interface Keys {
    * hash tag: it is written in one MULTI (or script) with the adjustments hash.
    */
   audit(): string;
+  /**
+   * A campaign's launch (hash): `request` (the forecast, JSON), `record` (the decision with its
+   * projections, JSON) and `gate` (the small JSON the injection reads before every chunk).
+   */
+  launch(campaignId: string): string;
+  /** Campaign ids whose launch the governor leader decides or re-checks (set). */
+  launches(): string;
+  /** When an ESP event was last applied, per provider (hash provider → epoch ms): the suppression feed's freshness. */
+  feedApplied(): string;
 }
 
 /** The quota layers, in check order. */
@@ -122,6 +131,9 @@ export function createKeys(prefix = 'sluice'): Keys {
     warmup: (pool) => `${prefix}:warmup:${pool}`,
     warmupSent: (pool, dayStart) => `${prefix}:warmsent:${pool}:${dayStart}`,
     audit: () => `${limiter}:audit`,
+    launch: (id) => `${prefix}:launch:${id}`,
+    launches: () => `${prefix}:launches`,
+    feedApplied: () => `${prefix}:feed:applied`,
   };
 }
 
