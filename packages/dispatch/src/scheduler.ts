@@ -18,6 +18,8 @@ import { createWarmup } from './control/warmup.js';
 import { createOrganisations } from './organisations.js';
 import { watchQuotas } from './control/quota.js';
 import { createAdmission } from './admission/engine.js';
+import { createLaunchChore } from './launch/chore.js';
+import type { AccountQuota } from './launch/inputs.js';
 
 /** Options of {@link createScheduler}. */
 export interface SchedulerOptions {
@@ -85,6 +87,20 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     redis,
     keys,
   });
+  const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  // The last SES account reading per provider: the daily quota a launch projection counts on.
+  const quotaReadings = new Map<string, AccountQuota>();
+  const launches = createLaunchChore({
+    config,
+    redis,
+    keys,
+    adjustments,
+    organisations,
+    warmup,
+    quotas: () => quotaReadings,
+    logger,
+    holder,
+  });
   const governor = createGovernor({
     config,
     redis,
@@ -92,7 +108,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     adjustments,
     signals,
     logger,
-    holder: `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    holder,
     // The campaign lifecycle's own pause and resume, as an admin's: the flag stops admitted
     // mail at the workers, the queue pause stops admission. A campaign cancelled meanwhile
     // stays as it is (cancelling cannot be undone), and one gone since is nothing to do.
@@ -113,6 +129,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         name: 'outcome totals',
         run: async (now) => foldTotals({ redis, keys, signals }, await signals.active('provider'), now),
       },
+      // Launch requests decided, and launches in effect re-checked at the rates in force.
+      launches,
     ],
   });
   const quotaProviders =
@@ -210,7 +228,13 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await adjustments.start();
       await warmup.start();
       governor.start();
-      stopQuotas = watchQuotas({ config, providers: quotaProviders, adjustments, logger });
+      stopQuotas = watchQuotas({
+        config,
+        providers: quotaProviders,
+        adjustments,
+        logger,
+        onReading: (provider, q) => quotaReadings.set(provider, q),
+      });
       for (const q of intakeQueues) watch(q, false);
       const loop = (): void => {
         poller = setTimeout(() => {

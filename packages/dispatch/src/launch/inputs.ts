@@ -1,0 +1,211 @@
+import type { Redis } from 'ioredis';
+import {
+  parseCircuitId,
+  poolOf,
+  receiverFor,
+  type Keys,
+  type PriorityClass,
+  type ReceiverLimit,
+  type SluiceConfig,
+} from '@sluice/core';
+import type { LaunchChecks, LaunchLimit } from '@sluice/store';
+import { quotaLayers, type Adjustments } from '@sluice/throttle';
+import type { Warmup } from '../control/warmup.js';
+import type { Organisations } from '../organisations.js';
+import type { ProjectedReceiver, ProjectionInput } from './project.js';
+
+/** An SES account's last reading (`GetAccount`), kept by the scheduler's quota watch. */
+export interface AccountQuota {
+  max24HourSend: number;
+  sentLast24Hours: number;
+}
+
+/** What the inputs are read from. */
+export interface InputDeps {
+  config: SluiceConfig;
+  redis: Redis;
+  keys: Keys;
+  adjustments: Adjustments;
+  organisations: Organisations;
+  warmup: Pick<Warmup, 'stateOf'>;
+  /** The last account reading per provider id. */
+  quotas: () => ReadonlyMap<string, AccountQuota>;
+}
+
+/** The campaign as the projection needs it. */
+export interface LaunchSubject {
+  id: string;
+  tenantId: string;
+  priority: PriorityClass;
+  rate: number | undefined;
+  burst: number | undefined;
+  expiresAt: number | undefined;
+  stream: string;
+  /** Recipients per domain still to send. */
+  domains: Record<string, number>;
+}
+
+/** Domains whose receiver is asked of DNS (the largest first); the rest by config or the cache. */
+const RESOLVE_TOP = 1000;
+const RESOLVE_AT_ONCE = 16;
+
+const round = (x: number): string => (x >= 10 ? x.toFixed(0) : x.toPrecision(3));
+
+/** The share of every bucket a class may use: the critical (and high) reserves are not a lower class's. */
+function usableShare(config: SluiceConfig, priority: PriorityClass): number {
+  if (priority === 'critical') return 1;
+  if (priority === 'high') return 1 - config.reserves.critical;
+  return 1 - config.reserves.critical - config.reserves.high;
+}
+
+/** Domains grouped by receiving organisation, the largest domains resolved by their MX hosts. */
+async function receiversOf(deps: InputDeps, domains: Record<string, number>): Promise<Map<string, { limit: ReceiverLimit; domains: string[]; count: number }>> {
+  const sorted = Object.entries(domains).sort((a, b) => b[1] - a[1]);
+  const limits = new Map<string, ReceiverLimit>();
+  for (let i = 0; i < Math.min(RESOLVE_TOP, sorted.length); i += RESOLVE_AT_ONCE) {
+    const batch = sorted.slice(i, Math.min(i + RESOLVE_AT_ONCE, RESOLVE_TOP));
+    const got = await Promise.all(batch.map(([d]) => deps.organisations.receiverOf(d)));
+    batch.forEach(([d], j) => limits.set(d, got[j]!));
+  }
+  const out = new Map<string, { limit: ReceiverLimit; domains: string[]; count: number }>();
+  for (const [domain, count] of sorted) {
+    if (count <= 0) continue;
+    const limit = limits.get(domain) ?? deps.organisations.knownReceiverOf(domain) ?? receiverFor(deps.config, domain);
+    const entry = out.get(limit.name) ?? { limit, domains: [], count: 0 };
+    entry.domains.push(domain);
+    entry.count += count;
+    out.set(limit.name, entry);
+  }
+  return out;
+}
+
+/** Redis memory against maxmemory, or the configured budget when there is none. */
+export async function storageOf(redis: Redis, budgetBytes: number): Promise<LaunchChecks['storage']> {
+  const info = await redis.info('memory');
+  const field = (name: string): number => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+  const used = field('used_memory');
+  const max = field('maxmemory');
+  const budget = max > 0 ? max : budgetBytes;
+  return { usedBytes: used, budgetBytes: budget, share: used / budget, source: max > 0 ? 'maxmemory' : 'budget' };
+}
+
+/** The providers the stream's route sends by, with their shares of its traffic. */
+function routeOf(deps: InputDeps, stream: string): { provider: string; share: number }[] {
+  const { config, warmup } = deps;
+  const entries = (config.routes[stream] ?? [{ provider: config.defaultProvider, weight: 1 }]).filter((r) => {
+    const state = warmup.stateOf(poolOf(config, r.provider));
+    return state !== 'draining' && state !== 'retired';
+  });
+  const weighted = entries.filter((r) => r.weight > 0);
+  const used = weighted.length > 0 ? weighted : entries.map((r) => ({ ...r, weight: 1 }));
+  const total = used.reduce((n, r) => n + r.weight, 0);
+  return used.map((r) => ({ provider: r.provider, share: r.weight / total }));
+}
+
+/** The warm-up cap a day of a receiver, when every provider of the route is warming (nothing takes the overflow). */
+function warmupLimit(deps: InputDeps, route: { provider: string }[], receiver: string): LaunchLimit | undefined {
+  const { config, adjustments, warmup } = deps;
+  const pools = route.map((r) => poolOf(config, r.provider));
+  if (pools.some((p) => warmup.stateOf(p) !== 'warming')) return undefined;
+  let perDay = 0;
+  let dayMs = 0;
+  for (const pool of new Set(pools)) {
+    const plan = config.pools[pool]?.warmup;
+    if (!plan) return undefined;
+    const step = plan.schedule[Math.min(adjustments.warmup(pool)?.step ?? 0, plan.schedule.length - 1)]!;
+    perDay += step[receiver] ?? step['*'] ?? 0;
+    dayMs = Math.max(dayMs, plan.dayMs);
+  }
+  return { limit: 'warmup', key: pools.join('+'), rate: (perDay / dayMs) * 1000, detail: `${perDay} a day (warm-up)` };
+}
+
+/** Reads everything a launch is decided on (rates in force, circuits, storage, the feed). */
+export async function readInputs(
+  deps: InputDeps,
+  subject: LaunchSubject,
+  now: number,
+): Promise<Omit<ProjectionInput, 'settings' | 'now' | 'total'>> {
+  const { config, keys, adjustments, redis } = deps;
+  await adjustments.refresh();
+  const usable = usableShare(config, subject.priority);
+  const route = routeOf(deps, subject.stream);
+  const primary = route[0]!.provider;
+  const campaign = { id: subject.id, rate: subject.rate, burst: subject.burst };
+  const groups = await receiversOf(deps, subject.domains);
+  const count = [...groups.values()].reduce((n, g) => n + g.count, 0);
+  const factorText = (key: string): string => {
+    const f = adjustments.factor(key);
+    return f < 1 ? ` × ${f.toFixed(3)} (lowered)` : '';
+  };
+
+  const shared: LaunchLimit[] = [];
+  for (const { provider, share } of route) {
+    const { layers } = quotaLayers(config, keys, { to: 'x@launch.invalid', tenantId: subject.tenantId, campaign, provider }, adjustments);
+    const [p, , pool, c, t] = layers;
+    const add = (limit: LaunchLimit['limit'], key: string, rate: number | undefined, layerKey: string, ofShare: number): void => {
+      if (rate !== undefined)
+        shared.push({ limit, key, rate: (rate * usable) / ofShare, detail: `${round(rate)}/s${factorText(layerKey)}${ofShare < 1 ? `, ${Math.round(ofShare * 100)}% of the route` : ''}` });
+    };
+    add('provider', provider, p!.rate, p!.key, share);
+    add('pool', poolOf(config, provider), pool!.rate, pool!.key, share);
+    if (provider === primary) {
+      add('campaign', subject.id, c!.rate, c!.key, 1);
+      add('tenant', subject.tenantId, t!.rate, t!.key, 1);
+    }
+    const q = deps.quotas().get(provider);
+    const left = q && q.max24HourSend >= 0 ? q.max24HourSend - q.sentLast24Hours : undefined;
+    if (q && left !== undefined && count * share > left) {
+      // What is left today goes at once; the rest at Max24HourSend a day.
+      const days = (count * share - left) / Math.max(1, q.max24HourSend);
+      shared.push({ limit: 'quota', key: provider, rate: (count * share) / (days * 86_400) / share, detail: `${left} left of Max24HourSend ${q.max24HourSend}` });
+    }
+  }
+
+  const circuits = new Map<string, number>();
+  const pools = new Set(route.map((r) => poolOf(config, r.provider)));
+  for (const name of adjustments.circuits()) {
+    const c = adjustments.circuit(name);
+    const id = parseCircuitId(name);
+    if (c && now < c.untilMs && pools.has(id.pool) && (id.stream === subject.stream || id.stream === ''))
+      circuits.set(id.receiver, Math.max(circuits.get(id.receiver) ?? 0, c.untilMs));
+  }
+
+  const receivers: ProjectedReceiver[] = [];
+  for (const [name, g] of groups) {
+    const { layers } = quotaLayers(config, keys, { to: `x@${g.domains[0]}`, tenantId: subject.tenantId, campaign, provider: primary, receiver: g.limit }, adjustments);
+    const r = layers[1]!;
+    const own: LaunchLimit[] = [];
+    if (r.rate !== undefined)
+      own.push({ limit: 'receiver', key: name, rate: r.rate * usable, detail: `${round(g.limit.rate ?? r.rate)}/s${factorText(r.key)}` });
+    const w = warmupLimit(deps, route, name);
+    if (w) own.push(w);
+    const until = circuits.get(name);
+    receivers.push({ receiver: name, domains: g.domains, count: g.count, own, ...(until ? { circuitUntilMs: until } : {}) });
+  }
+  const circuitCount = receivers.reduce((n, r) => n + (r.circuitUntilMs ? r.count : 0), 0);
+
+  const paused = route.map((r) => adjustments.standing(r.provider));
+  const pausedUntilMs = paused.every((s) => s.state === 'paused')
+    ? Math.min(...paused.map((s) => (s.state === 'paused' ? s.untilMs : 0)))
+    : undefined;
+
+  const applied = await redis.hgetall(keys.feedApplied());
+  const feed: Record<string, number | null> = {};
+  for (const { provider } of route) feed[provider] = applied[provider] ? Math.max(0, now - Number(applied[provider])) : null;
+
+  return {
+    receivers,
+    shared,
+    lifetimeMs: config.delivery.lifetimeMs[subject.priority],
+    ...(subject.expiresAt !== undefined ? { expiresAt: subject.expiresAt } : {}),
+    ...(pausedUntilMs !== undefined ? { pausedUntilMs } : {}),
+    checks: {
+      storage: await storageOf(redis, config.launch.storage.budgetBytes),
+      feed,
+      circuits: {
+        share: count > 0 ? circuitCount / count : 0,
+        receivers: receivers.filter((r) => r.circuitUntilMs).map((r) => r.receiver),
+      },
+    },
+  };
+}
