@@ -1,4 +1,14 @@
-import type { Campaign, CampaignInput, CampaignStatus, Campaigns as Lifecycle } from '@sluice/store';
+import type {
+  ApproveOptions,
+  Campaign,
+  CampaignInput,
+  CampaignStatus,
+  LaunchForecastInput,
+  LaunchGate,
+  LaunchOptions,
+  LaunchRecord,
+  Campaigns as Lifecycle,
+} from '@sluice/store';
 
 /**
  * Campaign control: the campaign lifecycle of `@sluice/store`, which every surface (admin
@@ -16,6 +26,17 @@ export interface Campaigns {
    */
   resume(id: string): Promise<void>;
   status(id: string): Promise<CampaignStatus>;
+  /**
+   * Asks for the campaign's admission decision on a forecast (`{ total, domains }` counts per
+   * recipient domain, or `{ total, sample }` which Sluice scales) and waits for a scheduler to
+   * decide it (`timeoutMs`, 10 s: then `no_scheduler`, the request stays stored). Not bound by
+   * the client's `timeoutMs`: it has its own.
+   */
+  launch(id: string, forecast: LaunchForecastInput, options?: LaunchOptions): Promise<LaunchRecord>;
+  /** Approves a delay or split waiting for an operator (audited); `approval_refused` otherwise. */
+  approve(id: string, options: ApproveOptions): Promise<LaunchRecord>;
+  /** What may be injected now: open (within waves, minus stopped domains), wait, or refused. */
+  gate(id: string): Promise<LaunchGate>;
 }
 
 /** The client's face of the lifecycle. */
@@ -28,5 +49,8 @@ export function clientCampaigns(lifecycle: Lifecycle): Campaigns {
       await lifecycle.resume(id, { actor: 'client' });
     },
     status: (id) => lifecycle.status(id),
+    launch: (id, forecast, options) => lifecycle.launch(id, forecast, { actor: 'client', ...options }),
+    approve: (id, options) => lifecycle.approve(id, options),
+    gate: (id) => lifecycle.gate(id),
   };
 }

@@ -143,8 +143,16 @@ export function createClient(options: ClientOptions): SluiceClient {
     },
   };
 
+  const campaigns = clientCampaigns(createCampaigns({ redis, keys, queues, store }));
   return {
-    campaigns: guarded('campaigns', clientCampaigns(createCampaigns({ redis, keys, queues, store })), guard, check),
+    campaigns: {
+      ...guarded('campaigns', campaigns, guard, check),
+      // A launch waits for a scheduler's decision within its own timeoutMs (10 s by default).
+      launch: async (id, forecast, opts) => {
+        check();
+        return campaigns.launch(id, forecast, opts);
+      },
+    },
     suppressions: guarded('suppressions', createClientSuppressions(redis, keys, check), guard, check),
     messages: guarded('messages', messages, guard, check),
     async send(input) {

@@ -94,7 +94,8 @@ describe('a campaign launch', () => {
     const gate = await campaigns.gate('big');
     expect(gate).toMatchObject({ state: 'open', maxPosition: 33_334, stopped: {} });
     expect(gate.state === 'open' && gate.nextAtMs).toBe(approved.decision!.waves![1]!.atMs);
-    const [[, fields]] = (await r.redis.xrevrange(r.keys.audit(), '+', '-', 'COUNT', 1)) as [string, string[]][];
+    const [entry] = (await r.redis.xrevrange(r.keys.audit(), '+', '-', 'COUNT', 1)) as [string, string[]][];
+    const fields = entry![1];
     expect(fields).toEqual(expect.arrayContaining(['action', 'approve', 'name', 'big', 'kind', 'launch-split', 'actor', 'bo']));
     await expect(campaigns.approve('big', { actor: 'bo', reason: 'again' })).rejects.toMatchObject({
       code: 'approval_refused',
