@@ -130,6 +130,21 @@
     );
   }
 
+  // A campaign's launch decision in a few words; its reason on hover.
+  function launchText(l) {
+    if (!l) return 'not launched';
+    var text = l.kind + (l.waves ? ' ×' + l.waves : '');
+    if (l.approval === 'required') text += ' (awaiting approval)';
+    else if (l.approvedBy) text += ' (approved by ' + l.approvedBy + ')';
+    if (l.untilMs) text += ' until ' + new Date(l.untilMs).toISOString().slice(11, 19) + 'Z';
+    if (l.stopped.length) text += ', stopped: ' + l.stopped.join(' ');
+    return text;
+  }
+
+  function launchTitle(l) {
+    return l ? (l.rule ? l.rule + ': ' : '') + l.reason : 'sluice campaigns launch <id> <forecast.json>';
+  }
+
   function drawCampaigns(campaigns) {
     if (!campaigns.length) return replace('campaigns', el('div', { class: 'empty', text: 'no campaigns' }));
     replace(
@@ -139,8 +154,8 @@
           el(
             'tr',
             {},
-            ['campaign', 'state', 'sent', 'pending', 'progress', ''].map(function (t, i) {
-              return el('th', { class: i === 2 || i === 3 ? 'num' : '', text: t });
+            ['campaign', 'state', 'launch', 'sent', 'pending', 'progress', ''].map(function (t, i) {
+              return el('th', { class: i === 3 || i === 4 ? 'num' : '', text: t });
             }),
           ),
         ]),
@@ -185,6 +200,9 @@
               el('td', { text: c.name && c.name !== c.id ? c.name + ' (' + c.id + ')' : c.id }),
               el('td', {}, [
                 el('span', { class: 'pill ' + c.state, 'data-testid': 'campaign-' + c.id + '-state', text: c.state }),
+              ]),
+              el('td', { 'data-testid': 'campaign-' + c.id + '-launch', title: launchTitle(c.launch) }, [
+                el('span', { text: launchText(c.launch) }),
               ]),
               el('td', { class: 'num', 'data-testid': 'campaign-' + c.id + '-sent', text: String(sent) }),
               el('td', {
