@@ -25,7 +25,10 @@ afterEach(async () => {
   await client?.close();
 });
 
-async function sluice(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function sluice(
+  env: NodeJS.ProcessEnv,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
   const code = await run(args, {

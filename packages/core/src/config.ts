@@ -141,7 +141,11 @@ export const configSchema = z
       }
     });
     if (c.launch.storage.holdAbove > c.launch.storage.rejectAbove) {
-      ctx.addIssue({ code: 'custom', path: ['launch', 'storage', 'holdAbove'], message: 'must not be above rejectAbove' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['launch', 'storage', 'holdAbove'],
+        message: 'must not be above rejectAbove',
+      });
     }
     const reserved = c.reserves.critical + c.reserves.high;
     if (reserved >= 1) {

@@ -2,7 +2,8 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { DelayedError, RateLimitError, Worker, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import { PRIORITY_CLASSES, createKeys, type IntakeJobData, type SluiceConfig } from '@sluice/core';
+import { PRIORITY_CLASSES, createKeys, type IntakeJobData, type Keys, type SluiceConfig } from '@sluice/core';
+import type { Redis } from 'ioredis';
 import { createProviders, type Provider } from '@sluice/providers';
 import {
   connectRedis,
@@ -12,14 +13,21 @@ import {
   createStore,
   type RedisHealth,
 } from '@sluice/store';
-import { createAdjustments, createLimiter, createSignals, foldTotals, sweepOverrides } from '@sluice/throttle';
+import {
+  createAdjustments,
+  createLimiter,
+  createSignals,
+  foldTotals,
+  sweepOverrides,
+  type Signals,
+} from '@sluice/throttle';
 import { createGovernor } from './control/governor.js';
 import { createWarmup } from './control/warmup.js';
 import { createOrganisations } from './organisations.js';
 import { watchQuotas } from './control/quota.js';
 import { createAdmission } from './admission/engine.js';
-import { createLaunchChore } from './launch/chore.js';
-import type { AccountQuota } from './launch/inputs.js';
+import { createLaunchChore, type LaunchChore } from './launch/chore.js';
+import type { GovernorOptions } from './control/governor.js';
 
 /** Options of {@link createScheduler}. */
 export interface SchedulerOptions {
@@ -53,6 +61,20 @@ const bullWorkerOptions = (config: SluiceConfig) => ({
   // A stalled job (its scheduler died) goes back to wait, however often: never to failed.
   maxStalledCount: 1_000_000,
 });
+
+/** What the governor leader does every tick besides its rules (they run even with the rules off). */
+function leaderChores(redis: Redis, keys: Keys, signals: Signals, launch: LaunchChore): GovernorOptions['chores'] {
+  return [
+    // Overrides end by themselves for every reader; the leader tidies them, once.
+    { name: 'override sweep', run: (now) => sweepOverrides(redis, keys, now) },
+    {
+      name: 'outcome totals',
+      run: async (now) => foldTotals({ redis, keys, signals }, await signals.active('provider'), now),
+    },
+    // Launch requests decided, and launches in effect re-checked at the rates in force.
+    launch,
+  ];
+}
 
 /**
  * Moves messages from intake and campaign queues to dispatch queues in the check order
@@ -88,19 +110,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     keys,
   });
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-  // The last SES account reading per provider: the daily quota a launch projection counts on.
-  const quotaReadings = new Map<string, AccountQuota>();
-  const launches = createLaunchChore({
-    config,
-    redis,
-    keys,
-    adjustments,
-    organisations,
-    warmup,
-    quotas: () => quotaReadings,
-    logger,
-    holder,
-  });
+  const launch = createLaunchChore({ config, redis, keys, adjustments, organisations, warmup, logger, holder });
   const governor = createGovernor({
     config,
     redis,
@@ -122,16 +132,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       return (await campaigns.get(id))?.priority;
     },
     warmup,
-    chores: [
-      // Overrides end by themselves for every reader; the leader tidies them, once.
-      { name: 'override sweep', run: (now) => sweepOverrides(redis, keys, now) },
-      {
-        name: 'outcome totals',
-        run: async (now) => foldTotals({ redis, keys, signals }, await signals.active('provider'), now),
-      },
-      // Launch requests decided, and launches in effect re-checked at the rates in force.
-      launches,
-    ],
+    chores: leaderChores(redis, keys, signals, launch),
   });
   const quotaProviders =
     options.providers ??
@@ -228,13 +229,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await adjustments.start();
       await warmup.start();
       governor.start();
-      stopQuotas = watchQuotas({
-        config,
-        providers: quotaProviders,
-        adjustments,
-        logger,
-        onReading: (provider, q) => quotaReadings.set(provider, q),
-      });
+      stopQuotas = watchQuotas({ config, providers: quotaProviders, adjustments, logger, onReading: launch.noteQuota });
       for (const q of intakeQueues) watch(q, false);
       const loop = (): void => {
         poller = setTimeout(() => {

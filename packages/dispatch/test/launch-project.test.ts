@@ -98,7 +98,10 @@ describe('the launch projection', () => {
   });
 
   it('rejects at critical storage, holds at high storage or a stale feed, delays while every provider is paused', () => {
-    const storage = (share: number): ProjectionInput => ({ ...input(), checks: { ...checks, storage: { ...checks.storage, share } } });
+    const storage = (share: number): ProjectionInput => ({
+      ...input(),
+      checks: { ...checks, storage: { ...checks.storage, share } },
+    });
     expect(decideLaunch(storage(0.96))).toMatchObject({ kind: 'reject', rule: 'storage-critical' });
     expect(decideLaunch(storage(0.85))).toMatchObject({ kind: 'held', rule: 'storage-high' });
     expect(decideLaunch({ ...input(), checks: { ...checks, feed: { ses: 2 * HOUR } } })).toMatchObject({

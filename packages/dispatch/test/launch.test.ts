@@ -68,7 +68,10 @@ describe('a campaign launch', () => {
       key: 'ses',
     });
     expect(await campaigns.gate('spring')).toEqual({ state: 'open', stopped: {} });
-    expect((await campaigns.status('spring')).launch).toMatchObject({ requestedBy: 'ana', decision: { kind: 'accept' } });
+    expect((await campaigns.status('spring')).launch).toMatchObject({
+      requestedBy: 'ana',
+      decision: { kind: 'accept' },
+    });
     await expect(campaigns.launch('spring', FORECAST)).rejects.toMatchObject({ code: 'campaign_launched' });
   });
 
@@ -90,13 +93,19 @@ describe('a campaign launch', () => {
       path: 'reason',
     });
     const approved = await campaigns.approve('big', { actor: 'bo', reason: 'three waves are fine' });
-    expect(approved.decision).toMatchObject({ approval: 'approved', approvedBy: 'bo', approvalReason: 'three waves are fine' });
+    expect(approved.decision).toMatchObject({
+      approval: 'approved',
+      approvedBy: 'bo',
+      approvalReason: 'three waves are fine',
+    });
     const gate = await campaigns.gate('big');
     expect(gate).toMatchObject({ state: 'open', maxPosition: 33_334, stopped: {} });
     expect(gate.state === 'open' && gate.nextAtMs).toBe(approved.decision!.waves![1]!.atMs);
     const [entry] = (await r.redis.xrevrange(r.keys.audit(), '+', '-', 'COUNT', 1)) as [string, string[]][];
     const fields = entry![1];
-    expect(fields).toEqual(expect.arrayContaining(['action', 'approve', 'name', 'big', 'kind', 'launch-split', 'actor', 'bo']));
+    expect(fields).toEqual(
+      expect.arrayContaining(['action', 'approve', 'name', 'big', 'kind', 'launch-split', 'actor', 'bo']),
+    );
     await expect(campaigns.approve('big', { actor: 'bo', reason: 'again' })).rejects.toMatchObject({
       code: 'approval_refused',
     });
@@ -114,7 +123,9 @@ describe('a campaign launch', () => {
     const late = await campaigns.launch('late', FORECAST);
     expect(late.decision).toMatchObject({ kind: 'reject', rule: 'past-expiry' });
     expect(await campaigns.gate('late')).toMatchObject({ state: 'refused', code: 'campaign_rejected' });
-    await expect(campaigns.approve('late', { actor: 'bo', reason: 'please' })).rejects.toMatchObject({ code: 'approval_refused' });
+    await expect(campaigns.approve('late', { actor: 'bo', reason: 'please' })).rejects.toMatchObject({
+      code: 'approval_refused',
+    });
   });
 
   it('is rejected for storage and that reject is refused approval', async () => {
@@ -125,7 +136,9 @@ describe('a campaign launch', () => {
     const record = await campaigns.launch('full', FORECAST);
     expect(record.decision).toMatchObject({ kind: 'reject', rule: 'storage-critical' });
     expect(record.decision!.checks.storage).toMatchObject({ budgetBytes: 1000, source: 'budget' });
-    await expect(campaigns.approve('full', { actor: 'bo', reason: 'I know' })).rejects.toThrow(/storage-critical reject is never approved/);
+    await expect(campaigns.approve('full', { actor: 'bo', reason: 'I know' })).rejects.toThrow(
+      /storage-critical reject is never approved/,
+    );
   });
 
   it('is held while a severe circuit covers a material share, until it closes', async () => {
@@ -133,7 +146,12 @@ describe('a campaign launch', () => {
     const adjustments = createAdjustments({ redis: r.redis, keys: r.keys, backpressure: config.backpressure });
     open.push({ close: () => adjustments.close() });
     const untilMs = Date.now() + 60_000;
-    await adjustments.setCircuit('yahoo|default|transactional', { untilMs, openForMs: 60_000, probes: 1, rule: 'blocks' });
+    await adjustments.setCircuit('yahoo|default|transactional', {
+      untilMs,
+      openForMs: 60_000,
+      probes: 1,
+      rule: 'blocks',
+    });
     await start(config);
     const campaigns = lifecycle();
     await campaigns.create({ id: 'held' });
@@ -146,7 +164,9 @@ describe('a campaign launch', () => {
   it('stays stored when no scheduler runs, and is decided once one does', async () => {
     const campaigns = lifecycle();
     await campaigns.create({ id: 'early' });
-    await expect(campaigns.launch('early', FORECAST, { timeoutMs: 300 })).rejects.toMatchObject({ code: 'no_scheduler' });
+    await expect(campaigns.launch('early', FORECAST, { timeoutMs: 300 })).rejects.toMatchObject({
+      code: 'no_scheduler',
+    });
     expect(await campaigns.gate('early')).toMatchObject({ state: 'wait' });
     await start(configOf());
     const status = await until(
@@ -168,8 +188,15 @@ describe('a campaign launch', () => {
     });
     expect(await r.redis.exists(r.keys.launch('typo'))).toBe(0);
     await start(configOf());
-    const record: LaunchRecord = await campaigns.launch('typo', { total: 1_000_000, sample: { 'gmail.com': 2, 'yahoo.com': 1 } });
-    expect(record.forecast).toEqual({ total: 1_000_000, domains: { 'gmail.com': 666_667, 'yahoo.com': 333_333 }, sampleTotal: 3 });
+    const record: LaunchRecord = await campaigns.launch('typo', {
+      total: 1_000_000,
+      sample: { 'gmail.com': 2, 'yahoo.com': 1 },
+    });
+    expect(record.forecast).toEqual({
+      total: 1_000_000,
+      domains: { 'gmail.com': 666_667, 'yahoo.com': 333_333 },
+      sampleTotal: 3,
+    });
   });
 
   it('stops a receiver whose projection passes the expiry after a governor cut, and says why', async () => {

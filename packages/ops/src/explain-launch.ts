@@ -38,7 +38,8 @@ export async function launchNote(
   const domain = recipientDomain(to);
   if (gate.state === 'open') {
     const stopped = gate.stopped[domain];
-    if (stopped) return `its campaign's launch stopped this receiver (${stopped}): its recipients not injected yet end expired`;
+    if (stopped)
+      return `its campaign's launch stopped this receiver (${stopped}): its recipients not injected yet end expired`;
     return gate.nextAtMs
       ? `its campaign is launched in waves: recipients up to position ${gate.maxPosition} now, the next wave at ${new Date(gate.nextAtMs).toISOString()}`
       : undefined;

@@ -46,7 +46,10 @@ function decision(over: Partial<LaunchDecision>): LaunchDecision {
 
 async function setup(id: string, d: LaunchDecision, stopped: LaunchRecord['stopped'] = {}) {
   const { redis, keys } = r;
-  const config = parseConfig({ redis: { url: r.url, prefix: r.prefix }, providers: { ses: { kind: 'ses', rate: 100 } } });
+  const config = parseConfig({
+    redis: { url: r.url, prefix: r.prefix },
+    providers: { ses: { kind: 'ses', rate: 100 } },
+  });
   const queues = createQueues({ redis, keys });
   open.push(queues);
   await createCampaigns({ redis, keys, queues }).create({ id });
@@ -62,7 +65,11 @@ async function setup(id: string, d: LaunchDecision, stopped: LaunchRecord['stopp
   expect(await createLaunchStore(redis, keys).write(id, 0, record)).toBe(true);
   const store = createStore({ redis, keys });
   const message = async (to: string): Promise<string> => {
-    const m = { ...parseMessage({ from: 'a@acme.test', to, subject: 's', text: 't', campaignId: id }), id: messageId('default'), acceptedAt: Date.now() };
+    const m = {
+      ...parseMessage({ from: 'a@acme.test', to, subject: 's', text: 't', campaignId: id }),
+      id: messageId('default'),
+      acceptedAt: Date.now(),
+    };
     await store.accept(m);
     return m.id;
   };
@@ -76,7 +83,9 @@ it('explains a message of a held launch as held, and shows the launch in the sta
     decision({ kind: 'held', rule: 'circuit', untilMs, reason: 'open circuits at yahoo cover 50.0% of the forecast' }),
   );
   const e = await explain({ config, redis: r.redis, keys: r.keys }, await message('ann@gmail.com'));
-  expect(e.summary).toContain(`its campaign's launch holds new recipients back until ${new Date(untilMs).toISOString()}: open circuits at yahoo`);
+  expect(e.summary).toContain(
+    `its campaign's launch holds new recipients back until ${new Date(untilMs).toISOString()}: open circuits at yahoo`,
+  );
   expect(e.launch).toBeDefined();
   const status = createStatus({ config, redis: r.redis, keys: r.keys });
   open.push(status);
@@ -97,7 +106,9 @@ it('explains a message to a receiver the re-check stopped, and not one to anothe
   });
   const deps = { config, redis: r.redis, keys: r.keys };
   const stopped = await explain(deps, await message('bo@yahoo.com'));
-  expect(stopped.summary).toContain("its campaign's launch stopped this receiver (receiver yahoo stopped: projected to finish after the deadline)");
+  expect(stopped.summary).toContain(
+    "its campaign's launch stopped this receiver (receiver yahoo stopped: projected to finish after the deadline)",
+  );
   const other = await explain(deps, await message('cy@gmail.com'));
   expect(other.launch).toBeUndefined();
   expect(other.summary).not.toContain('launch');

@@ -91,7 +91,8 @@ export function readGate(stored: StoredGate | null, now: number): LaunchGate {
   if (stored === null)
     return { state: 'refused', code: 'campaign_not_launched', reason: 'campaign not launched: call campaigns.launch' };
   if (stored.s === 'refused') return { state: 'refused', code: 'campaign_rejected', reason: stored.reason };
-  if (stored.s === 'wait') return { state: 'wait', untilMs: stored.untilMs ?? now + WAIT_AGAIN_MS, reason: stored.reason };
+  if (stored.s === 'wait')
+    return { state: 'wait', untilMs: stored.untilMs ?? now + WAIT_AGAIN_MS, reason: stored.reason };
   const waves = stored.waves ?? [];
   const started = waves.filter((w) => w.atMs <= now).length;
   if (waves.length > 0 && started === 0) {
@@ -99,7 +100,12 @@ export function readGate(stored: StoredGate | null, now: number): LaunchGate {
     return { state: 'wait', untilMs: waves[0]!.atMs, reason };
   }
   if (started >= waves.length) return { state: 'open', stopped: stored.stopped };
-  return { state: 'open', maxPosition: waves[started - 1]!.upTo, nextAtMs: waves[started]!.atMs, stopped: stored.stopped };
+  return {
+    state: 'open',
+    maxPosition: waves[started - 1]!.upTo,
+    nextAtMs: waves[started]!.atMs,
+    stopped: stored.stopped,
+  };
 }
 
 /** A launch as read: the record and the version its next write must name. */

@@ -6,7 +6,9 @@ import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 const r = useRedisPrefix();
 const T = Date.UTC(2026, 11, 1, 9);
 
-function record(over: Partial<LaunchRecord['decision']> & Pick<NonNullable<LaunchRecord['decision']>, 'kind'>): LaunchRecord {
+function record(
+  over: Partial<LaunchRecord['decision']> & Pick<NonNullable<LaunchRecord['decision']>, 'kind'>,
+): LaunchRecord {
   return {
     campaignId: 'c',
     requestedAt: T,
@@ -24,7 +26,11 @@ function record(over: Partial<LaunchRecord['decision']> & Pick<NonNullable<Launc
       shared: { limit: 'provider', key: 'ses', rate: 1, detail: '' },
       receivers: [],
       receiverCount: 0,
-      checks: { storage: { usedBytes: 0, budgetBytes: 1, share: 0, source: 'budget' }, feed: {}, circuits: { share: 0, receivers: [] } },
+      checks: {
+        storage: { usedBytes: 0, budgetBytes: 1, share: 0, source: 'budget' },
+        feed: {},
+        circuits: { share: 0, receivers: [] },
+      },
       ...over,
     },
     stopped: {},
@@ -58,7 +64,10 @@ describe('the launch gate', () => {
   });
 
   it("lists a stopped receiver's domains with the reason", () => {
-    const stopped = { ...record({ kind: 'accept' }), stopped: { yahoo: { reason: 'late', at: T, domains: ['yahoo.com', 'ymail.com'] } } };
+    const stopped = {
+      ...record({ kind: 'accept' }),
+      stopped: { yahoo: { reason: 'late', at: T, domains: ['yahoo.com', 'ymail.com'] } },
+    };
     expect(readGate(gateFor(stopped), T)).toEqual({
       state: 'open',
       stopped: { 'yahoo.com': 'receiver yahoo stopped: late', 'ymail.com': 'receiver yahoo stopped: late' },
@@ -73,7 +82,9 @@ describe('the forecast', () => {
       domains: { 'a.example': 4, 'b.example': 3, 'c.example': 3 },
       sampleTotal: 3,
     });
-    expect(() => parseForecast({ total: 10 })).toThrow(expect.objectContaining({ code: 'invalid_argument', path: 'forecast.domains' }));
+    expect(() => parseForecast({ total: 10 })).toThrow(
+      expect.objectContaining({ code: 'invalid_argument', path: 'forecast.domains' }),
+    );
     expect(() => parseForecast({ total: 0, domains: {} })).toThrow(expect.objectContaining({ path: 'forecast.total' }));
     expect(() => parseForecast({ total: 1, domains: { 'x.example': 1.5 } })).toThrow(
       expect.objectContaining({ path: 'forecast.domains."x.example"' }),
@@ -83,6 +94,13 @@ describe('the forecast', () => {
 
 it("records when an ESP event was last applied, per provider (the suppression feed's freshness)", async () => {
   const feedback = createFeedback({ redis: r.redis, keys: r.keys, now: () => T });
-  await feedback.apply({ provider: 'sendgrid', kind: 'delivered', recipient: 'x@example.test', at: T, reason: '', eventId: randomUUID() });
+  await feedback.apply({
+    provider: 'sendgrid',
+    kind: 'delivered',
+    recipient: 'x@example.test',
+    at: T,
+    reason: '',
+    eventId: randomUUID(),
+  });
   expect(await r.redis.hgetall(r.keys.feedApplied())).toEqual({ sendgrid: String(T) });
 });

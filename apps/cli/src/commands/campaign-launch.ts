@@ -12,7 +12,10 @@ export function launchText(launch: LaunchRecord | null, now: number): string {
   if (!launch) return 'Launch\n(not launched: sluice campaigns launch <id> <forecast.json>)';
   const d = launch.decision;
   const head: [string, string | number | undefined][] = [
-    ['forecast', `${launch.forecast.total} recipients, ${Object.keys(launch.forecast.domains).length} domains${launch.forecast.sampleTotal ? ` (scaled from a sample of ${launch.forecast.sampleTotal})` : ''}`],
+    [
+      'forecast',
+      `${launch.forecast.total} recipients, ${Object.keys(launch.forecast.domains).length} domains${launch.forecast.sampleTotal ? ` (scaled from a sample of ${launch.forecast.sampleTotal})` : ''}`,
+    ],
     ['requested', `${when(launch.requestedAt, now)} by ${launch.requestedBy}, stream ${launch.stream}`],
   ];
   if (!d) return ['Launch', fields([...head, ['decision', 'pending: no scheduler has decided it yet']])].join('\n');
@@ -20,26 +23,58 @@ export function launchText(launch: LaunchRecord | null, now: number): string {
     ['decision', `${d.kind} (${d.rule})`],
     ['reason', d.reason],
     ['decided', `${when(d.decidedAt, now)} by ${d.decidedBy}`],
-    ['approval', d.approval === 'approved' ? `approved by ${d.approvedBy} ${when(d.approvedAt, now)}: ${d.approvalReason}` : d.approval],
+    [
+      'approval',
+      d.approval === 'approved'
+        ? `approved by ${d.approvedBy} ${when(d.approvedAt, now)}: ${d.approvalReason}`
+        : d.approval,
+    ],
     ['until', when(d.untilMs, now)],
     ['deadline', when(d.deadline, now)],
     ['shared limit', `${d.shared.limit} ${d.shared.key}: ${d.shared.detail}`],
-    ['storage', `${(d.checks.storage.share * 100).toFixed(1)}% of ${d.checks.storage.source} (${Math.round(d.checks.storage.usedBytes / 1e6)} MB of ${Math.round(d.checks.storage.budgetBytes / 1e6)} MB)`],
-    ['feed', Object.entries(d.checks.feed).map(([p, age]) => `${p} ${age === null ? 'never heard from' : `${duration(age)} ago`}`).join(', ')],
+    [
+      'storage',
+      `${(d.checks.storage.share * 100).toFixed(1)}% of ${d.checks.storage.source} (${Math.round(d.checks.storage.usedBytes / 1e6)} MB of ${Math.round(d.checks.storage.budgetBytes / 1e6)} MB)`,
+    ],
+    [
+      'feed',
+      Object.entries(d.checks.feed)
+        .map(([p, age]) => `${p} ${age === null ? 'never heard from' : `${duration(age)} ago`}`)
+        .join(', '),
+    ],
   );
   const out = ['Launch', fields(head)];
   if (d.waves)
-    out.push('\nWaves', table(['wave', 'starts', 'count', 'up to'], d.waves.map((w, i) => [i + 1, when(w.atMs, now), w.count, w.upTo])));
+    out.push(
+      '\nWaves',
+      table(
+        ['wave', 'starts', 'count', 'up to'],
+        d.waves.map((w, i) => [i + 1, when(w.atMs, now), w.count, w.upTo]),
+      ),
+    );
   out.push(
     `\nReceivers (${d.receiverCount})`,
     table(
       ['receiver', 'count', 'rate', 'bound by', 'finishes', 'late'],
-      d.receivers.map((r) => [r.receiver, r.count, rate(r.rate), `${r.binds.limit} ${r.binds.key}: ${r.binds.detail}`, when(r.finishAt, now), r.late ? 'LATE' : '']),
+      d.receivers.map((r) => [
+        r.receiver,
+        r.count,
+        rate(r.rate),
+        `${r.binds.limit} ${r.binds.key}: ${r.binds.detail}`,
+        when(r.finishAt, now),
+        r.late ? 'LATE' : '',
+      ]),
     ),
   );
   const stopped = Object.entries(launch.stopped);
   if (stopped.length > 0)
-    out.push('\nStopped', table(['receiver', 'at', 'domains', 'why'], stopped.map(([name, s]) => [name, when(s.at, now), s.domains.join(' '), s.reason])));
+    out.push(
+      '\nStopped',
+      table(
+        ['receiver', 'at', 'domains', 'why'],
+        stopped.map(([name, s]) => [name, when(s.at, now), s.domains.join(' '), s.reason]),
+      ),
+    );
   return out.join('\n');
 }
 
@@ -91,7 +126,7 @@ const launch: Command = {
   description: [
     'The forecast is JSON: {"total": N, "domains": {"gmail.com": n, …}} (counts adding up to N),',
     'or {"total": N, "sample": {…}} (a sample counted per domain, scaled to N). The scheduler',
-    "decides: accept, delay, split into waves, reject, or held. Exits 0 unless it was rejected.",
+    'decides: accept, delay, split into waves, reject, or held. Exits 0 unless it was rejected.',
     '',
     'Example:',
     '  sluice campaigns launch spring forecast.json --stream newsletter',
@@ -108,7 +143,9 @@ const launch: Command = {
     const actor = actorOf(values.actor, ctx.io.env, cmd);
     const timeoutMs = values.wait === undefined ? undefined : parseDuration(values.wait as string, 'wait', cmd);
     const forecast = await readForecast(args.forecast!);
-    const record = await (await ctx.client()).campaigns.launch(args.id!, forecast as never, {
+    const record = await (
+      await ctx.client()
+    ).campaigns.launch(args.id!, forecast as never, {
       actor,
       ...(typeof values.stream === 'string' ? { stream: values.stream } : {}),
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),

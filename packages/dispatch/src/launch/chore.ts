@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import { PRIORITY_CLASSES, type PriorityClass } from '@sluice/core';
 import { createLaunchStore, type LaunchDecision, type LaunchRecord, type StoredLaunch } from '@sluice/store';
-import { readInputs, type InputDeps, type LaunchSubject } from './inputs.js';
+import { readInputs, type AccountQuota, type InputDeps, type LaunchSubject } from './inputs.js';
 import { decideLaunch, projectReceivers, type ProjectionInput } from './project.js';
 
 /** Options of {@link createLaunchChore}. */
-export interface LaunchChoreOptions extends InputDeps {
+export interface LaunchChoreOptions extends Omit<InputDeps, 'quotas'> {
   logger: Pick<Logger, 'info' | 'warn'>;
   /** The scheduler's name, stored as the decider. */
   holder: string;
@@ -15,6 +15,8 @@ export interface LaunchChoreOptions extends InputDeps {
 export interface LaunchChore {
   name: string;
   run(now: number): Promise<number>;
+  /** Keeps an SES account's last reading (`watchQuotas`' `onReading`): the daily quota left. */
+  noteQuota(provider: string, quota: AccountQuota): void;
 }
 
 const FINAL = ['sent', 'rejected', 'suppressed', 'expired', 'cancelled', 'unconfirmed'] as const;
@@ -31,9 +33,13 @@ export function createLaunchChore(options: LaunchChoreOptions): LaunchChore {
   const { config, redis, keys, logger } = options;
   const settings = config.launch;
   const store = createLaunchStore(redis, keys);
+  const readings = new Map<string, AccountQuota>();
+  const deps: InputDeps = { ...options, quotas: () => readings };
 
   function subjectOf(h: Record<string, string>, record: LaunchRecord, domains: Record<string, number>): LaunchSubject {
-    const priority = (PRIORITY_CLASSES as readonly string[]).includes(h.priority ?? '') ? (h.priority as PriorityClass) : 'low';
+    const priority = (PRIORITY_CLASSES as readonly string[]).includes(h.priority ?? '')
+      ? (h.priority as PriorityClass)
+      : 'low';
     return {
       id: record.campaignId,
       tenantId: h.tenantId ?? 'default',
@@ -48,7 +54,7 @@ export function createLaunchChore(options: LaunchChoreOptions): LaunchChore {
 
   async function decide(stored: StoredLaunch, h: Record<string, string>, now: number): Promise<boolean> {
     const { record } = stored;
-    const inputs = await readInputs(options, subjectOf(h, record, record.forecast.domains), now);
+    const inputs = await readInputs(deps, subjectOf(h, record, record.forecast.domains), now);
     const p = decideLaunch({ ...inputs, now, total: record.forecast.total, settings });
     const needsApproval = p.kind === 'delay' || p.kind === 'split';
     const auto = needsApproval && settings.approval === 'auto';
@@ -70,7 +76,14 @@ export function createLaunchChore(options: LaunchChoreOptions): LaunchChore {
 
   /** The share of the current wave (all of it without waves) not final yet, its start and deadline. */
   function current(d: LaunchDecision, record: LaunchRecord, final: number, now: number) {
-    const waves = d.waves ?? [{ atMs: d.kind === 'delay' ? (d.untilMs ?? d.startAt) : d.startAt, count: record.forecast.total, share: 1, upTo: record.forecast.total }];
+    const waves = d.waves ?? [
+      {
+        atMs: d.kind === 'delay' ? (d.untilMs ?? d.startAt) : d.startAt,
+        count: record.forecast.total,
+        share: 1,
+        upTo: record.forecast.total,
+      },
+    ];
     const started = waves.filter((w) => w.atMs <= now);
     const wave = started[started.length - 1] ?? waves[0]!;
     const left = Math.min(wave.count, Math.max(0, wave.upTo - final)) / record.forecast.total;
@@ -86,7 +99,7 @@ export function createLaunchChore(options: LaunchChoreOptions): LaunchChore {
     // What is left of each receiver, estimated from the campaign's progress as a whole.
     const domains: Record<string, number> = {};
     for (const [domain, n] of Object.entries(record.forecast.domains)) domains[domain] = Math.ceil(n * left);
-    const inputs = await readInputs(options, subjectOf(h, record, domains), now);
+    const inputs = await readInputs(deps, subjectOf(h, record, domains), now);
     const input: ProjectionInput = { ...inputs, now, total: record.forecast.total, settings };
     const stopped = { ...record.stopped };
     let changed = false;
@@ -95,7 +108,10 @@ export function createLaunchChore(options: LaunchChoreOptions): LaunchChore {
       const reason = `projected to finish at ${new Date(r.finishAt).toISOString()}, after the deadline ${new Date(deadline).toISOString()} (${r.rate.toPrecision(3)}/s, bound by ${r.binds.limit} ${r.binds.key}: ${r.binds.detail})`;
       stopped[r.receiver] = { reason, at: now, domains: r.domains };
       changed = true;
-      logger.warn({ event: 'launch_receiver_stopped', campaignId: record.campaignId, receiver: r.receiver }, `launch of ${record.campaignId}: ${r.receiver} stopped: ${reason}`);
+      logger.warn(
+        { event: 'launch_receiver_stopped', campaignId: record.campaignId, receiver: r.receiver },
+        `launch of ${record.campaignId}: ${r.receiver} stopped: ${reason}`,
+      );
     }
     if (!changed && now - (record.checkedAt ?? 0) < settings.recheckMs * 4) return false;
     return store.write(record.campaignId, stored.version, { ...record, stopped, checkedAt: now });
@@ -127,6 +143,8 @@ export function createLaunchChore(options: LaunchChoreOptions): LaunchChore {
 
   return {
     name: 'launch decisions',
+    noteQuota: (provider, q) =>
+      void readings.set(provider, { max24HourSend: q.max24HourSend, sentLast24Hours: q.sentLast24Hours }),
     async run(now) {
       let written = 0;
       for (const id of await redis.smembers(keys.launches())) if (await visit(id, now)) written++;

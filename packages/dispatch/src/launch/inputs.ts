@@ -59,7 +59,10 @@ function usableShare(config: SluiceConfig, priority: PriorityClass): number {
 }
 
 /** Domains grouped by receiving organisation, the largest domains resolved by their MX hosts. */
-async function receiversOf(deps: InputDeps, domains: Record<string, number>): Promise<Map<string, { limit: ReceiverLimit; domains: string[]; count: number }>> {
+async function receiversOf(
+  deps: InputDeps,
+  domains: Record<string, number>,
+): Promise<Map<string, { limit: ReceiverLimit; domains: string[]; count: number }>> {
   const sorted = Object.entries(domains).sort((a, b) => b[1] - a[1]);
   const limits = new Map<string, ReceiverLimit>();
   for (let i = 0; i < Math.min(RESOLVE_TOP, sorted.length); i += RESOLVE_AT_ONCE) {
@@ -119,89 +122,144 @@ function warmupLimit(deps: InputDeps, route: { provider: string }[], receiver: s
   return { limit: 'warmup', key: pools.join('+'), rate: (perDay / dayMs) * 1000, detail: `${perDay} a day (warm-up)` };
 }
 
-/** Reads everything a launch is decided on (rates in force, circuits, storage, the feed). */
-export async function readInputs(
-  deps: InputDeps,
-  subject: LaunchSubject,
-  now: number,
-): Promise<Omit<ProjectionInput, 'settings' | 'now' | 'total'>> {
-  const { config, keys, adjustments, redis } = deps;
-  await adjustments.refresh();
-  const usable = usableShare(config, subject.priority);
-  const route = routeOf(deps, subject.stream);
-  const primary = route[0]!.provider;
-  const campaign = { id: subject.id, rate: subject.rate, burst: subject.burst };
-  const groups = await receiversOf(deps, subject.domains);
-  const count = [...groups.values()].reduce((n, g) => n + g.count, 0);
-  const factorText = (key: string): string => {
-    const f = adjustments.factor(key);
-    return f < 1 ? ` × ${f.toFixed(3)} (lowered)` : '';
-  };
+/** What the steps of {@link readInputs} share. */
+interface Step {
+  deps: InputDeps;
+  subject: LaunchSubject;
+  /** The class's usable share of every bucket. */
+  usable: number;
+  route: { provider: string; share: number }[];
+  campaign: { id: string; rate: number | undefined; burst: number | undefined };
+  /** ` × 0.250 (lowered)` when a layer key runs below its rate. */
+  lowered: (layerKey: string) => string;
+}
 
+/** The limits every receiver shares: each provider of the route and its pool, the campaign, the tenant, the daily quota. */
+function sharedLimits(step: Step, count: number): LaunchLimit[] {
+  const { deps, subject, usable, route, campaign, lowered } = step;
+  const { config, keys, adjustments } = deps;
   const shared: LaunchLimit[] = [];
+  const add = (limit: LaunchLimit['limit'], key: string, layer: { key: string; rate?: number }, of: number): void => {
+    if (layer.rate === undefined) return;
+    const part = of < 1 ? `, ${Math.round(of * 100)}% of the route` : '';
+    shared.push({
+      limit,
+      key,
+      rate: (layer.rate * usable) / of,
+      detail: `${round(layer.rate)}/s${lowered(layer.key)}${part}`,
+    });
+  };
   for (const { provider, share } of route) {
-    const { layers } = quotaLayers(config, keys, { to: 'x@launch.invalid', tenantId: subject.tenantId, campaign, provider }, adjustments);
-    const [p, , pool, c, t] = layers;
-    const add = (limit: LaunchLimit['limit'], key: string, rate: number | undefined, layerKey: string, ofShare: number): void => {
-      if (rate !== undefined)
-        shared.push({ limit, key, rate: (rate * usable) / ofShare, detail: `${round(rate)}/s${factorText(layerKey)}${ofShare < 1 ? `, ${Math.round(ofShare * 100)}% of the route` : ''}` });
-    };
-    add('provider', provider, p!.rate, p!.key, share);
-    add('pool', poolOf(config, provider), pool!.rate, pool!.key, share);
-    if (provider === primary) {
-      add('campaign', subject.id, c!.rate, c!.key, 1);
-      add('tenant', subject.tenantId, t!.rate, t!.key, 1);
+    const subjectOf = { to: 'x@launch.invalid', tenantId: subject.tenantId, campaign, provider };
+    const [p, , pool, c, t] = quotaLayers(config, keys, subjectOf, adjustments).layers;
+    add('provider', provider, p!, share);
+    add('pool', poolOf(config, provider), pool!, share);
+    if (provider === route[0]!.provider) {
+      add('campaign', subject.id, c!, 1);
+      add('tenant', subject.tenantId, t!, 1);
     }
     const q = deps.quotas().get(provider);
     const left = q && q.max24HourSend >= 0 ? q.max24HourSend - q.sentLast24Hours : undefined;
     if (q && left !== undefined && count * share > left) {
       // What is left today goes at once; the rest at Max24HourSend a day.
       const days = (count * share - left) / Math.max(1, q.max24HourSend);
-      shared.push({ limit: 'quota', key: provider, rate: (count * share) / (days * 86_400) / share, detail: `${left} left of Max24HourSend ${q.max24HourSend}` });
+      const detail = `${left} left of Max24HourSend ${q.max24HourSend}`;
+      shared.push({ limit: 'quota', key: provider, rate: count / (days * 86_400), detail });
     }
   }
+  return shared;
+}
 
+/** Receivers with an open circuit on a pool of the route (and the campaign's stream): until when. */
+function openCircuitsOf(step: Step, now: number): Map<string, number> {
+  const { deps, subject, route } = step;
   const circuits = new Map<string, number>();
-  const pools = new Set(route.map((r) => poolOf(config, r.provider)));
-  for (const name of adjustments.circuits()) {
-    const c = adjustments.circuit(name);
+  const pools = new Set(route.map((r) => poolOf(deps.config, r.provider)));
+  for (const name of deps.adjustments.circuits()) {
+    const c = deps.adjustments.circuit(name);
     const id = parseCircuitId(name);
     if (c && now < c.untilMs && pools.has(id.pool) && (id.stream === subject.stream || id.stream === ''))
       circuits.set(id.receiver, Math.max(circuits.get(id.receiver) ?? 0, c.untilMs));
   }
+  return circuits;
+}
 
-  const receivers: ProjectedReceiver[] = [];
-  for (const [name, g] of groups) {
-    const { layers } = quotaLayers(config, keys, { to: `x@${g.domains[0]}`, tenantId: subject.tenantId, campaign, provider: primary, receiver: g.limit }, adjustments);
-    const r = layers[1]!;
+/** Each receiver with its own limits (its layer at the effective rate, a warm-up cap) and its open circuit. */
+function receiverLimits(
+  step: Step,
+  groups: Map<string, { limit: ReceiverLimit; domains: string[]; count: number }>,
+  circuits: Map<string, number>,
+): ProjectedReceiver[] {
+  const { deps, subject, usable, route, campaign, lowered } = step;
+  return [...groups].map(([name, g]) => {
+    const provider = route[0]!.provider;
+    const to = `x@${g.domains[0]}`;
+    const r = quotaLayers(
+      deps.config,
+      deps.keys,
+      { to, tenantId: subject.tenantId, campaign, provider, receiver: g.limit },
+      deps.adjustments,
+    ).layers[1]!;
     const own: LaunchLimit[] = [];
     if (r.rate !== undefined)
-      own.push({ limit: 'receiver', key: name, rate: r.rate * usable, detail: `${round(g.limit.rate ?? r.rate)}/s${factorText(r.key)}` });
+      own.push({
+        limit: 'receiver',
+        key: name,
+        rate: r.rate * usable,
+        detail: `${round(g.limit.rate ?? r.rate)}/s${lowered(r.key)}`,
+      });
     const w = warmupLimit(deps, route, name);
     if (w) own.push(w);
     const until = circuits.get(name);
-    receivers.push({ receiver: name, domains: g.domains, count: g.count, own, ...(until ? { circuitUntilMs: until } : {}) });
-  }
-  const circuitCount = receivers.reduce((n, r) => n + (r.circuitUntilMs ? r.count : 0), 0);
+    return { receiver: name, domains: g.domains, count: g.count, own, ...(until ? { circuitUntilMs: until } : {}) };
+  });
+}
 
-  const paused = route.map((r) => adjustments.standing(r.provider));
+/** Age of the last ESP event applied from each provider of the route (null: never heard from). */
+async function feedOf(step: Step, now: number): Promise<Record<string, number | null>> {
+  const applied = await step.deps.redis.hgetall(step.deps.keys.feedApplied());
+  const feed: Record<string, number | null> = {};
+  for (const { provider } of step.route)
+    feed[provider] = applied[provider] ? Math.max(0, now - Number(applied[provider])) : null;
+  return feed;
+}
+
+/** Reads everything a launch is decided on (rates in force, circuits, storage, the feed). */
+export async function readInputs(
+  deps: InputDeps,
+  subject: LaunchSubject,
+  now: number,
+): Promise<Omit<ProjectionInput, 'settings' | 'now' | 'total'>> {
+  const { config, adjustments, redis } = deps;
+  await adjustments.refresh();
+  const step: Step = {
+    deps,
+    subject,
+    usable: usableShare(config, subject.priority),
+    route: routeOf(deps, subject.stream),
+    campaign: { id: subject.id, rate: subject.rate, burst: subject.burst },
+    lowered: (key) => {
+      const f = adjustments.factor(key);
+      return f < 1 ? ` × ${f.toFixed(3)} (lowered)` : '';
+    },
+  };
+  const groups = await receiversOf(deps, subject.domains);
+  const count = [...groups.values()].reduce((n, g) => n + g.count, 0);
+  const receivers = receiverLimits(step, groups, openCircuitsOf(step, now));
+  const circuitCount = receivers.reduce((n, r) => n + (r.circuitUntilMs ? r.count : 0), 0);
+  const paused = step.route.map((r) => adjustments.standing(r.provider));
   const pausedUntilMs = paused.every((s) => s.state === 'paused')
     ? Math.min(...paused.map((s) => (s.state === 'paused' ? s.untilMs : 0)))
     : undefined;
-
-  const applied = await redis.hgetall(keys.feedApplied());
-  const feed: Record<string, number | null> = {};
-  for (const { provider } of route) feed[provider] = applied[provider] ? Math.max(0, now - Number(applied[provider])) : null;
-
   return {
     receivers,
-    shared,
+    shared: sharedLimits(step, count),
     lifetimeMs: config.delivery.lifetimeMs[subject.priority],
     ...(subject.expiresAt !== undefined ? { expiresAt: subject.expiresAt } : {}),
     ...(pausedUntilMs !== undefined ? { pausedUntilMs } : {}),
     checks: {
       storage: await storageOf(redis, config.launch.storage.budgetBytes),
-      feed,
+      feed: await feedOf(step, now),
       circuits: {
         share: count > 0 ? circuitCount / count : 0,
         receivers: receivers.filter((r) => r.circuitUntilMs).map((r) => r.receiver),

@@ -122,9 +122,17 @@ function checkFirst(input: ProjectionInput): Pick<Projected, 'kind' | 'rule' | '
   const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
   const used = `Redis uses ${pct(checks.storage.share)} of its ${checks.storage.source === 'maxmemory' ? 'maxmemory' : 'budget (launch.storage.budgetBytes)'}`;
   if (checks.storage.share >= settings.storage.rejectAbove)
-    return { kind: 'reject', rule: 'storage-critical', reason: `${used}, at or above ${pct(settings.storage.rejectAbove)}` };
+    return {
+      kind: 'reject',
+      rule: 'storage-critical',
+      reason: `${used}, at or above ${pct(settings.storage.rejectAbove)}`,
+    };
   if (checks.storage.share >= settings.storage.holdAbove)
-    return { kind: 'held', rule: 'storage-high', reason: `${used}, at or above ${pct(settings.storage.holdAbove)}: held until there is room` };
+    return {
+      kind: 'held',
+      rule: 'storage-high',
+      reason: `${used}, at or above ${pct(settings.storage.holdAbove)}: held until there is room`,
+    };
   const stale = Object.entries(checks.feed).filter(([, age]) => age !== null && age > settings.feedMaxAgeMs);
   if (stale.length > 0)
     return {
@@ -133,7 +141,9 @@ function checkFirst(input: ProjectionInput): Pick<Projected, 'kind' | 'rule' | '
       reason: `the suppression feed is stale: no event applied from ${stale.map(([p, age]) => `${p} for ${Math.round(age! / 1000)} s`).join(', ')}`,
     };
   if (checks.circuits.share >= settings.materialShare) {
-    const until = Math.max(...input.receivers.flatMap((r) => (r.circuitUntilMs !== undefined ? [r.circuitUntilMs] : [now])));
+    const until = Math.max(
+      ...input.receivers.flatMap((r) => (r.circuitUntilMs !== undefined ? [r.circuitUntilMs] : [now])),
+    );
     return {
       kind: 'held',
       rule: 'circuit',
@@ -169,8 +179,19 @@ export function decideLaunch(input: ProjectionInput): Projected {
   const delayed = startAt > input.now;
   if (late.length === 0)
     return delayed
-      ? { ...base, kind: 'delay', rule: 'provider-paused', untilMs: startAt, reason: `every provider of the route is paused until ${iso(startAt)}` }
-      : { ...base, kind: 'accept', rule: 'fits', reason: `every receiver finishes by ${iso(receivers[0]?.finishAt ?? startAt)}, before ${iso(deadline)}` };
+      ? {
+          ...base,
+          kind: 'delay',
+          rule: 'provider-paused',
+          untilMs: startAt,
+          reason: `every provider of the route is paused until ${iso(startAt)}`,
+        }
+      : {
+          ...base,
+          kind: 'accept',
+          rule: 'fits',
+          reason: `every receiver finishes by ${iso(receivers[0]?.finishAt ?? startAt)}, before ${iso(deadline)}`,
+        };
   const worst = late[0]!;
   const why = `${lateReason(worst, deadline)}${late.length > 1 ? ` (and ${late.length - 1} more receivers)` : ''}`;
   if (input.settings.onPastExpiry === 'reject') return { ...base, kind: 'reject', rule: 'past-expiry', reason: why };
@@ -178,9 +199,19 @@ export function decideLaunch(input: ProjectionInput): Projected {
   const windowMs = deadline - startAt;
   const k = Math.max(2, Math.ceil(spanMs / windowMs));
   if (input.expiresAt !== undefined && startAt + spanMs > input.expiresAt)
-    return { ...base, kind: 'reject', rule: 'past-expiry', reason: `${why}; waves cannot help: the campaign expires at ${iso(input.expiresAt)}` };
+    return {
+      ...base,
+      kind: 'reject',
+      rule: 'past-expiry',
+      reason: `${why}; waves cannot help: the campaign expires at ${iso(input.expiresAt)}`,
+    };
   if (k > input.settings.maxWaves)
-    return { ...base, kind: 'reject', rule: 'too-many-waves', reason: `${why}; it would take ${k} waves, more than launch.maxWaves ${input.settings.maxWaves}` };
+    return {
+      ...base,
+      kind: 'reject',
+      rule: 'too-many-waves',
+      reason: `${why}; it would take ${k} waves, more than launch.maxWaves ${input.settings.maxWaves}`,
+    };
   const waves = wavesOf(input.total, k, startAt, spanMs / k);
   return {
     ...base,
