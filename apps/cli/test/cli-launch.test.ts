@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { createClient, type CampaignStatus, type SluiceClient } from '@sluice/client';
+import { childEnv } from '../../../test/support/env.js';
 import { fromSources, startProcess, type TestProcess } from '../../../test/support/process.js';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 import { run } from '../src/index.js';
@@ -57,7 +58,7 @@ it('launches a campaign past the lifetime at one receiver: split, shown, approve
       '',
     ].join('\n'),
   );
-  const env = { ...process.env, REDIS_URL: r.url, SLUICE_CONFIG: config, USER: 'tester' };
+  const env = childEnv({ REDIS_URL: r.url, SLUICE_CONFIG: config, USER: 'tester' });
   scheduler = await startProcess('scheduler', fromSources('scheduler'), env, '"ready"');
   client = createClient({ redis: r.url, prefix: r.prefix });
   await client.campaigns.create({ id: 'spring', name: 'Spring sale', priority: 'low' });

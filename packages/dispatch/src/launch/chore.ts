@@ -16,7 +16,7 @@ export interface LaunchChore {
   name: string;
   run(now: number): Promise<number>;
   /** Keeps an SES account's last reading (`watchQuotas`' `onReading`): the daily quota left. */
-  noteQuota(provider: string, quota: AccountQuota): void;
+  noteQuota: (provider: string, quota: AccountQuota) => void;
 }
 
 const FINAL = ['sent', 'rejected', 'suppressed', 'expired', 'cancelled', 'unconfirmed'] as const;

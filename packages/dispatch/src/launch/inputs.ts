@@ -152,11 +152,11 @@ function sharedLimits(step: Step, count: number): LaunchLimit[] {
   for (const { provider, share } of route) {
     const subjectOf = { to: 'x@launch.invalid', tenantId: subject.tenantId, campaign, provider };
     const [p, , pool, c, t] = quotaLayers(config, keys, subjectOf, adjustments).layers;
-    add('provider', provider, p!, share);
-    add('pool', poolOf(config, provider), pool!, share);
+    add('provider', provider, p, share);
+    add('pool', poolOf(config, provider), pool, share);
     if (provider === route[0]!.provider) {
-      add('campaign', subject.id, c!, 1);
-      add('tenant', subject.tenantId, t!, 1);
+      add('campaign', subject.id, c, 1);
+      add('tenant', subject.tenantId, t, 1);
     }
     const q = deps.quotas().get(provider);
     const left = q && q.max24HourSend >= 0 ? q.max24HourSend - q.sentLast24Hours : undefined;
@@ -199,7 +199,7 @@ function receiverLimits(
       deps.keys,
       { to, tenantId: subject.tenantId, campaign, provider, receiver: g.limit },
       deps.adjustments,
-    ).layers[1]!;
+    ).layers[1];
     const own: LaunchLimit[] = [];
     if (r.rate !== undefined)
       own.push({
