@@ -117,6 +117,8 @@ export interface StoredLaunch {
 /** Reads and writes a campaign's launch hash. */
 export interface LaunchStore {
   read(campaignId: string): Promise<StoredLaunch | null>;
+  /** The version alone (one HGET; 0: none): a reader that keeps the record reads it again only when this moved. */
+  version(campaignId: string): Promise<number>;
   /** Writes record and gate if the version is still `version`; false when someone wrote first. */
   write(campaignId: string, version: number, record: LaunchRecord): Promise<boolean>;
   /** One HGET: the gate at `now`. */
@@ -131,6 +133,9 @@ export function createLaunchStore(redis: Redis, keys: Keys): LaunchStore {
       const [v, raw] = await r.hmget(keys.launch(id), 'v', 'record');
       if (!raw) return null;
       return { version: Number(v ?? 0), record: JSON.parse(raw) as LaunchRecord };
+    },
+    async version(id) {
+      return Number((await r.hget(keys.launch(id), 'v')) ?? 0);
     },
     async write(id, version, record) {
       const code = await r.sluiceLaunchSwap(

@@ -35,6 +35,18 @@ export function createLaunchChore(options: LaunchChoreOptions): LaunchChore {
   const store = createLaunchStore(redis, keys);
   const readings = new Map<string, AccountQuota>();
   const deps: InputDeps = { ...options, quotas: () => readings };
+  // The records as last read, by version: a tick reads one HGET per launch unless it moved.
+  const kept = new Map<string, StoredLaunch>();
+
+  async function readLaunch(id: string): Promise<StoredLaunch | null> {
+    const version = await store.version(id);
+    const cached = kept.get(id);
+    if (cached?.version === version) return cached;
+    const stored = await store.read(id);
+    if (stored) kept.set(id, stored);
+    else kept.delete(id);
+    return stored;
+  }
 
   function subjectOf(h: Record<string, string>, record: LaunchRecord, domains: Record<string, number>): LaunchSubject {
     const priority = (PRIORITY_CLASSES as readonly string[]).includes(h.priority ?? '')
@@ -118,9 +130,10 @@ export function createLaunchChore(options: LaunchChoreOptions): LaunchChore {
   }
 
   async function visit(id: string, now: number): Promise<boolean> {
-    const [stored, h] = await Promise.all([store.read(id), redis.hgetall(keys.campaign(id))]);
+    const [stored, h] = await Promise.all([readLaunch(id), redis.hgetall(keys.campaign(id))]);
     if (!stored || !h.createdAt || h.cancelled === '1') {
       await redis.srem(keys.launches(), id);
+      kept.delete(id);
       return false;
     }
     const { record } = stored;
@@ -129,6 +142,7 @@ export function createLaunchChore(options: LaunchChoreOptions): LaunchChore {
     const due = now - (record.checkedAt ?? d.decidedAt) >= settings.recheckMs;
     if (d.kind === 'reject') {
       await redis.srem(keys.launches(), id);
+      kept.delete(id);
       return false;
     }
     if (d.kind === 'held') return (d.untilMs !== undefined && now >= d.untilMs) || due ? decide(stored, h, now) : false;
@@ -136,6 +150,7 @@ export function createLaunchChore(options: LaunchChoreOptions): LaunchChore {
     const final = FINAL.reduce((n, s) => n + Number(h[`n:${s}`] ?? 0), 0);
     if (final >= record.forecast.total) {
       await redis.srem(keys.launches(), id);
+      kept.delete(id);
       return false;
     }
     return recheck(stored, h, now);

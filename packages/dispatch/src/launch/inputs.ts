@@ -47,7 +47,14 @@ export interface LaunchSubject {
 
 /** Domains whose receiver is asked of DNS (the largest first); the rest by config or the cache. */
 const RESOLVE_TOP = 1000;
-const RESOLVE_AT_ONCE = 16;
+const RESOLVE_AT_ONCE = 32;
+/**
+ * No new MX lookups start after this long (a lookup takes at most `organisations.timeoutMs`):
+ * the chore runs before the governor's rules in the leader's tick and must not hold them. What
+ * was not asked stands by config or the cache for now; the resolver's cache fills, so a
+ * re-check sees more.
+ */
+const RESOLVE_BUDGET_MS = 2_000;
 
 const round = (x: number): string => (x >= 10 ? x.toFixed(0) : x.toPrecision(3));
 
@@ -65,7 +72,8 @@ async function receiversOf(
 ): Promise<Map<string, { limit: ReceiverLimit; domains: string[]; count: number }>> {
   const sorted = Object.entries(domains).sort((a, b) => b[1] - a[1]);
   const limits = new Map<string, ReceiverLimit>();
-  for (let i = 0; i < Math.min(RESOLVE_TOP, sorted.length); i += RESOLVE_AT_ONCE) {
+  const stopAt = Date.now() + RESOLVE_BUDGET_MS;
+  for (let i = 0; i < Math.min(RESOLVE_TOP, sorted.length) && Date.now() < stopAt; i += RESOLVE_AT_ONCE) {
     const batch = sorted.slice(i, Math.min(i + RESOLVE_AT_ONCE, RESOLVE_TOP));
     const got = await Promise.all(batch.map(([d]) => deps.organisations.receiverOf(d)));
     batch.forEach(([d], j) => limits.set(d, got[j]!));
