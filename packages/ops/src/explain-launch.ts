@@ -1,24 +1,6 @@
 import type { Redis } from 'ioredis';
 import { recipientDomain, type Keys } from '@sluice/core';
-import { createLaunchStore, readGate, gateFor, type LaunchRecord } from '@sluice/store';
-import type { CampaignLaunch } from './types.js';
-
-/** A campaign's launch as the status snapshot (and the dashboard) shows it. */
-export function launchSummary(record: LaunchRecord): CampaignLaunch {
-  const d = record.decision;
-  const stopped = Object.keys(record.stopped);
-  if (!d) return { kind: 'pending', reason: 'no scheduler has decided it yet', stopped };
-  return {
-    kind: d.kind,
-    rule: d.rule,
-    reason: d.reason,
-    approval: d.approval,
-    ...(d.approvedBy ? { approvedBy: d.approvedBy } : {}),
-    ...(d.waves ? { waves: d.waves.length } : {}),
-    ...(d.untilMs ? { untilMs: d.untilMs } : {}),
-    stopped,
-  };
-}
+import { createLaunchStore } from '@sluice/store';
 
 /**
  * What a campaign's launch says of a message not yet final: its receiver stopped by the
@@ -32,9 +14,9 @@ export async function launchNote(
   to: string,
   now: number,
 ): Promise<string | undefined> {
-  const stored = await createLaunchStore(redis, keys).read(campaignId);
-  if (!stored) return undefined;
-  const gate = readGate(gateFor(stored.record), now);
+  // The gate the injection reads: a few bytes, where the record holds every projection.
+  const gate = await createLaunchStore(redis, keys).gate(campaignId, now);
+  if (gate.state === 'refused' && gate.code === 'campaign_not_launched') return undefined;
   const domain = recipientDomain(to);
   if (gate.state === 'open') {
     const stopped = gate.stopped[domain];

@@ -20,8 +20,7 @@ import {
   type Signals,
 } from '@sluice/throttle';
 import type { KeyStatus, Override, QueueStatus, StatusSnapshot } from './types.js';
-import { createQueues, type LaunchRecord } from '@sluice/store';
-import { launchSummary } from './explain-launch.js';
+import { createQueues, type LaunchSummary } from '@sluice/store';
 
 /** Options of {@link createStatus}. */
 export interface StatusOptions {
@@ -263,14 +262,14 @@ export function createStatus(options: StatusOptions): Status {
       await adjustments.refresh();
       campaignIds.sort();
       const hashes = redis.pipeline();
-      for (const id of campaignIds) hashes.hgetall(keys.campaign(id)).hget(keys.launch(id), 'record');
+      for (const id of campaignIds) hashes.hgetall(keys.campaign(id)).hget(keys.launch(id), 'summary');
       const campaignHashes = new Map<string, Record<string, string>>();
-      const launches = new Map<string, LaunchRecord>();
+      const launches = new Map<string, LaunchSummary>();
       for (const [i, [err, h]] of ((await hashes.exec()) ?? []).entries()) {
         const id = campaignIds[Math.floor(i / 2)]!;
         if (err || h === null) continue;
         if (i % 2 === 0) campaignHashes.set(id, h as Record<string, string>);
-        else launches.set(id, JSON.parse(h as string) as LaunchRecord);
+        else launches.set(id, JSON.parse(h as string) as LaunchSummary);
       }
       // Queue handles of campaigns that are gone are closed, not kept forever.
       const live = new Set(campaignIds.map((id) => keys.campaignQueue(id)));
@@ -326,7 +325,7 @@ export function createStatus(options: StatusOptions): Status {
         if (h.name) entry.name = h.name;
         if (h.priority) entry.priority = h.priority as PriorityClass;
         const launch = launches.get(id);
-        if (launch) entry.launch = launchSummary(launch);
+        if (launch) entry.launch = launch;
         return entry;
       });
 

@@ -1,4 +1,5 @@
 import type { LayerKind, PriorityClass } from '@sluice/core';
+import type { LaunchSummary } from '@sluice/store';
 import type { OverrideKind, OverrideState as Override } from '@sluice/throttle';
 
 /**
@@ -94,17 +95,7 @@ export interface StatusSnapshot {
 }
 
 /** A campaign's launch decision, in short (`sluice campaigns show` has it all). */
-export interface CampaignLaunch {
-  kind: 'pending' | 'accept' | 'delay' | 'split' | 'reject' | 'held';
-  rule?: string;
-  reason: string;
-  approval?: 'not-needed' | 'required' | 'approved';
-  approvedBy?: string;
-  waves?: number;
-  untilMs?: number;
-  /** Receivers the re-check stopped. */
-  stopped: string[];
-}
+export type CampaignLaunch = LaunchSummary;
 
 /** What `explain` tells of one message. */
 export interface Explanation {

@@ -50,6 +50,7 @@ export {
   createLaunchStore,
   gateFor,
   launchForecastSchema,
+  launchSummary,
   parseForecast,
   readGate,
   type LaunchForecastInput,
@@ -68,6 +69,7 @@ export {
   type LaunchReceiver,
   type LaunchRecord,
   type LaunchStop,
+  type LaunchSummary,
   type LaunchWave,
   type StoredGate,
 } from './launch-types.js';

@@ -131,3 +131,16 @@ export type StoredGate =
   | { s: 'open'; waves?: { atMs: number; upTo: number }[]; stopped: Record<string, string> }
   | { s: 'wait'; untilMs?: number; reason: string }
   | { s: 'refused'; reason: string };
+
+/** A launch in short, as the status snapshot and the dashboard show it (field `summary`). */
+export interface LaunchSummary {
+  kind: 'pending' | LaunchKind;
+  rule?: string;
+  reason: string;
+  approval?: LaunchDecision['approval'];
+  approvedBy?: string;
+  waves?: number;
+  untilMs?: number;
+  /** Receivers the re-check stopped. */
+  stopped: string[];
+}

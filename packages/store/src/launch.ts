@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { SluiceError, normalizeHost, parseInput, type Keys } from '@sluice/core';
 import { defineScripts, type StoreRedis } from './internal/scripts.js';
-import type { LaunchForecast, LaunchGate, LaunchRecord, StoredGate } from './launch-types.js';
+import type { LaunchForecast, LaunchGate, LaunchRecord, LaunchSummary, StoredGate } from './launch-types.js';
 
 const DOMAIN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/;
 const MAX_DOMAINS = 100_000;
@@ -86,6 +86,23 @@ export function gateFor(record: LaunchRecord): StoredGate {
   return { s: 'open', stopped };
 }
 
+/** A launch in short (written with the record, so the status reads a few bytes, not the projections). */
+export function launchSummary(record: LaunchRecord): LaunchSummary {
+  const d = record.decision;
+  const stopped = Object.keys(record.stopped);
+  if (!d) return { kind: 'pending', reason: 'no scheduler has decided it yet', stopped };
+  return {
+    kind: d.kind,
+    rule: d.rule,
+    reason: d.reason,
+    approval: d.approval,
+    ...(d.approvedBy ? { approvedBy: d.approvedBy } : {}),
+    ...(d.waves ? { waves: d.waves.length } : {}),
+    ...(d.untilMs ? { untilMs: d.untilMs } : {}),
+    stopped,
+  };
+}
+
 /** What a stored gate says at `now`. `null`: the campaign was never launched. */
 export function readGate(stored: StoredGate | null, now: number): LaunchGate {
   if (stored === null)
@@ -143,6 +160,7 @@ export function createLaunchStore(redis: Redis, keys: Keys): LaunchStore {
         version,
         JSON.stringify(record),
         JSON.stringify(gateFor(record)),
+        JSON.stringify(launchSummary(record)),
       );
       return Number(code) > 0;
     },
