@@ -1,9 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { parseConfig, type SluiceConfig } from '@sluice/core';
-import { createScheduler, type Scheduler } from '@sluice/dispatch';
+import {
+  createLaunchChore,
+  createOrganisations,
+  createScheduler,
+  createWarmup,
+  type Scheduler,
+} from '@sluice/dispatch';
 import { createCampaigns, createQueues, type Campaigns, type LaunchRecord, type Queues } from '@sluice/store';
-import { createAdjustments } from '@sluice/throttle';
+import { createAdjustments, createSignals } from '@sluice/throttle';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
 // The admission decision at launch, decided by a real scheduler's governor leader.
@@ -222,5 +228,38 @@ describe('a campaign launch', () => {
     expect(gate.state === 'open' && gate.stopped['yahoo.com']).toContain('receiver yahoo stopped: projected to finish');
     // gmail is not stopped: it still finishes in time.
     expect(Object.keys(status.launch!.stopped)).toEqual(['yahoo']);
+  });
+
+  it("names the ESP's daily quota when what is left of it binds the campaign", async () => {
+    const config = configOf();
+    const logger = pino({ level: 'silent' });
+    const adjustments = createAdjustments({ redis: r.redis, keys: r.keys, backpressure: config.backpressure });
+    const signals = createSignals({ redis: r.redis, keys: r.keys });
+    const organisations = createOrganisations({ config, logger });
+    open.push(signals, { close: () => adjustments.close() }, { close: () => organisations.close() });
+    const warmup = createWarmup({ config, redis: r.redis, keys: r.keys, adjustments, signals });
+    const chore = createLaunchChore({
+      config,
+      redis: r.redis,
+      keys: r.keys,
+      adjustments,
+      organisations,
+      warmup,
+      logger,
+      holder: 'leader',
+    });
+    const campaigns = lifecycle();
+    await campaigns.create({ id: 'quota' });
+    await expect(campaigns.launch('quota', FORECAST, { timeoutMs: 0 })).rejects.toMatchObject({ code: 'no_scheduler' });
+    // 10,000 left today of 50,000 a day: the other 90,000 take 1.8 days, within the 72 h of the low class.
+    chore.noteQuota('ses', { max24HourSend: 50_000, sentLast24Hours: 40_000 });
+    expect(await chore.run(Date.now())).toBe(1);
+    const { decision } = (await campaigns.status('quota')).launch!;
+    expect(decision).toMatchObject({
+      kind: 'accept',
+      shared: { limit: 'quota', key: 'ses', detail: '10000 left of Max24HourSend 50000' },
+    });
+    expect(decision!.shared.rate).toBeCloseTo(100_000 / (1.8 * 86_400), 6);
+    expect(decision!.receivers.map((x) => x.binds.limit)).toEqual(['quota', 'quota']);
   });
 });
