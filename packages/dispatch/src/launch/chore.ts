@@ -162,7 +162,14 @@ export function createLaunchChore(options: LaunchChoreOptions): LaunchChore {
       void readings.set(provider, { max24HourSend: q.max24HourSend, sentLast24Hours: q.sentLast24Hours }),
     async run(now) {
       let written = 0;
-      for (const id of await redis.smembers(keys.launches())) if (await visit(id, now)) written++;
+      for (const id of await redis.smembers(keys.launches())) {
+        // One launch that fails (its record unreadable, Redis away) is tried again next tick; the others go on.
+        const ok = await visit(id, now).catch((err: unknown) => {
+          logger.warn({ err, campaignId: id }, `launch of ${id}: not decided this tick`);
+          return false;
+        });
+        if (ok) written++;
+      }
       return written;
     },
   };

@@ -103,10 +103,13 @@ export async function storageOf(redis: Redis, budgetBytes: number): Promise<Laun
 /** The providers the stream's route sends by, with their shares of its traffic. */
 function routeOf(deps: InputDeps, stream: string): { provider: string; share: number }[] {
   const { config, warmup } = deps;
-  const entries = (config.routes[stream] ?? [{ provider: config.defaultProvider, weight: 1 }]).filter((r) => {
+  const all = config.routes[stream] ?? [{ provider: config.defaultProvider, weight: 1 }];
+  const open = all.filter((r) => {
     const state = warmup.stateOf(poolOf(config, r.provider));
     return state !== 'draining' && state !== 'retired';
   });
+  // Every pool draining or retired: projected as configured (admission holds the mail meanwhile).
+  const entries = open.length > 0 ? open : all;
   const weighted = entries.filter((r) => r.weight > 0);
   const used = weighted.length > 0 ? weighted : entries.map((r) => ({ ...r, weight: 1 }));
   const total = used.reduce((n, r) => n + r.weight, 0);
