@@ -151,10 +151,11 @@ describe('a campaign launch', () => {
     const config = configOf();
     const adjustments = createAdjustments({ redis: r.redis, keys: r.keys, backpressure: config.backpressure });
     open.push({ close: () => adjustments.close() });
-    const untilMs = Date.now() + 60_000;
+    // Open for 3 s: long enough to be decided on while open, short enough to see it end.
+    const untilMs = Date.now() + 3_000;
     await adjustments.setCircuit('yahoo|default|transactional', {
       untilMs,
-      openForMs: 60_000,
+      openForMs: 3_000,
       probes: 1,
       rule: 'blocks',
     });
@@ -165,6 +166,14 @@ describe('a campaign launch', () => {
     expect(record.decision).toMatchObject({ kind: 'held', rule: 'circuit', untilMs });
     expect(record.decision!.checks.circuits).toEqual({ share: 0.3, receivers: ['yahoo'] });
     expect(await campaigns.gate('held')).toMatchObject({ state: 'wait', untilMs });
+    // Once the circuit's time is up, the leader decides again: accepted, and the gate opens.
+    const later = await until(
+      () => campaigns.status('held'),
+      (s) => s.launch?.decision?.kind !== 'held',
+    );
+    expect(later.launch?.decision).toMatchObject({ kind: 'accept', checks: { circuits: { share: 0 } } });
+    expect(later.launch!.decision!.decidedAt).toBeGreaterThanOrEqual(untilMs);
+    expect(await campaigns.gate('held')).toEqual({ state: 'open', stopped: {} });
   });
 
   it('stays stored when no scheduler runs, and is decided once one does', async () => {
