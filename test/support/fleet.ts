@@ -92,6 +92,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   writeFileSync(configPath, JSON.stringify(config, null, 2)); // JSON is YAML
   const env = { ...process.env, SLUICE_CONFIG: configPath, REDIS_URL: options.redisUrl };
   const redis = new Redis(options.redisUrl);
+  // Its failures reach the test through the commands that fail; ioredis would print each one too.
+  redis.on('error', () => undefined);
   const client = createClient({ redis: options.redisUrl, prefix });
   const processes: FleetProcess[] = [];
 

@@ -1,6 +1,7 @@
 import { SluiceError } from '@sluice/core';
 import { COMMON_OPTIONS, UsageError, parseCommandArgs, type OptionSpec } from './args.js';
 import { campaignCommands } from './commands/campaigns.js';
+import { injectCommands } from './commands/inject.js';
 import { explainCommands } from './commands/explain.js';
 import { overrideCommands } from './commands/override.js';
 import { statusCommands } from './commands/status.js';
@@ -11,6 +12,7 @@ import { createContext, type Command, type Io } from './context.js';
 export const COMMANDS: readonly Command[] = [
   ...statusCommands,
   ...campaignCommands,
+  ...injectCommands,
   ...overrideCommands,
   ...explainCommands,
   ...suppressionCommands,

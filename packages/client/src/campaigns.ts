@@ -1,13 +1,16 @@
+import type { RecipientInput } from '@sluice/core';
 import type {
   ApproveOptions,
   Campaign,
   CampaignInput,
   CampaignStatus,
+  Campaigns as Lifecycle,
+  InjectOptions,
+  InjectResult,
   LaunchForecastInput,
   LaunchGate,
   LaunchOptions,
   LaunchRecord,
-  Campaigns as Lifecycle,
 } from '@sluice/store';
 
 /**
@@ -37,10 +40,23 @@ export interface Campaigns {
   approve(id: string, options: ApproveOptions): Promise<LaunchRecord>;
   /** What may be injected now: open (within waves, minus stopped domains), wait, or refused. */
   gate(id: string): Promise<LaunchGate>;
+  /**
+   * Streams a campaign's recipients into Sluice (DESIGN.md, Campaigns at scale): each is
+   * `{ to, data?, key?, cursor? }`, rendered from the campaign's content at send time.
+   * Redis holds only the campaign's window; the call waits while it is full, so a list of
+   * any size flows at the rate the campaign is admitted. Each chunk and the cursor are
+   * written together: after a crash, `inject(id, rest, { from: (await status(id)).cursor.position })`
+   * goes on with none skipped and none twice. Resolves when every recipient is accepted.
+   */
+  inject(
+    id: string,
+    recipients: Iterable<RecipientInput> | AsyncIterable<RecipientInput>,
+    options?: InjectOptions,
+  ): Promise<InjectResult>;
 }
 
-/** The client's face of the lifecycle. */
-export function clientCampaigns(lifecycle: Lifecycle): Campaigns {
+/** The client's face of the lifecycle (the injection is the client's own). */
+export function clientCampaigns(lifecycle: Lifecycle): Omit<Campaigns, 'inject'> {
   return {
     create: (input) => lifecycle.create(input),
     get: (id) => lifecycle.get(id),

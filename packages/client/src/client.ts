@@ -3,6 +3,7 @@ import { SluiceError, createKeys, parseMessage, type Keys, type MessageInput } f
 import {
   connectRedis,
   createCampaigns,
+  createInjection,
   createQueues,
   createStore,
   type AttemptEntry,
@@ -123,6 +124,17 @@ export function createClient(options: ClientOptions): SluiceClient {
   const queues = createQueues({ redis, keys });
   const guard = createGuard(timeoutMs);
   const intake = createIntake({ redis, keys, store, queues });
+  const lifecycle = createCampaigns({ redis, keys, queues, store });
+  const injection = createInjection({
+    redis,
+    keys,
+    queues,
+    store,
+    within: (run) => guard('campaigns.inject', run),
+    async gate(id) {
+      return { state: 'open', stopped: {} };
+    },
+  });
   let closed = false;
 
   function check(): void {
@@ -143,10 +155,16 @@ export function createClient(options: ClientOptions): SluiceClient {
     },
   };
 
-  const campaigns = clientCampaigns(createCampaigns({ redis, keys, queues, store }));
+  const campaigns = clientCampaigns(lifecycle);
   return {
     campaigns: {
+      // Each method within the deadline, but the injection: it waits for room as long as it
+      // takes, each chunk within the deadline.
       ...guarded('campaigns', campaigns, guard, check),
+      inject(id, recipients, opts) {
+        check();
+        return injection.inject(id, recipients, opts);
+      },
       // A launch waits for a scheduler's decision within its own timeoutMs (10 s by default).
       launch: async (id, forecast, opts) => {
         check();

@@ -14,5 +14,16 @@ export {
   type ApproveOptions,
 } from '@sluice/store';
 export { type ClientSuppressions } from './suppressions.js';
-export type { AttemptEntry, MessageRecord, SuppressionEntry, SuppressionPage, SuppressionSource } from '@sluice/store';
-export type { MessageInput } from '@sluice/core';
+export type {
+  AttemptEntry,
+  InjectCursor,
+  InjectOptions,
+  InjectProgress,
+  InjectResult,
+  InjectWindow,
+  MessageRecord,
+  SuppressionEntry,
+  SuppressionPage,
+  SuppressionSource,
+} from '@sluice/store';
+export type { CampaignContentInput, MessageInput, RecipientInput } from '@sluice/core';

@@ -121,6 +121,27 @@ export const schedulerSchema = z
   })
   .prefault({});
 
+/**
+ * How much of a campaign injection keeps in Redis (`campaigns.inject`; DESIGN.md, Campaigns
+ * at scale). The scheduler measures each campaign's admitted rate and writes its window;
+ * the producer waits while the campaign has more recipients not yet taken by admission
+ * than `aheadMs` of that rate (at least `minWindow`), or more not yet final than `maxWindow`.
+ */
+export const injectionSchema = z
+  .strictObject({
+    /** How far ahead of admission recipients are injected, at the campaign's admitted rate. @defaultValue `20000` */
+    aheadMs: z.number().int().positive().default(20_000),
+    /** The least the window holds (no rate measured yet, or a slow one). @defaultValue `2000` */
+    minWindow: z.number().int().positive().default(2_000),
+    /**
+     * The most recipients of one campaign not yet final: the bound a receiver that is slow
+     * or cut may fill before injection waits for it (about 1 KB of Redis each). @defaultValue `50000`
+     */
+    maxWindow: z.number().int().positive().default(50_000),
+  })
+  .refine((w) => w.minWindow <= w.maxWindow, { path: ['minWindow'], message: 'must be at most maxWindow' })
+  .prefault({});
+
 /** The worker processes (`apps/worker`). */
 export const workerSchema = z
   .strictObject({

@@ -6,6 +6,7 @@ import {
   backpressureSchema,
   suppressionSchema,
   schedulerSchema,
+  injectionSchema,
   workerSchema,
 } from './config-delivery.js';
 import { failoverSchema, poolSchema, providerSchema, routesSchema, sandboxSchema } from './config-providers.js';
@@ -66,6 +67,7 @@ export const configSchema = z
     governor: governorSchema.prefault({}),
     failover: failoverSchema,
     scheduler: schedulerSchema,
+    injection: injectionSchema,
     worker: workerSchema,
     sandbox: sandboxSchema,
     suppression: suppressionSchema,

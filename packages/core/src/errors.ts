@@ -9,6 +9,13 @@ export type SluiceErrorCode =
   | 'unknown_campaign'
   | 'campaign_exists'
   | 'campaign_cancelled'
+  | 'invalid_recipient'
+  | 'render_failed'
+  | 'cursor_ahead'
+  | 'campaign_no_content'
+  | 'aborted'
+  | 'campaign_rejected'
+  | 'campaign_not_launched'
   | 'redis_unavailable'
   | 'closed'
   /** `campaigns.launch`: no scheduler decided within the wait (the request stays stored). */

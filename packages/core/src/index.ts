@@ -1,6 +1,20 @@
 export { PRIORITY_CLASSES, type PriorityClass } from './priority.js';
 export { SluiceError, type SluiceErrorCode, type SluiceErrorOptions, type ErrorAction } from './errors.js';
 export {
+  campaignContentSchema,
+  recipientSchema,
+  parseRecipient,
+  parseContent,
+  compileContent,
+  MAX_MERGE_DATA_BYTES,
+  type CampaignContent,
+  type CampaignContentInput,
+  type CompiledContent,
+  type Recipient,
+  type RecipientInput,
+  type RenderedContent,
+} from './campaign-content.js';
+export {
   messageInputSchema,
   parseMessage,
   expiresAt,
@@ -8,6 +22,7 @@ export {
   type MessageInput,
   type Message,
   type QueuedMessage,
+  type InjectedFields,
 } from './message.js';
 export {
   configSchema,

@@ -29,6 +29,10 @@ export interface Keys {
   suppression(tenantId: string): string;
   /** A campaign's settings and counters. */
   campaign(campaignId: string): string;
+  /** A campaign's content (JSON string), stored once for every recipient. */
+  campaignContent(campaignId: string): string;
+  /** A campaign's injection cursor (string `<position>|<backend cursor value>`): every recipient before it is accepted. */
+  campaignCursor(campaignId: string): string;
   /** Set of known campaign ids. */
   campaigns(): string;
   /** Per-second send counters (hash) for one epoch second. */
@@ -113,6 +117,8 @@ export function createKeys(prefix = 'sluice'): Keys {
     message: (id) => `${prefix}:msg:${id}`,
     suppression: (tenantId) => `${prefix}:sup:${tenantId}`,
     campaign: (id) => `${prefix}:campaign:${id}`,
+    campaignContent: (id) => `${prefix}:campaign:${id}:content`,
+    campaignCursor: (id) => `${prefix}:campaign:${id}:cursor`,
     campaigns: () => `${prefix}:campaigns`,
     stats: (sec) => `${prefix}:stats:${sec}`,
     adjustments: () => `${limiter}:adjust`,

@@ -58,115 +58,114 @@ const fromField = z
     return name ? { address: addr, name } : { address: addr };
   });
 
-/** A message as a backend submits it. One recipient per message. */
-export const messageInputSchema = z
-  .strictObject({
-    from: fromField,
-    to: address,
-    replyTo: address.optional(),
-    /** Required unless `template` or `raw` gives it. */
-    subject: line(998)
-      .refine((s) => s.trim() !== '', notBlank)
-      .optional(),
-    /** `text` and `html` together: at most {@link MAX_BODY_BYTES} UTF-8 bytes. */
-    text: body.optional(),
-    html: body.optional(),
-    /**
-     * A template stored at the ESP (SES `TemplateName`, SendGrid `template_id`, Mailgun
-     * `template`) and its variables. SMTP providers cannot send it.
-     */
-    template: z
-      .strictObject({
-        name: line(256).refine((s) => s.trim() !== '', notBlank),
-        /** JSON data (plain objects, arrays, strings, finite numbers, booleans, null), ≤ 256 KiB as JSON. */
-        data: templateDataSchema,
-      })
-      .optional(),
-    /**
-     * The whole message as MIME (RFC 5322), sent as is: `from` and `to` still make the
-     * envelope. SES (`Raw`), Mailgun (`messages.mime`) and SMTP can send it; SendGrid cannot.
-     */
-    raw: body
-      .refine((s) => utf8Bytes(s) <= MAX_BODY_BYTES, { message: `must be at most ${MAX_BODY_BYTES} bytes (UTF-8)` })
-      .optional(),
-    priority: z
-      .enum(PRIORITY_CLASSES, {
-        message: `must be one of ${PRIORITY_CLASSES.join(', ')}`,
-      })
-      .default('normal'),
-    stream: z.string().regex(NAME, { message: 'must match [A-Za-z0-9_-]{1,64}' }).default('transactional'),
-    campaignId: z.string().regex(NAME, { message: 'must match [A-Za-z0-9_-]{1,64}' }).optional(),
-    tenantId: z.string().regex(NAME, { message: 'must match [A-Za-z0-9_-]{1,64}' }).default('default'),
-    idempotencyKey: line(256)
-      .refine((s) => s.trim() !== '', notBlank)
-      .optional(),
-    expiresAt: z
-      .union([z.number().int().positive(), z.iso.datetime({ offset: true }).transform((s) => Date.parse(s))])
-      .optional(),
-    headers: keyedRecord(
-      z
-        .record(z.string().regex(HEADER_NAME, { message: 'is not a valid header name' }), line(2000))
-        .superRefine((headers, ctx) => {
-          for (const name of Object.keys(headers)) {
-            if (RESERVED_HEADERS.has(name.toLowerCase())) {
-              ctx.addIssue({ code: 'custom', path: [name], message: 'is set by Sluice and may not be given' });
-            }
+/** A message's fields, each checked alone (the whole is {@link messageInputSchema}). */
+export const messageFieldsSchema = z.strictObject({
+  from: fromField,
+  to: address,
+  replyTo: address.optional(),
+  /** Required unless `template` or `raw` gives it. */
+  subject: line(998)
+    .refine((s) => s.trim() !== '', notBlank)
+    .optional(),
+  /** `text` and `html` together: at most {@link MAX_BODY_BYTES} UTF-8 bytes. */
+  text: body.optional(),
+  html: body.optional(),
+  /**
+   * A template stored at the ESP (SES `TemplateName`, SendGrid `template_id`, Mailgun
+   * `template`) and its variables. SMTP providers cannot send it.
+   */
+  template: z
+    .strictObject({
+      name: line(256).refine((s) => s.trim() !== '', notBlank),
+      /** JSON data (plain objects, arrays, strings, finite numbers, booleans, null), ≤ 256 KiB as JSON. */
+      data: templateDataSchema,
+    })
+    .optional(),
+  /**
+   * The whole message as MIME (RFC 5322), sent as is: `from` and `to` still make the
+   * envelope. SES (`Raw`), Mailgun (`messages.mime`) and SMTP can send it; SendGrid cannot.
+   */
+  raw: body
+    .refine((s) => utf8Bytes(s) <= MAX_BODY_BYTES, { message: `must be at most ${MAX_BODY_BYTES} bytes (UTF-8)` })
+    .optional(),
+  priority: z
+    .enum(PRIORITY_CLASSES, {
+      message: `must be one of ${PRIORITY_CLASSES.join(', ')}`,
+    })
+    .default('normal'),
+  stream: z.string().regex(NAME, { message: 'must match [A-Za-z0-9_-]{1,64}' }).default('transactional'),
+  campaignId: z.string().regex(NAME, { message: 'must match [A-Za-z0-9_-]{1,64}' }).optional(),
+  tenantId: z.string().regex(NAME, { message: 'must match [A-Za-z0-9_-]{1,64}' }).default('default'),
+  idempotencyKey: line(256)
+    .refine((s) => s.trim() !== '', notBlank)
+    .optional(),
+  expiresAt: z
+    .union([z.number().int().positive(), z.iso.datetime({ offset: true }).transform((s) => Date.parse(s))])
+    .optional(),
+  headers: keyedRecord(
+    z
+      .record(z.string().regex(HEADER_NAME, { message: 'is not a valid header name' }), line(2000))
+      .superRefine((headers, ctx) => {
+        for (const name of Object.keys(headers)) {
+          if (RESERVED_HEADERS.has(name.toLowerCase())) {
+            ctx.addIssue({ code: 'custom', path: [name], message: 'is set by Sluice and may not be given' });
           }
-        }),
-      'headers',
-      MAX_HEADERS,
-    ).optional(),
-    tags: keyedRecord(
-      z.record(
-        z.string().regex(NAME, { message: 'must match [A-Za-z0-9_-]{1,64}' }),
-        z.string().regex(/^[A-Za-z0-9_.@-]{0,256}$/, { message: 'must match [A-Za-z0-9_.@-]{0,256}' }),
-      ),
-      'tags',
-      MAX_TAGS,
-    ).optional(),
-  })
-  .superRefine((m, ctx) => {
-    const content = [
-      m.text !== undefined || m.html !== undefined,
-      m.template !== undefined,
-      m.raw !== undefined,
-    ].filter(Boolean).length;
-    if (content === 0) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['text'],
-        message: 'a message needs text or html, a template, or raw MIME',
-      });
-    } else if (content > 1) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [m.raw !== undefined ? 'raw' : 'template'],
-        message: 'text/html, template and raw are alternatives: give one',
-      });
-    }
-    if (m.subject === undefined && m.raw === undefined && m.template === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['subject'],
-        message: 'is required unless a template or raw MIME gives it',
-      });
-    }
-    const bodyBytes = (m.text === undefined ? 0 : utf8Bytes(m.text)) + (m.html === undefined ? 0 : utf8Bytes(m.html));
-    if (bodyBytes > MAX_BODY_BYTES) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [m.html !== undefined ? 'html' : 'text'],
-        message: `text and html together must be at most ${MAX_BODY_BYTES} bytes (UTF-8), are ${bodyBytes}`,
-      });
-    }
-    if (m.raw !== undefined && (m.headers !== undefined || m.replyTo !== undefined)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [m.headers !== undefined ? 'headers' : 'replyTo'],
-        message: 'goes in the raw MIME itself',
-      });
-    }
-  });
+        }
+      }),
+    'headers',
+    MAX_HEADERS,
+  ).optional(),
+  tags: keyedRecord(
+    z.record(
+      z.string().regex(NAME, { message: 'must match [A-Za-z0-9_-]{1,64}' }),
+      z.string().regex(/^[A-Za-z0-9_.@-]{0,256}$/, { message: 'must match [A-Za-z0-9_.@-]{0,256}' }),
+    ),
+    'tags',
+    MAX_TAGS,
+  ).optional(),
+});
+
+/** A message as a backend submits it. One recipient per message. */
+export const messageInputSchema = messageFieldsSchema.superRefine((m, ctx) => {
+  const content = [m.text !== undefined || m.html !== undefined, m.template !== undefined, m.raw !== undefined].filter(
+    Boolean,
+  ).length;
+  if (content === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['text'],
+      message: 'a message needs text or html, a template, or raw MIME',
+    });
+  } else if (content > 1) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [m.raw !== undefined ? 'raw' : 'template'],
+      message: 'text/html, template and raw are alternatives: give one',
+    });
+  }
+  if (m.subject === undefined && m.raw === undefined && m.template === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['subject'],
+      message: 'is required unless a template or raw MIME gives it',
+    });
+  }
+  const bodyBytes = (m.text === undefined ? 0 : utf8Bytes(m.text)) + (m.html === undefined ? 0 : utf8Bytes(m.html));
+  if (bodyBytes > MAX_BODY_BYTES) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [m.html !== undefined ? 'html' : 'text'],
+      message: `text and html together must be at most ${MAX_BODY_BYTES} bytes (UTF-8), are ${bodyBytes}`,
+    });
+  }
+  if (m.raw !== undefined && (m.headers !== undefined || m.replyTo !== undefined)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [m.headers !== undefined ? 'headers' : 'replyTo'],
+      message: 'goes in the raw MIME itself',
+    });
+  }
+});
 
 /** What `send()` accepts. */
 export type MessageInput = z.input<typeof messageInputSchema>;
@@ -179,6 +178,21 @@ export interface QueuedMessage extends Message {
   id: string;
   /** Epoch ms when Sluice accepted it. */
   acceptedAt: number;
+  /**
+   * A campaign recipient injected with `campaigns.inject`: the message carries no content of
+   * its own (the campaign holds it once) and is rendered from it at send time.
+   */
+  injected?: InjectedFields;
+}
+
+/** What an injected campaign recipient carries besides its address. */
+export interface InjectedFields {
+  /** Its position in the campaign's list (0-based): its id is `<campaignId>_<position>`. */
+  position: number;
+  /** The backend's own key for it. */
+  key?: string;
+  /** Its merge data. */
+  data?: Record<string, unknown>;
 }
 
 /**

@@ -28,6 +28,7 @@ import { watchQuotas } from './control/quota.js';
 import { createAdmission } from './admission/engine.js';
 import { createLaunchChore, type LaunchChore } from './launch/chore.js';
 import type { GovernorOptions } from './control/governor.js';
+import { createInjectionWindows } from './injection-window.js';
 
 /** Options of {@link createScheduler}. */
 export interface SchedulerOptions {
@@ -98,6 +99,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   // a dispatch add and the record's writes then go out in order.
   const queues = createQueues({ redis, keys });
   const campaigns = createCampaigns({ redis, keys, queues, store });
+  const windows = createInjectionWindows({ redis, keys, config });
   const admission = createAdmission({
     config,
     store,
@@ -202,6 +204,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
       const busy = Object.values(counts).some((n) => n > 0);
       const worker = workers.get(name);
+      await windows.update(id, Date.now());
       if (busy) {
         campaignIdleSince.delete(name);
         if (!worker && !closing) {

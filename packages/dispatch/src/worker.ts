@@ -4,7 +4,14 @@ import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { PRIORITY_CLASSES, createKeys, type DispatchJobData, type SluiceConfig } from '@sluice/core';
 import { createProviders, type Provider } from '@sluice/providers';
-import { connectRedis, createQueues, createRedisHealth, createStore, type RedisHealth } from '@sluice/store';
+import {
+  connectRedis,
+  createCampaigns,
+  createQueues,
+  createRedisHealth,
+  createStore,
+  type RedisHealth,
+} from '@sluice/store';
 import { createAdjustments, createLimiter, createSignals, createSlots, type Slots } from '@sluice/throttle';
 import { createDelivery } from './delivery/engine.js';
 import type { OnStep } from './delivery/steps.js';
@@ -59,6 +66,8 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     providers,
     queues,
     logger,
+    // Injected campaign recipients are rendered from their campaign's content.
+    campaigns: createCampaigns({ redis, keys, queues, store }),
     ...(options.onStep ? { onStep: options.onStep } : {}),
   });
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;

@@ -4,7 +4,9 @@ import { z } from 'zod';
 import {
   PRIORITY_CLASSES,
   SluiceError,
+  parseContent,
   parseInput,
+  type CampaignContent,
   type FinalState,
   type Keys,
   type PriorityClass,
@@ -16,6 +18,8 @@ import { createLaunchStore } from './launch.js';
 import type { LaunchGate, LaunchRecord } from './launch-types.js';
 import { defineScripts } from './internal/scripts.js';
 import type { Queues } from './queues.js';
+import { parseCursor, type InjectCursor } from './inject.js';
+import { readWindow, type InjectWindow } from './inject-window.js';
 import { createStore, type Store } from './store.js';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -31,6 +35,12 @@ export const campaignInputSchema = z.strictObject({
   /** The campaign's own limit, per second. @defaultValue config `defaults.campaign` */
   rate: z.number().positive().optional(),
   burst: z.number().int().positive().optional(),
+  /**
+   * The content every recipient gets (`campaigns.inject`): from, subject, text/html as
+   * Handlebars templates over each recipient's `data`, or an ESP template. Stored once;
+   * it cannot change once set. Without it the campaign takes whole messages (`send`).
+   */
+  content: z.unknown().optional(),
 });
 
 /** Input of `campaigns.create`. */
@@ -61,6 +71,13 @@ export interface CampaignStatus extends Campaign {
   queue: { waiting: number; delayed: number; active: number };
   /** Its launch: the forecast, the decision with its projections and approver, receivers stopped; null if never launched. */
   launch: LaunchRecord | null;
+  /**
+   * Where its injection stands (`campaigns.inject`): every recipient before `position` is
+   * accepted; resume with `inject(id, rest, { from: cursor.position })`.
+   */
+  cursor: InjectCursor;
+  /** Its injection window: how many recipients Redis may hold for it now (see `InjectWindow`). */
+  window: InjectWindow;
 }
 
 /** Options of `campaigns.pause`. */
@@ -93,6 +110,8 @@ export interface Campaigns {
   get(id: string): Promise<Campaign | null>;
   /** Every campaign's id, sorted. */
   ids(): Promise<string[]>;
+  /** The campaign's content (`create({ content })`); null without (or no such campaign). */
+  content(id: string): Promise<CampaignContent | null>;
   /**
    * Stops the campaign's sends within a second; its backlog waits. The flag stops admitted
    * mail at the workers; the queue pause stops admission. `unknown_campaign` if none.
@@ -194,6 +213,7 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
   return {
     async create(input) {
       const c = parseInput(campaignInputSchema, input, { code: 'invalid_argument', what: 'campaign' });
+      const content = c.content === undefined ? undefined : parseContent(c.content);
       const id = c.id ?? `c${randomBytes(8).toString('hex')}`;
       const fields: Record<string, string> = {
         name: c.name ?? id,
@@ -206,12 +226,19 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
       // HSETNX on createdAt claims the id; the rest is written only by the winner.
       const claimed = await redis.hsetnx(keys.campaign(id), 'createdAt', fields.createdAt!);
       if (claimed === 0) throw new SluiceError('campaign_exists', `campaign ${id} exists`, { path: 'id' });
-      await redis.multi().hset(keys.campaign(id), fields).sadd(keys.campaigns(), id).exec();
+      const write = redis.multi().hset(keys.campaign(id), fields).sadd(keys.campaigns(), id);
+      if (content) write.set(keys.campaignContent(id), JSON.stringify(content));
+      await write.exec();
       return (await this.get(id))!;
     },
 
     async get(id) {
       return parseCampaign(id, await redis.hgetall(keys.campaign(id)));
+    },
+
+    async content(id) {
+      const json = await redis.get(keys.campaignContent(id));
+      return json === null ? null : (JSON.parse(json) as CampaignContent);
     },
 
     async ids() {
@@ -251,11 +278,13 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
     async status(id) {
       const c = await mustGet(id);
       const q = queues.campaign(id);
-      const [paused, cancelled, counts, jobs, launch] = await Promise.all([
+      const [paused, cancelled, counts, jobs, cursor, window, launch] = await Promise.all([
         q.isPaused(),
         redis.hget(keys.campaign(id), 'cancelled'),
         store.campaignCounts(id),
         q.getJobCounts('waiting', 'delayed', 'active', 'prioritized'),
+        redis.get(keys.campaignCursor(id)),
+        readWindow(redis, keys, queues, id),
         launches.read(id),
       ]);
       const final =
@@ -272,6 +301,8 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
           active: jobs.active ?? 0,
         },
         launch: launch?.record ?? null,
+        cursor: parseCursor(cursor),
+        window,
       };
     },
 

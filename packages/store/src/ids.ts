@@ -9,3 +9,21 @@ export function messageId(tenantId: string, idempotencyKey?: string): string {
   if (idempotencyKey === undefined) return `m${randomBytes(12).toString('hex')}`;
   return `k${createHash('sha256').update(tenantId).update('\0').update(idempotencyKey).digest('hex').slice(0, 32)}`;
 }
+
+/**
+ * The id of the recipient at `position` of a campaign's injection: the same on every
+ * attempt to inject it, so a resumed injection cannot make it a second message.
+ * Transactional ids (`m…`, `k…`, hex) never contain `_`.
+ */
+export function injectedId(campaignId: string, position: number): string {
+  return `${campaignId}_${position}`;
+}
+
+/** The campaign and position of an injected recipient's id; undefined for any other id. */
+export function parseInjectedId(id: string): { campaignId: string; position: number } | undefined {
+  const at = id.lastIndexOf('_');
+  if (at <= 0) return undefined;
+  const digits = id.slice(at + 1);
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(digits)) return undefined;
+  return { campaignId: id.slice(0, at), position: Number(digits) };
+}

@@ -5,9 +5,21 @@ export {
   type MessageRecord,
   type OutcomeDetails,
   type AttemptEntry,
+  type FinalizeDetails,
   type TransitionResult,
 } from './store.js';
-export { messageId } from './ids.js';
+export { messageId, injectedId, parseInjectedId } from './ids.js';
+export {
+  createInjection,
+  parseCursor,
+  type InjectCursor,
+  type InjectDeps,
+  type InjectGate,
+  type InjectOptions,
+  type InjectProgress,
+  type InjectResult,
+} from './inject.js';
+export { DEFAULT_WINDOW, readWindow, type InjectWindow } from './inject-window.js';
 export {
   SUPPRESSION_SOURCES,
   createSuppressions,

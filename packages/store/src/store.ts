@@ -1,7 +1,10 @@
 import type { Redis } from 'ioredis';
 import { type FinalState, type Keys, type MessageState, type PriorityClass, type QueuedMessage } from '@sluice/core';
 import { defineScripts, type StoreRedis } from './internal/scripts.js';
-import { encodeSuppression, suppressionReason } from './suppressions.js';
+import { suppressionReason } from './suppressions.js';
+import { acceptArgs, finalizeArgs, type FinalizeDetails, type OutcomeDetails } from './record-args.js';
+
+export type { FinalizeDetails, OutcomeDetails } from './record-args.js';
 
 /** What `messages.status(id)` shows: a message's record. */
 export interface MessageRecord {
@@ -55,24 +58,6 @@ export interface HeldNote {
 /** The record's fields of a {@link HeldNote}. */
 const HELD_FIELDS = ['heldBy', 'heldKey', 'heldUntil', 'heldReason'] as const;
 
-/** Details written with a final state or a retry. */
-export interface OutcomeDetails {
-  reply?: string | undefined;
-  outcome?: string | undefined;
-  provider?: string | undefined;
-  providerMessageId?: string | undefined;
-  /** Stats bucket of the receiver, counted with the provider on `sent`. */
-  receiver?: string | undefined;
-  /** Suppress the recipient for its tenant (permanent failures). */
-  suppress?: boolean | undefined;
-  /**
-   * The final state to end in instead when the record counts an ambiguous attempt (a copy
-   * may have been delivered): `unconfirmed` where attempts or lifetime ran out without an
-   * answer. Decided in the same Lua call, so every path that gives up agrees.
-   */
-  ifAmbiguous?: FinalState | undefined;
-}
-
 /** Result of `transition`. */
 export interface TransitionResult {
   /**
@@ -98,6 +83,8 @@ export interface StoreOptions {
 
 /** Message records, final states, suppression and counters. */
 export interface Store {
+  /** How long a final record stays to be looked up, seconds. */
+  readonly recordTtlSeconds: number;
   /** Creates the record of a newly accepted message; `created: false` if the id exists. */
   accept(message: QueuedMessage): Promise<{ created: boolean; state: string }>;
   get(id: string): Promise<MessageRecord | null>;
@@ -131,16 +118,7 @@ export interface Store {
    * ambiguous attempt); `false` if it was already final (or, with `from`, not in one of
    * those states).
    */
-  finalize(
-    id: string,
-    state: FinalState,
-    details?: OutcomeDetails & {
-      tenantId?: string;
-      campaignId?: string | undefined;
-      to?: string;
-      from?: readonly MessageState[];
-    },
-  ): Promise<boolean>;
+  finalize(id: string, state: FinalState, details?: FinalizeDetails): Promise<boolean>;
   /** Why an address is suppressed for a tenant (`source: reason`), or null. */
   suppressed(tenantId: string, address: string): Promise<string | null>;
   /** A message's state (null: no record) and its recipient's suppression, in one round trip. */
@@ -212,17 +190,6 @@ function toRecord(keys: Keys, id: string, h: Record<string, string>): MessageRec
   };
 }
 
-function detailFields(d: OutcomeDetails): string[] {
-  const out: string[] = [];
-  if (d.reply !== undefined) out.push('lastReply', d.reply.slice(0, 2000));
-  if (d.outcome !== undefined) out.push('lastOutcome', d.outcome);
-  if (d.provider !== undefined) out.push('provider', d.provider);
-  if (d.providerMessageId !== undefined) out.push('providerMessageId', d.providerMessageId);
-  // Kept on the record so the ESP's later events count under the receiver the attempts did.
-  if (d.receiver !== undefined) out.push('receiver', d.receiver);
-  return out;
-}
-
 /** Creates the record store. Every state change is one Lua call. */
 export function createStore(options: StoreOptions): Store {
   const redis: StoreRedis = defineScripts(options.redis);
@@ -234,28 +201,9 @@ export function createStore(options: StoreOptions): Store {
   >();
 
   return {
+    recordTtlSeconds: ttl,
     async accept(message) {
-      const key = keys.message(message.id);
-      const fields = [
-        'state',
-        'queued',
-        'priority',
-        message.priority,
-        'to',
-        message.to,
-        'tenantId',
-        message.tenantId,
-        'campaignId',
-        message.campaignId ?? '',
-        'attempts',
-        '0',
-        'createdAt',
-        String(message.acceptedAt),
-        'updatedAt',
-        String(message.acceptedAt),
-      ];
-      const campaignKey = message.campaignId ? keys.campaign(message.campaignId) : key;
-      const [created, state] = (await redis.sluiceAccept(key, campaignKey, ...fields)) as [number, string];
+      const [created, state] = (await redis.sluiceAccept(...acceptArgs(keys, message))) as [number, string];
       return { created: created === 1, state };
     },
 
@@ -290,33 +238,10 @@ export function createStore(options: StoreOptions): Store {
     },
 
     async finalize(id, state, d = {}) {
-      const now = Date.now();
-      const key = keys.message(id);
-      const sent = state === 'sent' && d.provider !== undefined;
-      const suppress = d.suppress === true && d.to !== undefined && d.tenantId !== undefined;
-      const [code] = (await redis.sluiceFinalize(
-        key,
-        d.campaignId ? keys.campaign(d.campaignId) : key,
-        keys.stats(Math.floor(now / 1000)),
-        suppress ? keys.suppression(d.tenantId!) : key,
-        state,
-        now,
-        ttl,
-        sent ? `p:${d.provider}` : '',
-        sent && d.receiver ? `r:${d.receiver}` : '',
-        suppress ? d.to!.toLowerCase() : '',
-        suppress
-          ? encodeSuppression({
-              source: 'reply',
-              at: now,
-              provider: d.provider,
-              reason: `${d.outcome ?? 'rejected'}: ${d.reply ?? ''}`,
-            })
-          : '',
-        (d.from ?? []).join(','),
-        d.ifAmbiguous ?? '',
-        ...detailFields(d),
-      )) as [number, string];
+      const [code] = (await redis.sluiceFinalize(...finalizeArgs(keys, ttl, id, state, d, Date.now()))) as [
+        number,
+        string,
+      ];
       return code === 1;
     },
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { createKeys, systemClock, type Clock, type PriorityClass, type SluiceConfig } from '@sluice/core';
 import type { Outcome, Provider } from '@sluice/providers';
-import type { Queues, Store } from '@sluice/store';
+import type { Campaigns, Queues, Store } from '@sluice/store';
 import type { Adjustments, Limiter, Signals } from '@sluice/throttle';
 import type { Latency } from '../latency.js';
 import type { DeliveryContext } from './context.js';
@@ -9,6 +9,7 @@ import { createLearner } from './learn.js';
 import { precheck, standsAside, type DeliveryJob } from './precheck.js';
 import { send } from './send.js';
 import { settle } from './settle.js';
+import { createRenderer, rendered } from './render.js';
 import type { OnStep } from './steps.js';
 
 /** Options of {@link createDelivery}: its collaborators, each the caller's to close. */
@@ -30,6 +31,11 @@ export interface DeliveryOptions {
   clock?: Clock;
   /** A test hook called at each step of a delivery (fault tests crash a worker there). @defaultValue none */
   onStep?: OnStep;
+  /**
+   * Where injected campaign recipients' content is read, to render them at send time (the
+   * campaign lifecycle). @defaultValue none: an injected recipient cannot be sent and ends `rejected`
+   */
+  campaigns?: Pick<Campaigns, 'content'>;
 }
 
 /** Local permits over the connection slots held (the worker's `SlotGate`). */
@@ -69,6 +75,7 @@ export function createDelivery(options: DeliveryOptions): Delivery {
   };
   const learner = createLearner(ctx);
   const { onStep } = options;
+  const renderer = createRenderer(options.campaigns ?? { content: () => Promise.resolve(null) });
 
   return {
     async deliver(job, gate) {
@@ -77,6 +84,8 @@ export function createDelivery(options: DeliveryOptions): Delivery {
       const provider = providers.get(m.provider);
       if (!provider) throw new Error(`no provider ${m.provider} configured in this worker`);
       if (await standsAside(ctx, m)) return 'done';
+      const message = await rendered(ctx, renderer, m);
+      if (message === undefined) return 'done';
 
       const release = await gate.acquire(m.priority);
       let outcome: Outcome;
@@ -86,7 +95,7 @@ export function createDelivery(options: DeliveryOptions): Delivery {
         if (ready.kind !== 'send') return ready.kind;
         attempt = ready.attempt;
         onStep?.('sending', m.id);
-        outcome = await send(ctx.store, provider, m, onStep);
+        outcome = await send(ctx.store, provider, message, onStep);
       } finally {
         release();
       }

@@ -1,0 +1,170 @@
+import { Job } from 'bullmq';
+import type { ChainableCommander, Redis } from 'ioredis';
+import { SluiceError, type Keys, type PriorityClass, type QueuedMessage } from '@sluice/core';
+import { readWindow } from './inject-window.js';
+import { defineScripts, type StoreRedis } from './internal/scripts.js';
+import { createQueues, type Queues } from './queues.js';
+import { acceptArgs, finalizeArgs } from './record-args.js';
+import type { Store } from './store.js';
+
+/** Where an injection stands: every recipient before `position` is accepted (recorded). */
+export interface InjectCursor {
+  /** The position of the next recipient to inject (0-based): the count accepted so far. */
+  position: number;
+  /** The backend's `cursor` value of the last recipient accepted, if it gave one. */
+  value?: string | undefined;
+}
+
+/** Reads a stored cursor (`<position>|<value>`). */
+export function parseCursor(raw: string | null): InjectCursor {
+  if (!raw) return { position: 0 };
+  const bar = raw.indexOf('|');
+  const position = Number(bar < 0 ? raw : raw.slice(0, bar));
+  const value = bar < 0 ? '' : raw.slice(bar + 1);
+  return value === '' ? { position } : { position, value };
+}
+
+/** A campaign as an injection needs it. */
+export interface Target {
+  id: string;
+  tenantId: string;
+  priority: PriorityClass;
+  stream: string;
+  from: QueuedMessage['from'];
+}
+
+/** One recipient of a chunk, parsed, with what becomes of it. */
+export interface Item {
+  position: number;
+  message: QueuedMessage;
+  /** `queued` (a job), or ended at once: `rejected` (invalid) or `expired` (its receiver stopped). */
+  end?: { state: 'rejected' | 'expired'; reply: string; outcome: string };
+  cursorValue?: string | undefined;
+}
+
+export const cancelledError = (id: string): SluiceError =>
+  new SluiceError('campaign_cancelled', `campaign ${id} was cancelled, so it takes no more mail`, {
+    path: 'campaignId',
+  });
+
+/** What the writer needs of the injection's collaborators. */
+export interface WriterDeps {
+  redis: Redis;
+  keys: Keys;
+  queues: Queues;
+  store: Store;
+  within<T>(run: () => Promise<T>): Promise<T>;
+}
+
+/** A MULTI with the store's scripts (ioredis copies defined commands onto its transactions). */
+type ChunkMulti = ChainableCommander & {
+  sluiceAccept(...args: (string | number)[]): ChunkMulti;
+  sluiceFinalize(...args: (string | number)[]): ChunkMulti;
+};
+
+/**
+ * The chunk writer: a connection of its own (WATCH needs one), on which BullMQ's and the
+ * store's scripts are defined, so a chunk's jobs, records and the cursor go in one MULTI.
+ */
+export async function openWriter(deps: WriterDeps, campaignId: string) {
+  const { keys } = deps;
+  const conn = deps.redis.duplicate();
+  conn.on('error', () => undefined);
+  const raw = defineScripts(conn);
+  const queues = createQueues({ redis: conn, keys });
+  const queue = queues.campaign(campaignId);
+  // BullMQ's proxy of `conn`: its MULTI takes BullMQ's job scripts (`Job.addJob`) and ours.
+  const client = (await queue.backend.client) as unknown as StoreRedis;
+  const cursorKey = keys.campaignCursor(campaignId);
+
+  return {
+    async cursor(): Promise<InjectCursor> {
+      return parseCursor(await raw.get(cursorKey));
+    },
+    /**
+     * Writes the items not yet accepted. The cursor is WATCHed: a second producer that moved
+     * it meanwhile makes the MULTI fail, and the chunk is looked at again from the new cursor.
+     */
+    async write(t: Target, items: Item[], expected: InjectCursor, within: WriterDeps['within']) {
+      for (;;) {
+        const done = await within(async () => {
+          await client.watch(cursorKey);
+          const now = parseCursor(await client.get(cursorKey));
+          const first = items[0]!.position;
+          const fresh = items.filter((item) => item.position >= now.position);
+          if (now.position > first + items.length || fresh.length === 0) {
+            await client.unwatch();
+            return { cursor: now, accepted: 0 };
+          }
+          const last = fresh[fresh.length - 1]!;
+          const value = last.cursorValue ?? (now.position === first ? expected.value : now.value) ?? '';
+          const multi = client.multi() as ChunkMulti;
+          for (const item of fresh) {
+            multi.sluiceAccept(...acceptArgs(keys, item.message));
+            if (item.end) {
+              multi.sluiceFinalize(
+                ...finalizeArgs(
+                  keys,
+                  deps.store.recordTtlSeconds,
+                  item.message.id,
+                  item.end.state,
+                  {
+                    campaignId: t.id,
+                    reply: item.end.reply,
+                    outcome: item.end.outcome,
+                  },
+                  Date.now(),
+                ),
+              );
+            } else {
+              const opts = { ...queue.defaultJobOptions, jobId: item.message.id };
+              void new Job(queue, 'send', item.message, opts, item.message.id).addJob(multi as never);
+            }
+          }
+          multi.set(cursorKey, `${last.position + 1}|${value}`);
+          multi.hget(keys.campaign(t.id), 'cancelled');
+          const replies = await multi.exec();
+          if (replies === null) return undefined;
+          for (const [err] of replies) if (err) throw err;
+          const cancelled = replies[replies.length - 1]![1] === '1';
+          return { cursor: parseCursor(`${last.position + 1}|${value}`), accepted: fresh.length, cancelled, fresh };
+        });
+        if (done === undefined) continue;
+        if ('cancelled' in done && done.cancelled) {
+          await endCancelled(deps, t, done.fresh);
+          throw cancelledError(t.id);
+        }
+        const window = await within(() => readWindow(deps.redis, keys, deps.queues, t.id));
+        return { cursor: done.cursor, accepted: done.accepted, window };
+      }
+    },
+    /** Closes its connection; one that is not up (Redis away) is dropped, not waited for. */
+    async close() {
+      if (conn.status !== 'ready') {
+        conn.disconnect();
+        await queues.close().catch(() => undefined);
+        return;
+      }
+      await queues.close();
+      await conn.quit().catch(() => conn.disconnect());
+    },
+  };
+}
+
+/**
+ * A cancel that landed while a chunk was written (its flag read in the chunk's own MULTI):
+ * its sweep may have passed these, so they are ended here, none left in a paused queue.
+ */
+async function endCancelled(deps: WriterDeps, t: Target, items: readonly Item[]): Promise<void> {
+  for (const { message } of items) {
+    await deps.store.finalize(message.id, 'cancelled', {
+      campaignId: t.id,
+      reply: 'campaign cancelled while the recipient was being injected',
+      from: ['queued', 'dispatched', 'retrying'],
+    });
+    await deps.queues
+      .campaign(t.id)
+      .remove(message.id)
+      .catch(() => 0);
+  }
+}

@@ -1,0 +1,107 @@
+import type { FinalState, Keys, MessageState, QueuedMessage } from '@sluice/core';
+import { encodeSuppression } from './suppressions.js';
+
+// The arguments of the record scripts that a caller may also send inside its own MULTI
+// (the injection writes a chunk's records with its jobs).
+
+/** Details written with a final state or a retry. */
+export interface OutcomeDetails {
+  reply?: string | undefined;
+  outcome?: string | undefined;
+  provider?: string | undefined;
+  providerMessageId?: string | undefined;
+  /** Stats bucket of the receiver, counted with the provider on `sent`. */
+  receiver?: string | undefined;
+  /** Suppress the recipient for its tenant (permanent failures). */
+  suppress?: boolean | undefined;
+  /**
+   * The final state to end in instead when the record counts an ambiguous attempt (a copy
+   * may have been delivered): `unconfirmed` where attempts or lifetime ran out without an
+   * answer. Decided in the same Lua call, so every path that gives up agrees.
+   */
+  ifAmbiguous?: FinalState | undefined;
+}
+
+function detailFields(d: OutcomeDetails): string[] {
+  const out: string[] = [];
+  if (d.reply !== undefined) out.push('lastReply', d.reply.slice(0, 2000));
+  if (d.outcome !== undefined) out.push('lastOutcome', d.outcome);
+  if (d.provider !== undefined) out.push('provider', d.provider);
+  if (d.providerMessageId !== undefined) out.push('providerMessageId', d.providerMessageId);
+  // Kept on the record so the ESP's later events count under the receiver the attempts did.
+  if (d.receiver !== undefined) out.push('receiver', d.receiver);
+  return out;
+}
+
+/** Details of `finalize`. */
+export type FinalizeDetails = OutcomeDetails & {
+  tenantId?: string;
+  campaignId?: string | undefined;
+  to?: string;
+  from?: readonly MessageState[];
+};
+
+/** The keys and arguments of the `finalize` script, for `finalize` and a caller's own MULTI. */
+export function finalizeArgs(
+  keys: Keys,
+  ttl: number,
+  id: string,
+  state: FinalState,
+  d: FinalizeDetails,
+  now: number,
+): [string, string, string, string, ...(string | number)[]] {
+  const key = keys.message(id);
+  const sent = state === 'sent' && d.provider !== undefined;
+  const suppress = d.suppress === true && d.to !== undefined && d.tenantId !== undefined;
+  return [
+    key,
+    d.campaignId ? keys.campaign(d.campaignId) : key,
+    keys.stats(Math.floor(now / 1000)),
+    suppress ? keys.suppression(d.tenantId!) : key,
+    state,
+    now,
+    ttl,
+    sent ? `p:${d.provider}` : '',
+    sent && d.receiver ? `r:${d.receiver}` : '',
+    suppress ? d.to!.toLowerCase() : '',
+    suppress
+      ? encodeSuppression({
+          source: 'reply',
+          at: now,
+          provider: d.provider,
+          reason: `${d.outcome ?? 'rejected'}: ${d.reply ?? ''}`,
+        })
+      : '',
+    (d.from ?? []).join(','),
+    d.ifAmbiguous ?? '',
+    ...detailFields(d),
+  ];
+}
+
+/**
+ * The keys and arguments of the `accept` script for a new message's record (with the
+ * backend's key of an injected recipient), for a caller that sends it inside its own MULTI.
+ */
+export function acceptArgs(keys: Keys, message: QueuedMessage): [string, string, ...string[]] {
+  const key = keys.message(message.id);
+  const fields = [
+    'state',
+    'queued',
+    'priority',
+    message.priority,
+    'to',
+    message.to,
+    'tenantId',
+    message.tenantId,
+    'campaignId',
+    message.campaignId ?? '',
+    'attempts',
+    '0',
+    'createdAt',
+    String(message.acceptedAt),
+    'updatedAt',
+    String(message.acceptedAt),
+  ];
+  if (message.injected?.key !== undefined) fields.push('key', message.injected.key);
+  return [key, message.campaignId ? keys.campaign(message.campaignId) : key, ...fields];
+}

@@ -1,0 +1,131 @@
+import { expect, it } from 'vitest';
+import type { InjectProgress } from '@sluice/client';
+import { waitFor } from './support/fleet.js';
+import { useFleet } from './support/use-fleet.js';
+
+// A small window, so a few thousand recipients go through it several times over.
+const WINDOW = { aheadMs: 1_000, minWindow: 300, maxWindow: 1_200 };
+const fleet = useFleet({
+  schedulers: 1,
+  workers: 1,
+  config: {
+    injection: WINDOW,
+    providers: { ses: { kind: 'ses', rate: 600, burst: 60 } },
+    defaults: { campaign: { rate: 400 } },
+  },
+  scenario: { default: { latencyMs: 2 } },
+});
+
+async function* recipients(count: number, from = 0) {
+  for (let i = from; i < count; i++) {
+    // Recipient 17 has no `first`: its subject cannot render.
+    yield { to: `user${i}@d${i % 5}.test`, data: i === 17 ? {} : { first: `F${i}` }, key: `row-${i}`, cursor: i * 10 };
+  }
+}
+
+it('sends every injected recipient once, rendered from the campaign content, never ahead of the window', async () => {
+  const { client, sandbox } = fleet();
+  await client.campaigns.create({
+    id: 'news',
+    priority: 'low',
+    content: {
+      from: 'Acme <news@acme.test>',
+      subject: 'Hello {{first}}',
+      html: '<p>Dear {{first}}</p>',
+      text: 'Dear {{first}}',
+    },
+  });
+  // The scheduler writes a new campaign's window at its next poll (the defaults apply until then).
+  await waitFor(async () => (await client.campaigns.status('news')).window.ready === WINDOW.minWindow, 5_000, 'window');
+  const count = 3_000;
+  const started = Date.now();
+  let peakPending = 0;
+  let peakWaiting = 0;
+  let waited = 0;
+  const result = await client.campaigns.inject('news', recipients(count), {
+    onProgress(p: InjectProgress) {
+      peakPending = Math.max(peakPending, p.window.pending);
+      peakWaiting = Math.max(peakWaiting, p.window.waiting);
+      if (p.waiting === 'window') waited++;
+    },
+  });
+  expect(result).toMatchObject({
+    accepted: count,
+    skipped: 0,
+    cursor: { position: count, value: String((count - 1) * 10) },
+  });
+  // Redis never held more of the campaign than its window allows (plus the one chunk being written).
+  expect(waited).toBeGreaterThan(0);
+  expect(peakPending).toBeLessThanOrEqual(WINDOW.maxWindow + 500);
+
+  await waitFor(() => sandbox.accepted().length >= count - 1, 60_000, 'every renderable recipient sent');
+  const byId = new Map<string, number>();
+  for (const a of sandbox.accepted()) byId.set(a.sluiceId!, (byId.get(a.sluiceId!) ?? 0) + 1);
+  expect(byId.size).toBe(count - 1);
+  expect([...byId.values()].every((n) => n === 1)).toBe(true);
+  const seven = sandbox.accepted().find((a) => a.sluiceId === 'news_7')!;
+  expect(seven).toMatchObject({ subject: 'Hello F7', to: ['user7@d2.test'] });
+
+  // The one that could not render ends rejected, naming the field and the variable.
+  const bad = await waitFor(
+    async () => {
+      const r = await client.messages.status('news_17');
+      return r?.state === 'rejected' ? r : null;
+    },
+    10_000,
+    'news_17 rejected',
+  );
+  expect(bad.lastReply).toMatch(/content\.subject: "first" not defined/);
+  const status = await client.campaigns.status('news');
+  expect(status.cursor).toEqual({ position: count, value: String((count - 1) * 10) });
+  await waitFor(async () => (await client.campaigns.status('news')).pending === 0, 10_000, 'nothing pending');
+  expect((await client.campaigns.status('news')).counts).toMatchObject({
+    accepted: count,
+    sent: count - 1,
+    rejected: 1,
+  });
+});
+
+it('resumes from the cursor: recipients accepted before are skipped, a cursor ahead is refused', async () => {
+  const { client } = fleet();
+  await client.campaigns.create({ id: 'resume', content: { from: 'a@acme.test', subject: 'Hi {{first}}', text: 'x' } });
+  const first = await client.campaigns.inject('resume', take(recipients(40), 25));
+  expect(first).toMatchObject({ accepted: 25, cursor: { position: 25 } });
+  // The whole list again from the start: the first 25 are skipped, the rest accepted.
+  const again = await client.campaigns.inject('resume', recipients(40));
+  expect(again).toMatchObject({ accepted: 15, skipped: 25, cursor: { position: 40 } });
+  // Resumed from the cursor's position, with the source reopened there.
+  const none = await client.campaigns.inject('resume', recipients(40, 40), { from: 40 });
+  expect(none).toMatchObject({ accepted: 0, skipped: 0 });
+  await expect(client.campaigns.inject('resume', recipients(50, 45), { from: 45 })).rejects.toMatchObject({
+    code: 'cursor_ahead',
+    path: 'from',
+  });
+  expect((await client.campaigns.status('resume')).counts.accepted).toBe(40);
+});
+
+it('refuses a bad recipient naming it, with what came before accepted and the cursor at it', async () => {
+  const { client } = fleet();
+  await client.campaigns.create({ id: 'bad', content: { from: 'a@acme.test', subject: 'Hi', text: 'x' } });
+  const list = [{ to: 'a@x.test' }, { to: 'b@x.test' }, { to: 'not an address' }, { to: 'd@x.test' }];
+  await expect(client.campaigns.inject('bad', list, { chunkSize: 2 })).rejects.toMatchObject({
+    code: 'invalid_recipient',
+    path: 'recipients.2.to',
+  });
+  expect((await client.campaigns.status('bad')).cursor.position).toBe(2);
+  // With `invalid: 'reject'` it is recorded as rejected and the rest goes on.
+  const rest = await client.campaigns.inject('bad', list, { invalid: 'reject' });
+  expect(rest).toMatchObject({ accepted: 2, skipped: 2, rejected: 1 });
+  expect(await client.messages.status('bad_2')).toMatchObject({ state: 'rejected', lastOutcome: 'invalid_recipient' });
+  await expect(client.campaigns.inject('nope', list)).rejects.toMatchObject({ code: 'unknown_campaign' });
+  await client.campaigns.create({ id: 'whole' });
+  await expect(client.campaigns.inject('whole', list)).rejects.toMatchObject({ code: 'campaign_no_content' });
+});
+
+async function* take<T>(source: AsyncIterable<T>, n: number): AsyncGenerator<T> {
+  if (n <= 0) return;
+  for await (const item of source) {
+    yield item;
+    if (--n <= 0) return;
+  }
+}
