@@ -189,6 +189,20 @@ describe('a campaign launch', () => {
       (s) => s.launch?.decision !== undefined,
     );
     expect(status.launch?.decision?.kind).toBe('accept');
+    expect(status.launch?.stream).toBe('transactional');
+  });
+
+  it("projects the stream of the campaign's content, unless the launch names one", async () => {
+    const campaigns = lifecycle();
+    const content = { from: 'news@acme.test', subject: 'Hi', text: 'Hello', stream: 'newsletter' };
+    await campaigns.create({ id: 'news', content });
+    await campaigns.create({ id: 'other', content });
+    await expect(campaigns.launch('news', FORECAST, { timeoutMs: 0 })).rejects.toMatchObject({ code: 'no_scheduler' });
+    await expect(campaigns.launch('other', FORECAST, { timeoutMs: 0, stream: 'bulk' })).rejects.toMatchObject({
+      code: 'no_scheduler',
+    });
+    expect((await campaigns.status('news')).launch?.stream).toBe('newsletter');
+    expect((await campaigns.status('other')).launch?.stream).toBe('bulk');
   });
 
   it('refuses a bad forecast naming the field, writing nothing, and scales a sample', async () => {

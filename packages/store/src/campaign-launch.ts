@@ -11,7 +11,10 @@ const AUDIT_MAXLEN = 100_000;
 export interface LaunchOptions {
   /** Who launches (stored with the request). @defaultValue `'unknown'` */
   actor?: string;
-  /** The stream the campaign's mail goes by: its route decides the providers projected. @defaultValue `'transactional'` */
+  /**
+   * The stream the campaign's mail goes by: its route decides the providers projected.
+   * @defaultValue its content's `stream`, else `'transactional'`
+   */
   stream?: string;
   /** How long to wait for a scheduler's decision before `no_scheduler`. @defaultValue `10_000` */
   timeoutMs?: number;
@@ -53,8 +56,8 @@ export async function launchCampaign(
   options: LaunchOptions = {},
 ): Promise<LaunchRecord> {
   const forecast = parseForecast(forecastInput);
-  const stream = options.stream ?? 'transactional';
-  if (!NAME.test(stream)) throw invalid('stream', 'must match [A-Za-z0-9_-]{1,64}');
+  if (options.stream !== undefined && !NAME.test(options.stream))
+    throw invalid('stream', 'must match [A-Za-z0-9_-]{1,64}');
   const timeoutMs = options.timeoutMs ?? 10_000;
   if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw invalid('timeoutMs', 'must be a number of ms, 0 or more');
   const { redis, keys } = deps;
@@ -65,6 +68,10 @@ export async function launchCampaign(
     throw new SluiceError('campaign_cancelled', `campaign ${id} was cancelled: it cannot be launched`, {
       path: 'campaignId',
     });
+  // The stream its mail goes by: the option, else its content's (`create({ content })`).
+  const content = await redis.get(keys.campaignContent(id));
+  const stream =
+    options.stream ?? (content ? (JSON.parse(content) as { stream?: string }).stream : undefined) ?? 'transactional';
   const existing = await store.read(id);
   if (existing?.record.decision && existing.record.decision.kind !== 'reject')
     throw new SluiceError(
