@@ -126,14 +126,14 @@ describe('help and usage errors', () => {
       sluice('override', 'audit', '--count'),
       sluice('override', 'set', 'galaxy', 'x', '--pause', '--for', '10m', '--reason', 'r'),
       sluice('override', 'set', 'receiver', 'google', '--rate', 'fast', '--for', '10m', '--reason', 'r'),
-      sluice('campaigns', 'launch'),
+      sluice('campaigns', 'relaunch'),
     ]);
     expect(unknown).toMatchObject({ code: 2, stdout: '' });
     expect(unknown.stderr).toContain('sluice override list: unknown option --colour');
     expect(option.stderr).toContain('option --count needs a value');
     expect(scope.stderr).toContain('<scope> must be one of provider, receiver, pool, campaign, tenant, got "galaxy"');
     expect(rate.stderr).toContain('--rate must be a positive number, got "fast"');
-    expect(command.stderr).toContain('unknown command "launch"');
+    expect(command.stderr).toContain('unknown command "relaunch"');
     for (const r of [option, scope, rate, command]) expect(r.code).toBe(2);
   });
 });

@@ -1,11 +1,16 @@
 import type { RecipientInput } from '@sluice/core';
 import type {
+  ApproveOptions,
   Campaign,
   CampaignInput,
   CampaignStatus,
   Campaigns as Lifecycle,
   InjectOptions,
   InjectResult,
+  LaunchForecastInput,
+  LaunchGate,
+  LaunchOptions,
+  LaunchRecord,
 } from '@sluice/store';
 
 /**
@@ -24,6 +29,17 @@ export interface Campaigns {
    */
   resume(id: string): Promise<void>;
   status(id: string): Promise<CampaignStatus>;
+  /**
+   * Asks for the campaign's admission decision on a forecast (`{ total, domains }` counts per
+   * recipient domain, or `{ total, sample }` which Sluice scales) and waits for a scheduler to
+   * decide it (`timeoutMs`, 10 s: then `no_scheduler`, the request stays stored). Not bound by
+   * the client's `timeoutMs`: it has its own.
+   */
+  launch(id: string, forecast: LaunchForecastInput, options?: LaunchOptions): Promise<LaunchRecord>;
+  /** Approves a delay or split waiting for an operator (audited); `approval_refused` otherwise. */
+  approve(id: string, options: ApproveOptions): Promise<LaunchRecord>;
+  /** What may be injected now: open (within waves, minus stopped domains), wait, or refused. */
+  gate(id: string): Promise<LaunchGate>;
   /**
    * Streams a campaign's recipients into Sluice (DESIGN.md, Campaigns at scale): each is
    * `{ to, data?, key?, cursor? }`, rendered from the campaign's content at send time.
@@ -49,5 +65,8 @@ export function clientCampaigns(lifecycle: Lifecycle): Omit<Campaigns, 'inject'>
       await lifecycle.resume(id, { actor: 'client' });
     },
     status: (id) => lifecycle.status(id),
+    launch: (id, forecast, options) => lifecycle.launch(id, forecast, { actor: 'client', ...options }),
+    approve: (id, options) => lifecycle.approve(id, options),
+    gate: (id) => lifecycle.gate(id),
   };
 }

@@ -170,14 +170,20 @@ export function createClient(options: ClientOptions): SluiceClient {
     },
   };
 
+  const campaigns = clientCampaigns(lifecycle);
   return {
     campaigns: {
       // Each method within the deadline, but the injection: it waits for room as long as it
       // takes, each chunk within the deadline.
-      ...guarded('campaigns', clientCampaigns(lifecycle), guard, check),
+      ...guarded('campaigns', campaigns, guard, check),
       inject(id, recipients, opts) {
         check();
         return injection.inject(id, recipients, opts);
+      },
+      // A launch waits for a scheduler's decision within its own timeoutMs (10 s by default).
+      launch: async (id, forecast, opts) => {
+        check();
+        return campaigns.launch(id, forecast, opts);
       },
     },
     suppressions: guarded('suppressions', createClientSuppressions(redis, keys, check), guard, check),

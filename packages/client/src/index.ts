@@ -6,6 +6,12 @@ export {
   type Campaign,
   type CampaignInput,
   type CampaignStatus,
+  type LaunchDecision,
+  type LaunchForecastInput,
+  type LaunchGate,
+  type LaunchOptions,
+  type LaunchRecord,
+  type ApproveOptions,
 } from '@sluice/store';
 export { type ClientSuppressions } from './suppressions.js';
 export { type ClientOutcomes } from './outcomes.js';

@@ -14,6 +14,7 @@ import { failoverSchema, poolSchema, providerSchema, routesSchema, sandboxSchema
 import { organisationsSchema, receiverSchema } from './config-receivers.js';
 import { adminSchema, apiSchema, loggingSchema, metricsSchema } from './config-surfaces.js';
 import { governorSchema } from './governor-config.js';
+import { launchSchema } from './config-launch.js';
 import { BUILT_IN_ORGANISATIONS } from './organisations.js';
 import { parseInput } from './parse.js';
 
@@ -76,6 +77,8 @@ export const configSchema = z
     metrics: metricsSchema,
     logging: loggingSchema,
     api: apiSchema,
+    /** The admission decision at a campaign's launch (DESIGN.md, Launching a campaign). */
+    launch: launchSchema,
   })
   .superRefine((c, ctx) => {
     if (!Object.hasOwn(c.providers, c.defaultProvider)) {
@@ -141,6 +144,13 @@ export const configSchema = z
         });
       }
     });
+    if (c.launch.storage.holdAbove > c.launch.storage.rejectAbove) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['launch', 'storage', 'holdAbove'],
+        message: 'must not be above rejectAbove',
+      });
+    }
     const reserved = c.reserves.critical + c.reserves.high;
     if (reserved >= 1) {
       ctx.addIssue({ code: 'custom', path: ['reserves'], message: 'reserves must add up to less than 1' });

@@ -18,7 +18,13 @@ export type SluiceErrorCode =
   | 'campaign_not_launched'
   | 'redis_unavailable'
   | 'unknown_group'
-  | 'closed';
+  | 'closed'
+  /** `campaigns.launch`: no scheduler decided within the wait (the request stays stored). */
+  | 'no_scheduler'
+  /** `campaigns.launch` of a campaign whose launch is decided already (and not rejected). */
+  | 'campaign_launched'
+  /** `campaigns.approve` of a decision that cannot be approved (a storage-critical reject, none pending). */
+  | 'approval_refused';
 
 /** Options of {@link SluiceError}. */
 export interface SluiceErrorOptions {

@@ -90,6 +90,15 @@ export interface Keys {
    * bitmap, one bit a recipient, so injecting one again is still refused.
    */
   goneRecords(campaignId: string): string;
+  /**
+   * A campaign's launch (hash): `request` (the forecast, JSON), `record` (the decision with its
+   * projections, JSON) and `gate` (the small JSON the injection reads before every chunk).
+   */
+  launch(campaignId: string): string;
+  /** Campaign ids whose launch the governor leader decides or re-checks (set). */
+  launches(): string;
+  /** When an ESP event was last applied, per provider (hash provider → epoch ms): the suppression feed's freshness. */
+  feedApplied(): string;
 }
 
 /** The quota layers, in check order. */
@@ -146,6 +155,9 @@ export function createKeys(prefix = 'sluice'): Keys {
     outcomes: () => `${prefix}:outcomes`,
     compactRecords: (id, block) => `${prefix}:mc:${id}:${block}`,
     goneRecords: (id) => `${prefix}:mgone:${id}`,
+    launch: (id) => `${prefix}:launch:${id}`,
+    launches: () => `${prefix}:launches`,
+    feedApplied: () => `${prefix}:feed:applied`,
   };
 }
 

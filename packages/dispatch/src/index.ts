@@ -27,3 +27,15 @@ export { createOrganisations, type Organisations, type OrganisationsOptions } fr
 export { createGovernor, type Governor, type GovernorDecision, type GovernorOptions } from './control/governor.js';
 export { replyMatcher, type MatchedReply } from './reply-match.js';
 export { createLatency, type Latency, type LatencyOptions } from './latency.js';
+export {
+  bindingShared,
+  decideLaunch,
+  projectReceivers,
+  shareRates,
+  wavesOf,
+  type Projected,
+  type ProjectedReceiver,
+  type ProjectionInput,
+} from './launch/project.js';
+export { createLaunchChore, type LaunchChore, type LaunchChoreOptions } from './launch/chore.js';
+export { readInputs, storageOf, type AccountQuota, type InputDeps, type LaunchSubject } from './launch/inputs.js';

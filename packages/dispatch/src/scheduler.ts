@@ -29,6 +29,8 @@ import { createWarmup, type Warmup } from './control/warmup.js';
 import { createOrganisations } from './organisations.js';
 import { watchQuotas } from './control/quota.js';
 import { createAdmission } from './admission/engine.js';
+import { createLaunchChore, type LaunchChore } from './launch/chore.js';
+import type { GovernorOptions } from './control/governor.js';
 import { createInjectionWindows } from './injection-window.js';
 
 /** Options of {@link createScheduler}. */
@@ -64,6 +66,25 @@ const bullWorkerOptions = (config: SluiceConfig) => ({
   maxStalledCount: 1_000_000,
 });
 
+/** What the governor leader does every tick besides its rules (they run even with the rules off). */
+function leaderChores(
+  redis: Redis,
+  keys: Keys,
+  signals: Signals,
+  launch: LaunchChore,
+): NonNullable<GovernorOptions['chores']> {
+  return [
+    // Overrides end by themselves for every reader; the leader tidies them, once.
+    { name: 'override sweep', run: (now) => sweepOverrides(redis, keys, now) },
+    {
+      name: 'outcome totals',
+      run: async (now) => foldTotals({ redis, keys, signals }, await signals.active('provider'), now),
+    },
+    // Launch requests decided, and launches in effect re-checked at the rates in force.
+    launch,
+  ];
+}
+
 /**
  * The outcome stream's one owner, a chore of the governor leader: trims what every consumer
  * group acknowledged and shrinks those messages' records as `delivery.retention` says
@@ -84,8 +105,10 @@ function schedulerGovernor(deps: {
   logger: Logger;
   campaigns: Campaigns;
   warmup: Warmup;
+  holder: string;
+  launch: LaunchChore;
 }): Governor {
-  const { config, redis, keys, adjustments, signals, logger, campaigns, warmup } = deps;
+  const { config, redis, keys, adjustments, signals, logger, campaigns, warmup, holder, launch } = deps;
   return createGovernor({
     config,
     redis,
@@ -93,7 +116,7 @@ function schedulerGovernor(deps: {
     adjustments,
     signals,
     logger,
-    holder: `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    holder,
     // The campaign lifecycle's own pause and resume, as an admin's: the flag stops admitted
     // mail at the workers, the queue pause stops admission. A campaign cancelled meanwhile
     // stays as it is (cancelling cannot be undone), and one gone since is nothing to do.
@@ -107,15 +130,7 @@ function schedulerGovernor(deps: {
       return (await campaigns.get(id))?.priority;
     },
     warmup,
-    chores: [
-      // Overrides end by themselves for every reader; the leader tidies them, once.
-      { name: 'override sweep', run: (now) => sweepOverrides(redis, keys, now) },
-      {
-        name: 'outcome totals',
-        run: async (now) => foldTotals({ redis, keys, signals }, await signals.active('provider'), now),
-      },
-      outcomeRetention(config, redis, keys),
-    ],
+    chores: [...leaderChores(redis, keys, signals, launch), outcomeRetention(config, redis, keys)],
   });
 }
 
@@ -153,7 +168,20 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     redis,
     keys,
   });
-  const governor = schedulerGovernor({ config, redis, keys, adjustments, signals, logger, campaigns, warmup });
+  const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const launch = createLaunchChore({ config, redis, keys, adjustments, organisations, warmup, logger, holder });
+  const governor = schedulerGovernor({
+    config,
+    redis,
+    keys,
+    adjustments,
+    signals,
+    logger,
+    campaigns,
+    warmup,
+    holder,
+    launch,
+  });
   const quotaProviders =
     options.providers ??
     createProviders({
@@ -250,7 +278,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await adjustments.start();
       await warmup.start();
       governor.start();
-      stopQuotas = watchQuotas({ config, providers: quotaProviders, adjustments, logger });
+      stopQuotas = watchQuotas({ config, providers: quotaProviders, adjustments, logger, onReading: launch.noteQuota });
       for (const q of intakeQueues) watch(q, false);
       const loop = (): void => {
         poller = setTimeout(() => {

@@ -10,6 +10,7 @@ import {
 } from '@sluice/core';
 import { createQueues, createStore } from '@sluice/store';
 import { readAdjustment, type AdjustmentFields } from '@sluice/throttle';
+import { launchNote } from './explain-launch.js';
 import type { Explanation, Override } from './types.js';
 
 /** What {@link explain} needs: the fleet's config, a connection of the caller's and the key builders. */
@@ -90,6 +91,15 @@ function overrideOn(
  * override in force on its keys. An unknown id says so.
  */
 export async function explain(options: ExplainOptions, id: string): Promise<Explanation> {
+  const e = await explainRecord(options, id);
+  const r = e.record;
+  if (!r.campaignId || !r.to || isFinalState(r.state ?? '')) return e;
+  // A delayed, held or stopped launch says so too: it holds back the campaign's recipients.
+  const note = await launchNote(options.redis, options.keys, r.campaignId, r.to, Date.now());
+  return note === undefined ? e : { ...e, summary: `${e.summary}; ${note}`, launch: note };
+}
+
+async function explainRecord(options: ExplainOptions, id: string): Promise<Explanation> {
   const { config, redis, keys } = options;
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
   const [record, log] = await Promise.all([redis.hgetall(keys.message(id)), store.attempts(id)]);

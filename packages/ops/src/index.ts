@@ -1,5 +1,6 @@
 export type {
   AuditEntry,
+  CampaignLaunch,
   Explanation,
   KeyStatus,
   Override,

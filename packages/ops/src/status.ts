@@ -20,7 +20,7 @@ import {
   type Signals,
 } from '@sluice/throttle';
 import type { KeyStatus, Override, QueueStatus, StatusSnapshot } from './types.js';
-import { createQueues } from '@sluice/store';
+import { createQueues, type LaunchSummary } from '@sluice/store';
 
 /** Options of {@link createStatus}. */
 export interface StatusOptions {
@@ -262,10 +262,14 @@ export function createStatus(options: StatusOptions): Status {
       await adjustments.refresh();
       campaignIds.sort();
       const hashes = redis.pipeline();
-      for (const id of campaignIds) hashes.hgetall(keys.campaign(id));
+      for (const id of campaignIds) hashes.hgetall(keys.campaign(id)).hget(keys.launch(id), 'summary');
       const campaignHashes = new Map<string, Record<string, string>>();
+      const launches = new Map<string, LaunchSummary>();
       for (const [i, [err, h]] of ((await hashes.exec()) ?? []).entries()) {
-        if (!err) campaignHashes.set(campaignIds[i]!, h as Record<string, string>);
+        const id = campaignIds[Math.floor(i / 2)]!;
+        if (err || h === null) continue;
+        if (i % 2 === 0) campaignHashes.set(id, h as Record<string, string>);
+        else launches.set(id, JSON.parse(h as string) as LaunchSummary);
       }
       // Queue handles of campaigns that are gone are closed, not kept forever.
       const live = new Set(campaignIds.map((id) => keys.campaignQueue(id)));
@@ -320,6 +324,8 @@ export function createStatus(options: StatusOptions): Status {
         const entry: StatusSnapshot['campaigns'][number] = { id, state, counts };
         if (h.name) entry.name = h.name;
         if (h.priority) entry.priority = h.priority as PriorityClass;
+        const launch = launches.get(id);
+        if (launch) entry.launch = launch;
         return entry;
       });
 

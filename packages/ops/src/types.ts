@@ -1,4 +1,5 @@
 import type { LayerKind, PriorityClass } from '@sluice/core';
+import type { LaunchSummary } from '@sluice/store';
 import type { OverrideKind, OverrideState as Override } from '@sluice/throttle';
 
 /**
@@ -13,10 +14,11 @@ export interface AuditEntry {
   /** The stream entry id. */
   id: string;
   at: number;
-  action: 'set' | 'clear' | 'expire';
+  /** `approve`: an operator approved a campaign's launch (scope `campaign`, kind `launch-delay` or `launch-split`). */
+  action: 'set' | 'clear' | 'expire' | 'approve';
   scope: LayerKind;
   name: string;
-  kind: OverrideKind;
+  kind: OverrideKind | `launch-${string}`;
   rate?: number;
   untilMs?: number;
   /** Who did it (`sluice` for an expiry). */
@@ -87,8 +89,13 @@ export interface StatusSnapshot {
     state: 'active' | 'paused' | 'cancelled' | 'done';
     priority?: PriorityClass;
     counts: Record<string, number>;
+    /** Its launch decision, if it was launched. */
+    launch?: CampaignLaunch;
   }[];
 }
+
+/** A campaign's launch decision, in short (`sluice campaigns show` has it all). */
+export type CampaignLaunch = LaunchSummary;
 
 /** What `explain` tells of one message. */
 export interface Explanation {
@@ -107,4 +114,6 @@ export interface Explanation {
   /** The record's fields as stored. */
   record: Record<string, string>;
   attempts: number;
+  /** What its campaign's launch holds back (a delay, a held launch, waves, its receiver stopped), if anything. */
+  launch?: string;
 }

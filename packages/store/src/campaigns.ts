@@ -13,6 +13,9 @@ import {
   type ServiceLogger,
 } from '@sluice/core';
 import { cancelCampaign, type CancelOptions, type CancelResult } from './campaign-cancel.js';
+import { approveLaunch, launchCampaign, type ApproveOptions, type LaunchOptions } from './campaign-launch.js';
+import { createLaunchStore } from './launch.js';
+import type { LaunchGate, LaunchRecord } from './launch-types.js';
 import { defineScripts } from './internal/scripts.js';
 import type { Queues } from './queues.js';
 import { parseCursor, type InjectCursor } from './inject.js';
@@ -66,6 +69,8 @@ export interface CampaignStatus extends Campaign {
   pending: number;
   /** Jobs in the campaign's queue: waiting (incl. paused) and delayed (booked or backing off). */
   queue: { waiting: number; delayed: number; active: number };
+  /** Its launch: the forecast, the decision with its projections and approver, receivers stopped; null if never launched. */
+  launch: LaunchRecord | null;
   /**
    * Where its injection stands (`campaigns.inject`): every recipient before `position` is
    * accepted; resume with `inject(id, rest, { from: cursor.position })`.
@@ -131,6 +136,17 @@ export interface Campaigns {
    * the queue is not paused or the flag is set. Resolves `true` when it set the flag.
    */
   adoptQueuePause(id: string): Promise<boolean>;
+  /**
+   * Asks for the campaign's admission decision on a forecast (recipients per domain, or a
+   * sample Sluice scales) and waits for it (see {@link launchCampaign}): the scheduler's
+   * governor leader decides accept, delay, split, reject or held, and stores it with the
+   * projections per receiving organisation. `no_scheduler` if none decided in `timeoutMs`.
+   */
+  launch(id: string, forecast: unknown, options?: LaunchOptions): Promise<LaunchRecord>;
+  /** An operator approves a delay or split waiting for it (audited); see {@link approveLaunch}. */
+  approve(id: string, options: ApproveOptions): Promise<LaunchRecord>;
+  /** What the injection may do now (one HGET): open (within waves, minus stopped domains), wait, or refused. */
+  gate(id: string): Promise<LaunchGate>;
 }
 
 /** Options of {@link createCampaigns}. */
@@ -181,6 +197,7 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
   const { keys, queues, logger } = options;
   const redis = defineScripts(options.redis);
   const store = options.store ?? createStore({ redis: options.redis, keys });
+  const launches = createLaunchStore(options.redis, keys);
 
   async function mustGet(id: string): Promise<Campaign> {
     const c = parseCampaign(id, await redis.hgetall(keys.campaign(id)));
@@ -261,13 +278,14 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
     async status(id) {
       const c = await mustGet(id);
       const q = queues.campaign(id);
-      const [paused, cancelled, counts, jobs, cursor, window] = await Promise.all([
+      const [paused, cancelled, counts, jobs, cursor, window, launch] = await Promise.all([
         q.isPaused(),
         redis.hget(keys.campaign(id), 'cancelled'),
         store.campaignCounts(id),
         q.getJobCounts('waiting', 'delayed', 'active', 'prioritized'),
         redis.get(keys.campaignCursor(id)),
         readWindow(redis, keys, queues, id),
+        launches.read(id),
       ]);
       const final =
         counts.sent + counts.rejected + counts.suppressed + counts.expired + counts.cancelled + counts.unconfirmed;
@@ -282,6 +300,7 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
           delayed: jobs.delayed ?? 0,
           active: jobs.active ?? 0,
         },
+        launch: launch?.record ?? null,
         cursor: parseCursor(cursor),
         window,
       };
@@ -296,5 +315,9 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
       await store.setCampaignPaused(id, true);
       return true;
     },
+
+    launch: (id, forecast, opts) => launchCampaign({ redis, keys, launches }, id, forecast, opts),
+    approve: (id, opts) => approveLaunch({ redis, keys, launches }, id, opts),
+    gate: (id) => launches.gate(id, Date.now()),
   };
 }

@@ -115,6 +115,8 @@ export function createFeedback(options: FeedbackOptions): Feedback {
         event.eventId,
         RECORD_KIND[event.kind],
       )) as [number, number];
+      // The suppression feed's freshness, per provider: a launch is held while it is stale.
+      await redis.hset(keys.feedApplied(), event.provider, String(now()));
       const outcome = code === 1 && action === 'soft' ? 'counted' : (CODES[code] ?? 'recorded');
       return action === 'soft' && code !== 0 ? { outcome, tenantId, softBounces: count } : { outcome, tenantId };
     },

@@ -67,3 +67,30 @@ export {
   type RedisHealthLogger,
   type RedisHealthOptions,
 } from './redis-connection.js';
+export {
+  createLaunchStore,
+  gateFor,
+  launchForecastSchema,
+  launchSummary,
+  parseForecast,
+  readGate,
+  type LaunchForecastInput,
+  type LaunchStore,
+  type StoredLaunch,
+} from './launch.js';
+export { approveLaunch, launchCampaign, type ApproveOptions, type LaunchOptions } from './campaign-launch.js';
+export {
+  LAUNCH_KINDS,
+  type LaunchChecks,
+  type LaunchDecision,
+  type LaunchForecast,
+  type LaunchGate,
+  type LaunchKind,
+  type LaunchLimit,
+  type LaunchReceiver,
+  type LaunchRecord,
+  type LaunchStop,
+  type LaunchSummary,
+  type LaunchWave,
+  type StoredGate,
+} from './launch-types.js';

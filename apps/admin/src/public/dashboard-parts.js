@@ -113,7 +113,24 @@
     return s;
   }
 
+  // A campaign's launch decision in a few words; its reason on hover.
+  function launchText(l) {
+    if (!l) return 'not launched';
+    var text = l.kind + (l.waves ? ' ×' + l.waves : '');
+    if (l.approval === 'required') text += ' (awaiting approval)';
+    else if (l.approvedBy) text += ' (approved by ' + l.approvedBy + ')';
+    if (l.untilMs) text += ' until ' + new Date(l.untilMs).toISOString().slice(11, 19) + 'Z';
+    if (l.stopped.length) text += ', stopped: ' + l.stopped.join(' ');
+    return text;
+  }
+
+  function launchTitle(l) {
+    return l ? (l.rule ? l.rule + ': ' : '') + l.reason : 'sluice campaigns launch <id> <forecast.json>';
+  }
+
   window.SluiceDashboardParts = {
+    launchText: launchText,
+    launchTitle: launchTitle,
     HISTORY: HISTORY,
     el: el,
     svg: svg,

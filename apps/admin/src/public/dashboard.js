@@ -12,7 +12,9 @@
     replace = P.replace,
     rateBar = P.rateBar,
     sparkline = P.sparkline,
-    svg = P.svg;
+    svg = P.svg,
+    launchText = P.launchText,
+    launchTitle = P.launchTitle;
   var history = {}; // "scope/name" -> [sendRate, ...]
   var lastOk = 0;
 
@@ -139,8 +141,8 @@
           el(
             'tr',
             {},
-            ['campaign', 'state', 'sent', 'pending', 'progress', ''].map(function (t, i) {
-              return el('th', { class: i === 2 || i === 3 ? 'num' : '', text: t });
+            ['campaign', 'state', 'launch', 'sent', 'pending', 'progress', ''].map(function (t, i) {
+              return el('th', { class: i === 3 || i === 4 ? 'num' : '', text: t });
             }),
           ),
         ]),
@@ -185,6 +187,9 @@
               el('td', { text: c.name && c.name !== c.id ? c.name + ' (' + c.id + ')' : c.id }),
               el('td', {}, [
                 el('span', { class: 'pill ' + c.state, 'data-testid': 'campaign-' + c.id + '-state', text: c.state }),
+              ]),
+              el('td', { 'data-testid': 'campaign-' + c.id + '-launch', title: launchTitle(c.launch) }, [
+                el('span', { text: launchText(c.launch) }),
               ]),
               el('td', { class: 'num', 'data-testid': 'campaign-' + c.id + '-sent', text: String(sent) }),
               el('td', {

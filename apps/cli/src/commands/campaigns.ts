@@ -2,6 +2,7 @@ import type { CampaignStatus } from '@sluice/client';
 import { JSON_OPTION, actorOf, parseDuration, requireText } from '../args.js';
 import type { Command, Context } from '../context.js';
 import { json, table } from '../format.js';
+import { launchCommands } from './campaign-launch.js';
 
 const ID = [{ name: 'id', help: 'the campaign id' }] as const;
 
@@ -155,4 +156,4 @@ const cancel: Command = {
 };
 
 /** `sluice campaigns …` */
-export const campaignCommands: readonly Command[] = [list, pause, resume, cancel];
+export const campaignCommands: readonly Command[] = [list, pause, resume, cancel, ...launchCommands];

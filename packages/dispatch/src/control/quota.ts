@@ -12,6 +12,8 @@ export interface QuotaWatchOptions {
   logger: Logger;
   /** Where "now" comes from for a pause's end. @defaultValue `systemClock` */
   clock?: Clock;
+  /** Told each account reading (the launch projection keeps the last: the daily quota left). @defaultValue none */
+  onReading?: (provider: string, quota: { max24HourSend: number; sentLast24Hours: number }) => void;
 }
 
 const QUOTA_REASON = 'daily quota';
@@ -38,6 +40,7 @@ export function watchQuotas(options: QuotaWatchOptions): () => Promise<void> {
       return;
     }
     const q = result.quota;
+    options.onReading?.(provider.id, q);
     if (q.maxSendRate > 0 && q.maxSendRate < configured.rate) {
       await adjustments.setCap(provider.id, q.maxSendRate);
       logger.warn(
