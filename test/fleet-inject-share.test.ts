@@ -36,8 +36,12 @@ async function* list(count: number) {
 it('a receiver cut to a tenth does not stall the others while the window bound allows', async () => {
   const { client, sandbox } = fleet();
   await client.campaigns.create({ id: 'share', content: { from: 'a@acme.test', subject: 'Hi', text: 'x' } });
-  await waitFor(async () => (await client.campaigns.status('share')).window.max === 3_000, 5_000, 'window');
   const count = 2_400;
+  await client.campaigns.launch('share', {
+    total: count,
+    sample: { [SLOW]: 12, ...Object.fromEntries(FAST.map((d) => [d, 7])) },
+  });
+  await waitFor(async () => (await client.campaigns.status('share')).window.max === 3_000, 5_000, 'window');
   const fastCount = count * 0.7;
   const injected = client.campaigns.inject('share', list(count));
   await waitFor(

@@ -48,6 +48,7 @@ async function* list(from: number) {
 it('an injection that Redis dies under resumes from its cursor: every recipient sent once', async () => {
   const f = fleet!;
   await f.client.campaigns.create({ id: 'inj', content: { from: 'a@acme.test', subject: 'N{{n}}', text: 'x' } });
+  await f.client.campaigns.launch('inj', { total: COUNT, sample: { 'd0.test': 1 } });
   const cursors: number[] = [];
   let failures = 0;
   let kills = 0;

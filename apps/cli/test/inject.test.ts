@@ -4,13 +4,18 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { createClient, type SluiceClient } from '@sluice/client';
 import { createQueues } from '@sluice/store';
+import { childEnv } from '../../../test/support/env.js';
+import { fromSources, startProcess, type TestProcess } from '../../../test/support/process.js';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 import { run } from '../src/index.js';
 
+// A real scheduler process decides each campaign's launch (its governor leader) before the
+// injection; the campaign is paused, so what was injected stays in its queue to be looked at.
 const r = useRedisPrefix();
 let dir: string;
 let config: string;
 let client: SluiceClient;
+let scheduler: TestProcess | undefined;
 
 async function sluice(...args: string[]) {
   let stdout = '';
@@ -33,13 +38,21 @@ afterAll(async () => {
 beforeEach(async () => {
   client = createClient({ redis: r.url, prefix: r.prefix });
   config = join(dir, `${r.prefix}.yaml`);
-  await writeFile(config, `redis: { prefix: ${r.prefix} }\n`);
+  await writeFile(
+    config,
+    `redis: { prefix: ${r.prefix} }\ngovernor: { intervalMs: 100 }\norganisations: { builtIn: false }\n`,
+  );
+  const env = childEnv({ REDIS_URL: r.url, SLUICE_CONFIG: config });
+  scheduler = await startProcess('scheduler', fromSources('scheduler'), env, '"ready"');
   await client.campaigns.create({
     id: 'spring',
     content: { from: 'Acme <news@acme.test>', subject: 'Hi {{first}}', text: 'Dear {{first}}' },
   });
+  await client.campaigns.pause('spring');
+  await client.campaigns.launch('spring', { total: 30, sample: { 'x.test': 1 } });
 });
 afterEach(async () => {
+  await scheduler?.stop();
   await client.close();
 });
 

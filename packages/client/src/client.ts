@@ -144,9 +144,8 @@ export function createClient(options: ClientOptions): SluiceClient {
     queues,
     store,
     within: (run) => guard('campaigns.inject', run),
-    async gate() {
-      return { state: 'open', stopped: {} };
-    },
+    // The launch decision (campaigns.launch): open, wait until its time, or refused.
+    gate: (id) => lifecycle.gate(id),
     // A consumer of the outcome stream behind past the bound: injection waits, no event is dropped.
     outcomesFull: async () => (await outcomes.api.backlog()) > maxBacklog,
   });

@@ -23,7 +23,6 @@ export {
   parseCursor,
   type InjectCursor,
   type InjectDeps,
-  type InjectGate,
   type InjectOptions,
   type InjectProgress,
   type InjectResult,

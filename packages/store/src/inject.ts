@@ -12,16 +12,11 @@ import {
 import { injectedId } from './ids.js';
 import type { Queues } from './queues.js';
 import type { Store } from './store.js';
+import type { LaunchGate } from './launch-types.js';
 import { cancelledError, openWriter, parseCursor, type InjectCursor, type Item, type Target } from './inject-writer.js';
 
 export { parseCursor, type InjectCursor } from './inject-writer.js';
 import { fits, readWindow, type InjectWindow } from './inject-window.js';
-
-/** What an injection may go on with, as the campaign's launch decision says (see `campaigns.gate`). */
-export type InjectGate =
-  | { state: 'open'; maxPosition?: number | undefined; nextAtMs?: number | undefined; stopped: Record<string, string> }
-  | { state: 'wait'; untilMs: number; reason: string }
-  | { state: 'refused'; code: 'campaign_rejected' | 'campaign_not_launched'; reason: string };
 
 /** Progress of an injection, reported after each chunk and while it waits. */
 export interface InjectProgress {
@@ -76,7 +71,7 @@ export interface InjectDeps {
   queues: Queues;
   store: Store;
   /** The launch decision's gate. */
-  gate(campaignId: string): Promise<InjectGate>;
+  gate(campaignId: string): Promise<LaunchGate>;
   /** True while the outcome stream is past its bound (a consumer behind): injection waits. @defaultValue never */
   outcomesFull?: () => Promise<boolean>;
   /** Runs one chunk's Redis work within the client's deadline. */
@@ -298,7 +293,7 @@ export function createInjection(deps: InjectDeps) {
   };
 }
 
-type OpenGate = Extract<InjectGate, { state: 'open' }>;
+type OpenGate = Extract<LaunchGate, { state: 'open' }>;
 
 const unknownCampaign = (id: string): SluiceError =>
   new SluiceError('unknown_campaign', `no campaign with id ${id} (create it first)`, { path: 'campaignId' });
