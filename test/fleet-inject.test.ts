@@ -1,5 +1,7 @@
 import { expect, it } from 'vitest';
 import type { InjectProgress } from '@sluice/client';
+import { createKeys } from '@sluice/core';
+import { createLaunchStore } from '@sluice/store';
 import { waitFor } from './support/fleet.js';
 import { useFleet } from './support/use-fleet.js';
 
@@ -183,4 +185,28 @@ it('waits while an outcome consumer is behind past the bound, and drops no event
     await client.outcomes.unsubscribe('crm');
     await client.close();
   }
+});
+
+it('recipients of a receiver the launch re-check stopped end expired with the reason; the others are sent', async () => {
+  const { client, redis, prefix, sandbox } = fleet();
+  await client.campaigns.create({ id: 'stopper', content: { from: 'a@acme.test', subject: 'Hi', text: 'x' } });
+  await client.campaigns.launch('stopper', { total: 50, sample: { 'd0.test': 1, 'd1.test': 1 } });
+  // What the leader's re-check writes when a receiver's projection passes the deadline.
+  const launches = createLaunchStore(redis, createKeys(prefix));
+  const stored = (await launches.read('stopper'))!;
+  const stop = { reason: 'its last recipient would be sent after the deadline', at: Date.now(), domains: ['d1.test'] };
+  expect(await launches.write('stopper', stored.version, { ...stored.record, stopped: { d1: stop } })).toBe(true);
+
+  const list = Array.from({ length: 50 }, (_, i) => ({ to: `s${i}@d${i % 5}.test` }));
+  const result = await client.campaigns.inject('stopper', list);
+  expect(result).toMatchObject({ accepted: 50, expired: 10 });
+  expect(await client.messages.status('stopper_1')).toMatchObject({
+    state: 'expired',
+    lastReply: expect.stringMatching(
+      /not injected: receiver d1 stopped: its last recipient would be sent after the deadline/,
+    ),
+  });
+  await waitFor(async () => (await client.campaigns.status('stopper')).pending === 0, 20_000, 'all final');
+  expect((await client.campaigns.status('stopper')).counts).toMatchObject({ sent: 40, expired: 10 });
+  expect(sandbox.accepted().filter((a) => a.sluiceId?.startsWith('stopper_') && a.domain === 'd1.test')).toEqual([]);
 });
