@@ -89,6 +89,11 @@ function statusText(s: CampaignStatus, now: number): string {
       ['sent', s.counts.sent],
       ['pending', s.pending],
       ['queue', `${s.queue.waiting} waiting, ${s.queue.delayed} delayed, ${s.queue.active} active`],
+      ['cursor', s.cursor.value === undefined ? s.cursor.position : `${s.cursor.position} (yours: ${s.cursor.value})`],
+      [
+        'window',
+        `${s.window.pending} not final of ${s.window.max}, ${s.window.waiting} waiting of ${s.window.ready} ready, at ${s.window.rate}/s`,
+      ],
     ]),
     '',
     launchText(s.launch, now),
