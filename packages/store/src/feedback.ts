@@ -115,8 +115,9 @@ export function createFeedback(options: FeedbackOptions): Feedback {
         event.eventId,
         RECORD_KIND[event.kind],
       )) as [number, number];
-      // The suppression feed's freshness, per provider: a launch is held while it is stale.
-      await redis.hset(keys.feedApplied(), event.provider, String(now()));
+      // The suppression feed's freshness, per provider (a launch is held while it is stale): the
+      // newest event time it carried, so the ESP's retry of a request writes nothing new.
+      await redis.sluiceFeedSeen(keys.feedApplied(), event.provider, Math.min(event.at, now()));
       const outcome = code === 1 && action === 'soft' ? 'counted' : (CODES[code] ?? 'recorded');
       return action === 'soft' && code !== 0 ? { outcome, tenantId, softBounces: count } : { outcome, tenantId };
     },

@@ -9,6 +9,7 @@ const SCRIPTS = {
   sluiceRetain: { file: 'retain-4.lua', keys: 4 },
   sluiceApplyEvent: { file: 'apply-event-4.lua', keys: 4 },
   sluiceResumeCampaign: { file: 'resume-campaign-1.lua', keys: 1 },
+  sluiceFeedSeen: { file: 'feed-seen-1.lua', keys: 1 },
   sluiceLaunchSwap: { file: 'launch-swap-1.lua', keys: 1 },
 };
 
