@@ -85,6 +85,15 @@ it('a receiver cut to a tenth does not stall the others while the window bound a
   await queues.close();
   expect(cancelled.cancelled).toBeGreaterThan(0);
   const after = await client.campaigns.status('share');
+  if (after.pending !== 0) {
+    // Which one, and where: a message no final state reached is a defect to chase, not a flake.
+    const open = [];
+    for (let i = 0; i < count; i++) {
+      const r = await client.messages.status(`share_${i}`);
+      if (r && !['sent', 'cancelled'].includes(r.state)) open.push(r);
+    }
+    console.log('not final after cancel:', JSON.stringify(open), JSON.stringify(cancelled));
+  }
   expect(after.pending).toBe(0);
   expect(after.counts.sent + after.counts.cancelled).toBe(count);
   const sent = sandbox.accepted().length;

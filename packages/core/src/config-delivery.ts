@@ -85,7 +85,8 @@ export const deliverySchema = z
      * `full` the whole record; `compact` state, provider, provider message id and time (an
      * injected campaign message then costs under 128 B; no address, no reply); and
      * `until-acknowledged` nothing. A failure (`rejected`, `expired`, `unconfirmed`) keeps its
-     * full record and reply whatever is set here. Campaign classes default to `compact`:
+     * full record and reply whatever is set here, and so does any message of no campaign
+     * (transactional mail). Campaign classes default to `compact`:
      * ten million full records are gigabytes; transactional mail stays `full` for support.
      * @defaultValue `{ critical: 'full', high: 'full', normal: 'compact', low: 'compact' }`
      */

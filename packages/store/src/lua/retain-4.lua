@@ -1,7 +1,8 @@
 --[[
-  Applies a class's retention to a message whose outcome every consumer group has
+  Applies a class's retention to a campaign message whose outcome every consumer group has
   acknowledged: a success (`sent`, `cancelled`, `suppressed`) shrinks or goes; a failure,
-  a message not final, or a class kept `full` is left alone.
+  a message not final, a class kept `full`, or a message of no campaign (transactional mail
+  keeps its whole record for its TTL) is left alone.
 
   KEYS[1]  the message record
   KEYS[2]  its block of compact records (hash), or the record key again when the id is
@@ -18,10 +19,11 @@
   2 shrunk in place (a value too long for a listpack, or not injected); 3 deleted (its bit
   set in the bitmap, so a second injection of it is refused).
 ]]
-local h = redis.call('HMGET', KEYS[1], 'state', 'priority', 'provider', 'providerMessageId', 'finalAt', 'ambiguous')
+local h = redis.call('HMGET', KEYS[1], 'state', 'priority', 'provider', 'providerMessageId', 'finalAt', 'ambiguous',
+  'campaignId')
 local codes = { sent = 's', cancelled = 'c', suppressed = 'x' }
 local code = h[1] and codes[h[1]]
-if not code then
+if not code or not h[7] or h[7] == '' then
   return 0
 end
 local retention = ({ critical = ARGV[1], high = ARGV[2], normal = ARGV[3], low = ARGV[4] })[h[2] or 'low'] or 'full'
