@@ -6,7 +6,7 @@ import { createClient, type CampaignStatus, type SluiceClient } from '@sluice/cl
 import { childEnv } from '../../../test/support/env.js';
 import { fromSources, startProcess, type TestProcess } from '../../../test/support/process.js';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
-import { run } from '../src/index.js';
+import { runCli } from './run-cli.js';
 
 // `sluice campaigns launch | show | approve` against a real scheduler process, whose governor
 // leader decides the launch.
@@ -26,20 +26,7 @@ afterEach(async () => {
   await client?.close();
 });
 
-async function sluice(
-  env: NodeJS.ProcessEnv,
-  ...args: string[]
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await run(args, {
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-    env,
-    now: () => Date.now(),
-  });
-  return { code, stdout, stderr };
-}
+const sluice = runCli;
 
 it('launches a campaign past the lifetime at one receiver: split, shown, approved', { timeout: 60_000 }, async () => {
   const config = join(dir, `${r.prefix}.yaml`);

@@ -8,7 +8,7 @@ import type { Keys, MessageInput } from '@sluice/core';
 import { createClient, type SluiceClient } from '@sluice/client';
 import { createQueues } from '@sluice/store';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
-import { run } from '../src/index.js';
+import { runCli } from './run-cli.js';
 
 const r = useRedisPrefix();
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -54,16 +54,8 @@ function sluiceProcess(...args: string[]): Promise<Result> {
  * environment: the process start (about a second of CPU each under tsx) is checked by the
  * help and failure tests, every other command runs in this process.
  */
-async function sluice(...args: string[]): Promise<Result> {
-  let stdout = '';
-  let stderr = '';
-  const code = await run(args, {
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-    env: { ...process.env, REDIS_URL: r.url, SLUICE_CONFIG: config, USER: 'tester' },
-    now: () => Date.now(),
-  });
-  return { code, stdout, stderr };
+function sluice(...args: string[]): Promise<Result> {
+  return runCli({ ...process.env, REDIS_URL: r.url, SLUICE_CONFIG: config, USER: 'tester' }, ...args);
 }
 
 /** Every key of this test's deployment with its serialized value: what "writes nothing" compares. */

@@ -7,7 +7,7 @@ import { createQueues } from '@sluice/store';
 import { childEnv } from '../../../test/support/env.js';
 import { fromSources, startProcess, type TestProcess } from '../../../test/support/process.js';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
-import { run } from '../src/index.js';
+import { runCli } from './run-cli.js';
 
 // A real scheduler process decides each campaign's launch (its governor leader) before the
 // injection; the campaign is paused, so what was injected stays in its queue to be looked at.
@@ -17,17 +17,8 @@ let config: string;
 let client: SluiceClient;
 let scheduler: TestProcess | undefined;
 
-async function sluice(...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await run(args, {
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-    env: { ...process.env, REDIS_URL: r.url, SLUICE_CONFIG: config, USER: 'tester' },
-    now: () => Date.now(),
-  });
-  return { code, stdout, stderr };
-}
+const sluice = (...args: string[]) =>
+  runCli({ ...process.env, REDIS_URL: r.url, SLUICE_CONFIG: config, USER: 'tester' }, ...args);
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'sluice-inject-'));
