@@ -13,7 +13,7 @@ import { injectedId } from './ids.js';
 import type { Queues } from './queues.js';
 import type { Store } from './store.js';
 import type { LaunchGate } from './launch-types.js';
-import { cancelledError, openWriter, parseCursor, type InjectCursor, type Item, type Target } from './inject-writer.js';
+import { cancelledError, openWriter, type InjectCursor, type Item, type Target } from './inject-writer.js';
 
 export { parseCursor, type InjectCursor } from './inject-writer.js';
 import { fits, readWindow, type InjectWindow } from './inject-window.js';
@@ -91,7 +91,7 @@ const DEFAULT_CHUNK = 500;
 
 /** Creates the injection of one client. */
 export function createInjection(deps: InjectDeps) {
-  const { keys, store } = deps;
+  const { keys } = deps;
 
   async function target(id: string): Promise<Target> {
     const [campaign, content] = await deps.within(() =>
@@ -244,16 +244,16 @@ export function createInjection(deps: InjectDeps) {
               gate.maxPosition === undefined ? chunk.length : Math.min(chunk.length, gate.maxPosition - position);
             // A recipient that fails validation stops the call there, the ones before it written.
             const items: Item[] = [];
-            let failure: unknown;
+            let failure: Error | undefined;
             for (let i = 0; i < n && failure === undefined; i++) {
               try {
                 items.push(itemOf(t, position + i, chunk[i], opts, gate));
               } catch (error) {
-                failure = error;
+                failure = error instanceof Error ? error : new Error(String(error));
               }
             }
             if (items.length > 0) {
-              const written = await writer.write(t, items, cursor, deps.within);
+              const written = await writer.write(t, items, cursor, (run) => deps.within(run));
               result.accepted += written.accepted;
               result.skipped += items.length - written.accepted;
               for (const item of items.slice(items.length - written.accepted)) if (item.end) result[item.end.state]++;

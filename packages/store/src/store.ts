@@ -5,7 +5,7 @@ import type { AttemptEntry } from './attempt-entry.js';
 import type { MessageRecord } from './message-record.js';
 import { COMPACT_STATES, compactSlot, readCompact } from './compact.js';
 import { suppressionReason } from './suppressions.js';
-import { acceptArgs, finalizeArgs, type FinalizeDetails, type OutcomeDetails } from './record-args.js';
+import { acceptArgs, finalizeArgs, type FinalizeDetails } from './record-args.js';
 
 export type { FinalizeDetails, OutcomeDetails } from './record-args.js';
 

@@ -11,7 +11,7 @@ import { json } from '../format.js';
 type Format = 'ndjson' | 'csv';
 
 /** The format of a recipients file: `--format`, else its extension. */
-function formatOf(file: string, given: unknown): Format {
+function formatOf(file: string, given: string | boolean | undefined): Format {
   if (given === 'ndjson' || given === 'csv') return given;
   if (given !== undefined)
     throw new UsageError(`--format: must be ndjson or csv, not ${String(given)}`, 'campaigns inject');
