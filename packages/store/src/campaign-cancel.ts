@@ -64,7 +64,8 @@ const IN_FLIGHT = new Set(['sending', 'submitted']);
  *    sent). A message whose job was missed still cannot go: its attempt is held by the flag.
  * 3. Its jobs are removed (an active one is left to its worker, which finds the record final).
  * 4. Sends that had already started are waited for; any that come back to be retried are
- *    cancelled too.
+ *    cancelled too. The queue is swept again until a sweep finds nothing (a job that moved
+ *    between lists while they were read is found then), never drained blindly.
  *
  * The campaign keeps its counters (`n:cancelled` counts what this ended). It can never be
  * resumed: `campaigns.resume` refuses it (`campaign_cancelled`).
@@ -99,7 +100,7 @@ export async function cancelCampaign(deps: CancelDeps, id: string, options: Canc
   const inFlight = new Set<string>();
 
   /** Finalizes each message of the campaign found in `queue`, then removes its jobs. */
-  async function sweep(queue: Queue, own: boolean): Promise<void> {
+  async function sweep(queue: Queue, own: boolean): Promise<number> {
     const jobs: { jobId: string; messageId: string; active: boolean }[] = [];
     for (const type of JOB_TYPES) {
       for (let start = 0; ; start += PAGE) {
@@ -121,6 +122,7 @@ export async function cancelCampaign(deps: CancelDeps, id: string, options: Canc
       // Removal is tidying up: the record decides. A job locked by its worker stays.
       if (!active && (await queue.remove(jobId).catch(() => 0)) === 1) result.removedJobs++;
     }
+    return jobs.length;
   }
 
   async function end(messageId: string): Promise<void> {
@@ -141,16 +143,17 @@ export async function cancelCampaign(deps: CancelDeps, id: string, options: Canc
   await campaignQueue.pause();
   await sweep(campaignQueue, true);
   for (const q of dispatch) await sweep(q, false);
-  await campaignQueue.drain(true);
 
   const deadline = Date.now() + options.waitMs;
   while (inFlight.size > 0 && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, options.pollMs ?? 200));
     for (const messageId of [...inFlight]) await end(messageId);
   }
-  // A held or retried send went back to the campaign's queue meanwhile: clear it again.
-  await sweep(campaignQueue, true);
-  await campaignQueue.drain(true);
+  // A held or retried send went back to the campaign's queue meanwhile, or a job moved between
+  // the lists as they were read (a delayed one promoted to wait): sweep again until a sweep
+  // finds none. Never a blind drain: it would delete the job of a message no sweep ended,
+  // leaving its record short of a final state for good.
+  for (let round = 0; round < 5 && (await sweep(campaignQueue, true)) > 0; round++);
   result.stillInFlight = [...inFlight];
   return result;
 }
