@@ -108,6 +108,25 @@ it('resumes from the cursor: recipients accepted before are skipped, a cursor ah
     path: 'from',
   });
   expect((await client.campaigns.status('resume')).counts.accepted).toBe(40);
+
+  // Redis losing acknowledged writes (a restart on `appendfsync everysec`) can move the cursor
+  // back under a running injection: it stops rather than leave the positions between unsent.
+  const { redis, prefix } = fleet();
+  await client.campaigns.create({ id: 'lost', content: { from: 'a@acme.test', subject: 'Hi {{first}}', text: 'x' } });
+  await client.campaigns.launch('lost', { total: 100, sample: { 'd0.test': 1 } });
+  let rolledBack = false;
+  await expect(
+    client.campaigns.inject('lost', recipients(100), {
+      chunkSize: 20,
+      onProgress: (p) => {
+        if (p.cursor.position === 40 && !rolledBack) {
+          rolledBack = true;
+          void redis.set(createKeys(prefix).campaignCursor('lost'), '20|');
+        }
+      },
+    }),
+  ).rejects.toMatchObject({ code: 'cursor_ahead', message: expect.stringMatching(/resume from 20/) as unknown });
+  expect((await client.campaigns.status('lost')).cursor.position).toBe(20);
 });
 
 it('refuses a bad recipient naming it, with what came before accepted and the cursor at it', async () => {

@@ -91,6 +91,16 @@ export async function openWriter(deps: WriterDeps, campaignId: string) {
           await client.watch(cursorKey);
           const now = parseCursor(await client.get(cursorKey));
           const first = items[0]!.position;
+          if (now.position < first) {
+            // Behind this chunk: Redis lost writes it had acknowledged (a restart with
+            // `appendfsync everysec`). Writing on would leave the positions between unsent.
+            await client.unwatch();
+            throw new SluiceError(
+              'cursor_ahead',
+              `campaign ${t.id}'s cursor is at ${now.position}, behind this injection's ${first} (Redis lost writes): resume from ${now.position}`,
+              { path: 'from', action: 'transient' },
+            );
+          }
           const fresh = items.filter((item) => item.position >= now.position);
           if (now.position > first + items.length || fresh.length === 0) {
             await client.unwatch();
