@@ -1,0 +1,78 @@
+// A campaign's list as the bench and the inject-kill fault scenario inject it: a deterministic
+// generator (position → recipient), the content stored once, and the two steps around an
+// injection that the launch decision and the outcome stream will fill in.
+import type { RecipientInput, SluiceClient } from '@sluice/client';
+
+/**
+ * How recipients spread over domains: `even`, 20 domains in turn; `slow30`, 30% to
+ * `slow.test` (positions whose last digit is 0–2) and 10% to each of `o0.test`…`o6.test`.
+ */
+export type RecipientMix = 'even' | 'slow30';
+
+/** The domain whose receiver `slow30` cuts, and the others' names. */
+export const SLOW_DOMAIN = 'slow.test';
+export const OTHER_DOMAINS = Array.from({ length: 7 }, (_, i) => `o${i}.test`);
+
+/** The recipient domain at `position`. */
+export function domainOf(mix: RecipientMix, position: number): string {
+  if (mix === 'even') return `d${position % 20}.test`;
+  const digit = position % 10;
+  return digit < 3 ? SLOW_DOMAIN : OTHER_DOMAINS[digit - 3]!;
+}
+
+/** The recipient at `position`: the same on every run and in every process. */
+export function recipientAt(mix: RecipientMix, position: number): RecipientInput {
+  return { to: `u${position}@${domainOf(mix, position)}`, data: { first: `F${position}` } };
+}
+
+/** Recipients `from`…`count - 1`, made as they are read (the list is never held whole). */
+export function* recipientsFrom(mix: RecipientMix, from: number, count: number): Generator<RecipientInput> {
+  for (let i = from; i < count; i++) yield recipientAt(mix, i);
+}
+
+/** A paragraph of about 1 KB, the html of the issue's measurements. */
+const PARAGRAPH = `<p>${'Our spring catalogue is out, with the prices of last year. '.repeat(16)}</p>`;
+
+/** The campaign's content: templates over each recipient's `data.first`, about 1 KB of html. */
+export const CAMPAIGN_CONTENT = {
+  from: 'Acme News <news@acme.test>',
+  subject: 'Hello {{first}}',
+  html: `<h1>Dear {{first}}</h1>${PARAGRAPH}`,
+  text: 'Dear {{first}}, our spring catalogue is out.',
+} as const;
+
+/** The same message whole, as `sendBulk` takes it (the baseline: content in every job). */
+export function wholeMessage(campaignId: string, mix: RecipientMix, position: number) {
+  const first = `F${position}`;
+  return {
+    from: CAMPAIGN_CONTENT.from,
+    to: recipientAt(mix, position).to,
+    subject: `Hello ${first}`,
+    html: CAMPAIGN_CONTENT.html.replace('{{first}}', first),
+    text: CAMPAIGN_CONTENT.text.replace('{{first}}', first),
+    campaignId,
+  };
+}
+
+/**
+ * Everything a campaign needs before its recipients are injected: today it is created with
+ * its content. Where the launch decision goes (`campaigns.launch(id, forecast)`, the forecast
+ * from `recipientCount` and the mix): injection will refuse a campaign not launched.
+ */
+export async function prepareCampaign(
+  client: SluiceClient,
+  id: string,
+  _list: { mix: RecipientMix; recipientCount: number },
+): Promise<void> {
+  await client.campaigns.create({ id, priority: 'low', content: CAMPAIGN_CONTENT });
+}
+
+/**
+ * Reads and acknowledges every outcome of the campaign, so its records shrink to what
+ * `messages.status` needs. Returns how many were acknowledged, or `undefined` while the
+ * client has no outcome stream (`client.outcomes`): the bench then prints the figure after
+ * acknowledgement as not measured.
+ */
+export async function acknowledgeOutcomes(_client: SluiceClient, _campaignId: string): Promise<number | undefined> {
+  return undefined;
+}
