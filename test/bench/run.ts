@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startRedisServer } from '../support/redis-server.js';
 import { benchAccuracy, benchReceiverAccuracy } from './accuracy.js';
+import { benchCampaign, campaignResults, campaignRows, type CampaignPlan } from './campaign.js';
 import { benchIsolation } from './isolation.js';
 import { benchLimiter } from './limiter.js';
 import { benchMemory } from './memory.js';
@@ -13,8 +14,18 @@ import { benchPipeline } from './pipeline.js';
 import { benchPriority } from './priority.js';
 import { benchWaste } from './waste.js';
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } },
+});
 const quick = values.quick;
+if (values.only !== undefined && values.only !== 'campaign') {
+  process.stderr.write(`bench: --only takes campaign, not ${values.only}\n`);
+  process.exit(2);
+}
+// The campaign figure (issue 13): quick 200,000 against 20,000, full 1,000,000 against 100,000.
+const campaignPlan: CampaignPlan = quick
+  ? { recipients: 200_000, small: 20_000, bulk: 50_000, cut: { perReceiverRate: 20, maxWindow: 2_000 } }
+  : { recipients: 1_000_000, small: 100_000, bulk: 200_000, cut: { perReceiverRate: 30, maxWindow: 5_000 } };
 const plan = quick
   ? {
       limiterSeconds: 3,
@@ -43,6 +54,16 @@ const step = (name: string): void => {
   process.stderr.write(`bench: ${name}…\n`);
 };
 const started = Date.now();
+if (values.only === 'campaign') {
+  const campaign = await benchCampaign(campaignPlan, step);
+  writeFileSync(
+    resolve(import.meta.dirname, '../../bench-results.json'),
+    `${JSON.stringify({ campaign: campaignResults(campaign) }, null, 2)}\n`,
+  );
+  printTable(['figure', 'Sluice', 'baseline (same run)', 'ratio', 'target'], campaignRows(campaign));
+  process.stderr.write(`bench: done in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+  process.exit(0);
+}
 const server = await startRedisServer();
 try {
   step('limiter');
@@ -63,6 +84,7 @@ try {
   const isolation = await benchIsolation(server.url, plan.isolationMessages);
   step(`memory (${plan.recipients} recipients)`);
   const memory = await benchMemory(plan.recipients);
+  const campaign = await benchCampaign(campaignPlan, step);
 
   const results = {
     limiter: {
@@ -114,6 +136,7 @@ try {
       redisPeakBytes: memory.redisPeakBytes,
       redisBytesPerRecipient: round(memory.redisBytesPerRecipient, 1),
     },
+    campaign: campaignResults(campaign),
   };
   writeFileSync(resolve(import.meta.dirname, '../../bench-results.json'), `${JSON.stringify(results, null, 2)}\n`);
 
@@ -191,6 +214,7 @@ try {
       `${fmt(memory.bytesPerRecipientAfterSend)} B left after send`,
       'reported',
     ],
+    ...campaignRows(campaign),
   ];
   printTable(['figure', 'Sluice', 'baseline (same run)', 'ratio', 'target'], rows);
   process.stderr.write(

@@ -57,7 +57,12 @@ try {
       onProgress(p) {
         if (Date.now() - printedAt < 250) return;
         printedAt = Date.now();
-        print('progress', { position: p.cursor.position, waiting: p.waiting ?? null, pending: p.window.pending });
+        print('progress', {
+          position: p.cursor.position,
+          waiting: p.waiting ?? null,
+          pending: p.window.pending,
+          rss: process.memoryUsage().rss,
+        });
       },
     });
     accepted = result.accepted;
