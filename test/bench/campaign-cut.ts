@@ -43,7 +43,13 @@ export async function runCut(options: { perReceiverRate: number; maxWindow: numb
     // Enough that the window fills long before the list ends.
     const count = Math.ceil((options.maxWindow / 0.3) * 2);
     await prepareCampaign(fleet.client, id, { mix: 'slow30', recipientCount: count });
-    const producer = await startProducer(fleet, { redisUrl: url, campaignId: id, mix: 'slow30', count, chunkSize: CHUNK });
+    const producer = await startProducer(fleet, {
+      redisUrl: url,
+      campaignId: id,
+      mix: 'slow30',
+      count,
+      chunkSize: CHUNK,
+    });
     try {
       const firstAt = await waitFor(
         () => fleet.sandbox.accepted().find((a) => a.sluiceId?.startsWith(`${id}_`))?.arrivedAt,

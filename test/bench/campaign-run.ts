@@ -3,7 +3,7 @@
 import { Redis } from 'ioredis';
 import { prepareCampaign, acknowledgeOutcomes, type RecipientMix } from '../support/campaign-recipients.js';
 import { startFleet, waitFor, type Fleet } from '../support/fleet.js';
-import { producerResult, startProducer } from '../support/producer-process.js';
+import { producerResult, startProducer, type Producer } from '../support/producer-process.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { sleep, warmUp } from './support.js';
 
@@ -20,7 +20,7 @@ export interface InjectedRun {
   bytesPerRecipientAfterSend: number;
   /** After every outcome is acknowledged; undefined while the client has no outcome stream. */
   bytesPerRecipientAfterAck: number | undefined;
-  /** From the producer's `inject` call to the first arrival at the sandbox. */
+  /** From the launch (today: the producer's `inject` call) to the first arrival at the sandbox. */
   firstSendMs: number;
   /** Recipients that arrived twice at the sandbox (must be 0). */
   duplicates: number;
@@ -53,9 +53,10 @@ export function sampleMemory(redis: Redis, everyMs = 150): { stop(): Promise<num
   })();
   return {
     async stop() {
+      const first = running;
       running = false;
       await loop;
-      return Math.max(peak, await usedMemory(redis));
+      return first ? Math.max(peak, await usedMemory(redis)) : peak;
     },
   };
 }
@@ -99,36 +100,42 @@ export async function runInjected(recipients: number, workers = 2): Promise<Inje
     const warm = fleet.sandbox.stats().accepted;
     const base = await usedMemory(redis);
     const memory = sampleMemory(redis);
-    const began = Date.now();
-    await prepareCampaign(fleet.client, id, { mix, recipientCount: recipients });
-    const producer = await startProducer(fleet, { redisUrl: url, campaignId: id, mix, count: recipients });
-    await waitFor(() => fleet.sandbox.stats().accepted > warm, 60_000, 'the first arrival');
-    const firstAt = fleet.sandbox.accepted().find((a) => a.sluiceId?.startsWith(`${id}_`))!.arrivedAt;
-    const done = await producerResult(producer);
-    await waitFor(
-      () => fleet.sandbox.stats().accepted >= warm + recipients,
-      30 * 60_000,
-      `${recipients} recipients at the sandbox`,
-    );
-    await waitFor(async () => (await fleet.client.campaigns.status(id)).pending === 0, 60_000, 'every record final');
-    const lastAt = Math.max(...fleet.sandbox.accepted().map((a) => a.arrivedAt));
-    await sleep(1000);
-    const after = (await usedMemory(redis)) - base;
-    const acknowledged = await acknowledgeOutcomes(fleet.client, id);
-    const afterAck = acknowledged === undefined ? undefined : (await usedMemory(redis)) - base;
-    const peak = (await memory.stop()) - base;
-    return {
-      recipients,
-      injectPerSec: (done.accepted * 1000) / Math.max(1, done.endedAt - done.startedAt),
-      sendPerSec: (recipients * 1000) / Math.max(1, lastAt - firstAt),
-      producerRssPeak: done.rssPeak,
-      redisPeakAboveIdle: peak,
-      bytesPerRecipientAfterSend: after / recipients,
-      bytesPerRecipientAfterAck: afterAck === undefined ? undefined : afterAck / recipients,
-      firstSendMs: firstAt - producer.startedAt,
-      duplicates: fleet.sandbox.stats().duplicates,
-      seconds: (Date.now() - began) / 1000,
-    };
+    let producer: Producer | undefined;
+    try {
+      const began = Date.now();
+      const prepared = await prepareCampaign(fleet.client, id, { mix, recipientCount: recipients });
+      producer = await startProducer(fleet, { redisUrl: url, campaignId: id, mix, count: recipients });
+      await waitFor(() => fleet.sandbox.stats().accepted > warm, 60_000, 'the first arrival');
+      const firstAt = fleet.sandbox.accepted().find((a) => a.sluiceId?.startsWith(`${id}_`))!.arrivedAt;
+      const done = await producerResult(producer);
+      await waitFor(
+        () => fleet.sandbox.stats().accepted >= warm + recipients,
+        30 * 60_000,
+        `${recipients} recipients at the sandbox`,
+      );
+      await waitFor(async () => (await fleet.client.campaigns.status(id)).pending === 0, 60_000, 'every record final');
+      const lastAt = fleet.sandbox.accepted().reduce((last, a) => Math.max(last, a.arrivedAt), 0);
+      await sleep(1000);
+      const after = (await usedMemory(redis)) - base;
+      const acknowledged = await acknowledgeOutcomes(fleet.client, id);
+      const afterAck = acknowledged === undefined ? undefined : (await usedMemory(redis)) - base;
+      const peak = (await memory.stop()) - base;
+      return {
+        recipients,
+        injectPerSec: (done.accepted * 1000) / Math.max(1, done.endedAt - done.startedAt),
+        sendPerSec: (recipients * 1000) / Math.max(1, lastAt - firstAt),
+        producerRssPeak: done.rssPeak,
+        redisPeakAboveIdle: peak,
+        bytesPerRecipientAfterSend: after / recipients,
+        bytesPerRecipientAfterAck: afterAck === undefined ? undefined : afterAck / recipients,
+        firstSendMs: firstAt - (prepared.launchedAt ?? producer.startedAt),
+        duplicates: fleet.sandbox.stats().duplicates,
+        seconds: (Date.now() - began) / 1000,
+      };
+    } finally {
+      await memory.stop();
+      await producer?.process.stop({ signal: 'SIGKILL' });
+    }
   });
 }
 

@@ -74,6 +74,13 @@ export function campaignRows(f: CampaignFigures): Row[] {
       '≤ 100 MB at 1,000,000; ≤ 1.2× the tenth',
     ],
     [
+      `campaign: Redis peak less what stays after (${n})`,
+      mb(windowOf(run)),
+      `${mb(windowOf(small))} at ${fmt(small.recipients)}`,
+      `${(windowOf(run) / Math.max(1, windowOf(small))).toFixed(2)}×`,
+      'context: the window, records left out',
+    ],
+    [
       `campaign: Redis B/recipient after the send`,
       `${fmt(run.bytesPerRecipientAfterSend)} B`,
       `${fmt(bulk.redisBytesPerRecipient)} B queued by sendBulk`,
@@ -139,6 +146,8 @@ export function campaignResults(f: CampaignFigures) {
   };
 }
 
+/** The peak less what the campaign left in Redis after its send (mostly its records): what its window cost. */
+const windowOf = (r: InjectedRun): number => r.redisPeakAboveIdle - r.bytesPerRecipientAfterSend * r.recipients;
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
 const pct = (share: number): string => `${(share * 100).toFixed(1)}%`;

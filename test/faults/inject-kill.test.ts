@@ -15,7 +15,7 @@ const SCENARIO = 'inject-kill';
 const seed = faultsSeed(SCENARIO);
 const random = seededRandom(seed);
 /** The list's length; the issue's 200,000 with `SLUICE_FAULTS_INJECT_COUNT=200000` (README, Fault suite). */
-const COUNT = faultsCount('SLUICE_FAULTS_INJECT_COUNT', 30_000);
+const COUNT = faultsCount('SLUICE_FAULTS_INJECT_COUNT', 40_000);
 const CAMPAIGN = 'killed';
 
 const fleet = useFleet({
@@ -42,7 +42,11 @@ function watchCursor(done: () => boolean) {
   const seen = { reads: 0, last: 0, backwards: [] as string[], mismatched: [] as string[] };
   const loop = (async () => {
     while (!done()) {
-      const replies = await redis.multi().get(keys.campaignCursor(CAMPAIGN)).hget(keys.campaign(CAMPAIGN), 'n:accepted').exec();
+      const replies = await redis
+        .multi()
+        .get(keys.campaignCursor(CAMPAIGN))
+        .hget(keys.campaign(CAMPAIGN), 'n:accepted')
+        .exec();
       const position = Number((replies?.[0]?.[1] as string | null)?.split('|')[0] ?? 0);
       const accepted = Number((replies?.[1]?.[1] as string | null) ?? 0);
       seen.reads++;

@@ -54,17 +54,35 @@ export function wholeMessage(campaignId: string, mix: RecipientMix, position: nu
   };
 }
 
+/** How many recipients of the first `count` go to each domain: a launch's forecast. */
+export function domainCounts(mix: RecipientMix, count: number): Record<string, number> {
+  const counts: Record<string, number> = {};
+  // Both mixes repeat every 20 positions.
+  for (let i = 0; i < Math.min(count, 20); i++) {
+    const domain = domainOf(mix, i);
+    counts[domain] = (counts[domain] ?? 0) + Math.floor((count - 1 - i) / 20) + 1;
+  }
+  return counts;
+}
+
+/** What {@link prepareCampaign} did. */
+export interface PreparedCampaign {
+  /** Epoch ms of the launch decision, if the campaign has one: the first send is timed from it. */
+  launchedAt: number | undefined;
+}
+
 /**
  * Everything a campaign needs before its recipients are injected: today it is created with
- * its content. Where the launch decision goes (`campaigns.launch(id, forecast)`, the forecast
- * from `recipientCount` and the mix): injection will refuse a campaign not launched.
+ * its content. The launch decision goes here (`campaigns.launch(id, forecast)`, the forecast
+ * from {@link domainCounts}), setting `launchedAt`: injection will refuse a campaign not launched.
  */
 export async function prepareCampaign(
   client: SluiceClient,
   id: string,
   _list: { mix: RecipientMix; recipientCount: number },
-): Promise<void> {
+): Promise<PreparedCampaign> {
   await client.campaigns.create({ id, priority: 'low', content: CAMPAIGN_CONTENT });
+  return { launchedAt: undefined };
 }
 
 /**
