@@ -15,6 +15,8 @@ export interface CutRun {
   cutShare: number;
   /** From the first arrival to the window bound (the cut receiver's backlog fills the window). */
   secondsToBound: number;
+  /** The most recipients pending (accepted, not final) seen, every poll: at most `maxWindow` and a chunk. */
+  peakPending: number;
 }
 
 const CHUNK = 500;
@@ -59,9 +61,12 @@ export async function runCut(options: { perReceiverRate: number; maxWindow: numb
       // The bound: the cut receiver's backlog fills the window, so the others have less than
       // a second of theirs left in it (each recipient's domain is known from its position).
       const othersAllowed = r * OTHER_DOMAINS.length;
+      let peakPending = 0;
       await waitFor(
         async () => {
-          const position = (await fleet.client.campaigns.status(id)).cursor.position;
+          const status = await fleet.client.campaigns.status(id);
+          const position = status.cursor.position;
+          peakPending = Math.max(peakPending, status.pending);
           const byDomain = fleet.sandbox.stats().byDomain;
           const slowInjected = 3 * Math.floor(position / 10) + Math.min(position % 10, 3);
           const slowPending = slowInjected - (byDomain[SLOW_DOMAIN]?.accepted ?? 0);
@@ -86,6 +91,7 @@ export async function runCut(options: { perReceiverRate: number; maxWindow: numb
         othersShare: count_(isOther, from, boundAt) / span / othersAllowed,
         cutShare: count_((d) => d === SLOW_DOMAIN, from, boundAt) / span / (r / 10),
         secondsToBound: (boundAt - firstAt) / 1000,
+        peakPending,
       };
     } finally {
       await producer.process.stop({ signal: 'SIGTERM' });

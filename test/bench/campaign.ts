@@ -105,7 +105,7 @@ export function campaignRows(f: CampaignFigures): Row[] {
       'campaign: others’ rate, 30% cut to 1/10',
       `${pct(cut.othersShare)} of 7 × ${cut.perReceiverRate}/s`,
       `cut one ${pct(cut.cutShare)} of ${cut.perReceiverRate / 10}/s`,
-      `bound after ${cut.secondsToBound.toFixed(0)} s`,
+      `bound after ${cut.secondsToBound.toFixed(0)} s, ≤ ${fmt(cut.peakPending)} pending`,
       `≥ 90% until the bound (${fmt(cut.maxWindow)})`,
     ],
     ['campaign: duplicates at the sandbox', String(run.duplicates + small.duplicates), '-', '-', '0'],
@@ -142,6 +142,7 @@ export function campaignResults(f: CampaignFigures) {
       othersSharePct: Math.round(cut.othersShare * 1000) / 10,
       cutSharePct: Math.round(cut.cutShare * 1000) / 10,
       secondsToBound: Math.round(cut.secondsToBound),
+      peakPending: cut.peakPending,
     },
   };
 }
