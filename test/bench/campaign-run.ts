@@ -1,7 +1,12 @@
 // The pieces of the bench's `campaign` figure (campaign.ts): a fleet on a Redis of its own,
 // Redis memory sampled through the whole run, and the producer as a process of its own.
 import { Redis } from 'ioredis';
-import { prepareCampaign, acknowledgeOutcomes, type RecipientMix } from '../support/campaign-recipients.js';
+import {
+  prepareCampaign,
+  startOutcomeConsumer,
+  type OutcomeConsumer,
+  type RecipientMix,
+} from '../support/campaign-recipients.js';
 import { startFleet, waitFor, type Fleet } from '../support/fleet.js';
 import { producerResult, startProducer, type Producer } from '../support/producer-process.js';
 import { startRedisServer } from '../support/redis-server.js';
@@ -101,9 +106,11 @@ export async function runInjected(recipients: number, workers = 2): Promise<Inje
     const base = await usedMemory(redis);
     const memory = sampleMemory(redis);
     let producer: Producer | undefined;
+    let consumer: OutcomeConsumer | undefined;
     try {
       const began = Date.now();
       const prepared = await prepareCampaign(fleet.client, id, { mix, recipientCount: recipients });
+      consumer = startOutcomeConsumer(fleet.client, id);
       producer = await startProducer(fleet, { redisUrl: url, campaignId: id, mix, count: recipients });
       await waitFor(() => fleet.sandbox.stats().accepted > warm, 60_000, 'the first arrival');
       const firstAt = fleet.sandbox.accepted().find((a) => a.sluiceId?.startsWith(`${id}_`))!.arrivedAt;
@@ -117,7 +124,7 @@ export async function runInjected(recipients: number, workers = 2): Promise<Inje
       const lastAt = fleet.sandbox.accepted().reduce((last, a) => Math.max(last, a.arrivedAt), 0);
       await sleep(1000);
       const after = (await usedMemory(redis)) - base;
-      const acknowledged = await acknowledgeOutcomes(fleet.client, id);
+      const acknowledged = await consumer.stop();
       const afterAck = acknowledged === undefined ? undefined : (await usedMemory(redis)) - base;
       const peak = (await memory.stop()) - base;
       return {
@@ -135,6 +142,7 @@ export async function runInjected(recipients: number, workers = 2): Promise<Inje
     } finally {
       await memory.stop();
       await producer?.process.stop({ signal: 'SIGKILL' });
+      await consumer?.stop();
     }
   });
 }

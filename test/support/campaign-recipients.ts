@@ -85,12 +85,22 @@ export async function prepareCampaign(
   return { launchedAt: undefined };
 }
 
+/** A backend's outcome consumer of one campaign, started before its injection. */
+export interface OutcomeConsumer {
+  /**
+   * Reads and acknowledges what is left, then stops; resolves how many outcomes were
+   * acknowledged in all, or `undefined` when there was no outcome stream to read. Again: the same.
+   */
+  stop(): Promise<number | undefined>;
+}
+
 /**
- * Reads and acknowledges every outcome of the campaign, so its records shrink to what
- * `messages.status` needs. Returns how many were acknowledged, or `undefined` while the
- * client has no outcome stream (`client.outcomes`): the bench then prints the figure after
- * acknowledgement as not measured.
+ * Starts consuming the campaign's outcomes as a backend would, acknowledging each, so its
+ * records shrink to what `messages.status` needs and the stream's bound never holds the
+ * injection. Today the client has no outcome stream (`client.outcomes`): nothing is read,
+ * and `stop` resolves `undefined` (the bench prints the figure after acknowledgement as not
+ * measured). With one, this subscribes a group, reads and acks in a loop until `stop`.
  */
-export async function acknowledgeOutcomes(_client: SluiceClient, _campaignId: string): Promise<number | undefined> {
-  return undefined;
+export function startOutcomeConsumer(_client: SluiceClient, _campaignId: string): OutcomeConsumer {
+  return { stop: async () => undefined };
 }
