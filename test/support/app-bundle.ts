@@ -7,8 +7,14 @@ import { ROOT } from './process.js';
 /** The apps a fleet or fault test spawns. */
 export const BUNDLED_APPS = ['scheduler', 'worker', 'api'] as const;
 
-/** Test-only entries bundled with them: a worker that kills itself at a delivery step. */
-const TEST_ENTRIES = { 'crash-worker': 'test/support/crash-worker.ts' } as const;
+/**
+ * Test-only entries bundled with them: a worker that kills itself at a delivery step, and a
+ * backend's campaign producer (the bench's `campaign` figure, the inject-kill scenario).
+ */
+const TEST_ENTRIES = {
+  'crash-worker': 'test/support/crash-worker.ts',
+  'inject-producer': 'test/support/inject-producer.ts',
+} as const;
 
 /** What a fleet test can spawn from the bundle directory. */
 export type BundledApp = (typeof BUNDLED_APPS)[number] | keyof typeof TEST_ENTRIES;

@@ -59,3 +59,15 @@ export function seededRandom(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/**
+ * A scenario's size from the environment variable `name` (a positive integer), else
+ * `fallback`: what CI runs is the fallback, a longer run is asked for by name.
+ */
+export function faultsCount(name: string, fallback: number): number {
+  const given = process.env[name];
+  if (given === undefined || given === '') return fallback;
+  const n = Number(given);
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got ${given}`);
+  return n;
+}

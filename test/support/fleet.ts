@@ -42,6 +42,8 @@ export interface Fleet {
   readonly sandbox: Sandbox;
   readonly client: SluiceClient;
   readonly redis: Redis;
+  /** The directory of the bundled apps and test entries (`<apps>/<entry>.mjs`). */
+  readonly apps: string;
   readonly processes: FleetProcess[];
   startScheduler(): Promise<FleetProcess>;
   /**
@@ -102,6 +104,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     sandbox,
     client,
     redis,
+    apps,
     processes,
     async startScheduler() {
       const p = await spawnApp(apps, 'scheduler', env);

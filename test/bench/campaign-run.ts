@@ -1,0 +1,185 @@
+// The pieces of the bench's `campaign` figure (campaign.ts): a fleet on a Redis of its own,
+// Redis memory sampled through the whole run, and the producer as a process of its own.
+import { Redis } from 'ioredis';
+import {
+  prepareCampaign,
+  startOutcomeConsumer,
+  type OutcomeConsumer,
+  type RecipientMix,
+} from '../support/campaign-recipients.js';
+import { startFleet, waitFor, type Fleet } from '../support/fleet.js';
+import { producerResult, startProducer, type Producer } from '../support/producer-process.js';
+import { startRedisServer } from '../support/redis-server.js';
+import { sleep, warmUp } from './support.js';
+
+/** Figures of one injected campaign sent through a fleet. */
+export interface InjectedRun {
+  recipients: number;
+  /** Recipients accepted per second, from the producer's `inject` call to its end. */
+  injectPerSec: number;
+  /** Arrivals per second at the sandbox, first to last. */
+  sendPerSec: number;
+  producerRssPeak: number;
+  /** The peak of Redis `used_memory` above the idle fleet, sampled every 150 ms. */
+  redisPeakAboveIdle: number;
+  bytesPerRecipientAfterSend: number;
+  /** After every outcome is acknowledged; undefined while the client has no outcome stream. */
+  bytesPerRecipientAfterAck: number | undefined;
+  /** From the launch (today: the producer's `inject` call) to the first arrival at the sandbox. */
+  firstSendMs: number;
+  /** Recipients that arrived twice at the sandbox (must be 0). */
+  duplicates: number;
+  seconds: number;
+}
+
+/** A fleet whose CPU is the limit: every quota far above what two cores can send. */
+export const UNLIMITED = {
+  providers: { ses: { kind: 'ses', rate: 1_000_000, burst: 100_000, concurrency: 64 } },
+  scheduler: { concurrency: 64 },
+  worker: { concurrency: { critical: 4, high: 4, normal: 32, low: 32 } },
+  defaults: { campaign: { rate: 1_000_000 } },
+  organisations: { builtIn: false },
+};
+
+/** Redis `used_memory`. */
+export async function usedMemory(redis: Redis): Promise<number> {
+  return Number(/used_memory:(\d+)/.exec(await redis.info('memory'))![1]);
+}
+
+/** Samples `used_memory` every `everyMs` until stopped; `stop` resolves the peak. */
+export function sampleMemory(redis: Redis, everyMs = 150): { stop(): Promise<number> } {
+  let peak = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      peak = Math.max(peak, await usedMemory(redis));
+      await sleep(everyMs);
+    }
+  })();
+  return {
+    async stop() {
+      const first = running;
+      running = false;
+      await loop;
+      return first ? Math.max(peak, await usedMemory(redis)) : peak;
+    },
+  };
+}
+
+/** Runs `body` with a fleet of one scheduler and `workers` workers on a Redis of its own. */
+export async function withFleet<T>(
+  options: { workers: number; schedulers?: number; config: Record<string, unknown>; scenario?: unknown },
+  body: (fleet: Fleet, redis: Redis, url: string) => Promise<T>,
+): Promise<T> {
+  const server = await startRedisServer();
+  const redis = new Redis(server.url);
+  try {
+    const fleet = await startFleet({
+      redisUrl: server.url,
+      schedulers: options.schedulers ?? 1,
+      workers: options.workers,
+      config: options.config,
+      scenario: options.scenario,
+    });
+    try {
+      return await body(fleet, redis, server.url);
+    } finally {
+      await fleet.stop();
+    }
+  } finally {
+    await redis.quit();
+    await server.stop();
+  }
+}
+
+/**
+ * A campaign of `recipients` (the `even` mix: 20 domains) injected by a producer process
+ * while a fleet with no quota in the way sends it; Redis sampled from before the campaign
+ * exists until after it is sent (and its outcomes acknowledged, once there is a stream).
+ */
+export async function runInjected(recipients: number, workers = 2): Promise<InjectedRun> {
+  return withFleet({ workers, config: UNLIMITED }, async (fleet, redis, url) => {
+    const id = 'big';
+    const mix: RecipientMix = 'even';
+    await warmUp(fleet);
+    const warm = fleet.sandbox.stats().accepted;
+    const base = await usedMemory(redis);
+    const memory = sampleMemory(redis);
+    let producer: Producer | undefined;
+    let consumer: OutcomeConsumer | undefined;
+    try {
+      const began = Date.now();
+      const prepared = await prepareCampaign(fleet.client, id, { mix, recipientCount: recipients });
+      consumer = startOutcomeConsumer(fleet.client, id);
+      producer = await startProducer(fleet, { redisUrl: url, campaignId: id, mix, count: recipients });
+      await waitFor(() => fleet.sandbox.stats().accepted > warm, 60_000, 'the first arrival');
+      const firstAt = fleet.sandbox.accepted().find((a) => a.sluiceId?.startsWith(`${id}_`))!.arrivedAt;
+      const done = await producerResult(producer);
+      await waitFor(
+        () => fleet.sandbox.stats().accepted >= warm + recipients,
+        30 * 60_000,
+        `${recipients} recipients at the sandbox`,
+      );
+      await waitFor(async () => (await fleet.client.campaigns.status(id)).pending === 0, 60_000, 'every record final');
+      const lastAt = fleet.sandbox.accepted().reduce((last, a) => Math.max(last, a.arrivedAt), 0);
+      await sleep(1000);
+      const after = (await usedMemory(redis)) - base;
+      const acknowledged = await consumer.stop();
+      const afterAck = acknowledged === undefined ? undefined : (await usedMemory(redis)) - base;
+      const peak = (await memory.stop()) - base;
+      return {
+        recipients,
+        injectPerSec: (done.accepted * 1000) / Math.max(1, done.endedAt - done.startedAt),
+        sendPerSec: (recipients * 1000) / Math.max(1, lastAt - firstAt),
+        producerRssPeak: done.rssPeak,
+        redisPeakAboveIdle: peak,
+        bytesPerRecipientAfterSend: after / recipients,
+        bytesPerRecipientAfterAck: afterAck === undefined ? undefined : afterAck / recipients,
+        firstSendMs: firstAt - (prepared.launchedAt ?? producer.startedAt),
+        duplicates: fleet.sandbox.stats().duplicates,
+        seconds: (Date.now() - began) / 1000,
+      };
+    } finally {
+      await memory.stop();
+      await producer?.process.stop({ signal: 'SIGKILL' });
+      await consumer?.stop();
+    }
+  });
+}
+
+/** Figures of the baseline: the same campaign as whole messages, one `sendBulk`. */
+export interface BulkRun {
+  recipients: number;
+  /** Redis bytes per recipient with every message queued (the fleet stopped, as in the issue). */
+  redisBytesPerRecipient: number;
+  producerRssPeak: number;
+  /** The producer's RSS before it built the list. */
+  producerRssIdle: number;
+  perSec: number;
+}
+
+/** `sendBulk` of `recipients` whole messages (1 KB of html each) with no fleet running. */
+export async function runBulk(recipients: number): Promise<BulkRun> {
+  return withFleet({ workers: 0, schedulers: 0, config: UNLIMITED }, async (fleet, redis, url) => {
+    const id = 'bulk';
+    await fleet.client.campaigns.create({ id, priority: 'low' });
+    const base = await usedMemory(redis);
+    const producer = await startProducer(fleet, {
+      redisUrl: url,
+      campaignId: id,
+      mix: 'even',
+      count: recipients,
+      mode: 'sendBulk',
+    });
+    const done = await producerResult(producer);
+    const held = (await usedMemory(redis)) - base;
+    const idle = producer.process.tail().find((l) => l.startsWith('{"event":"ready"'));
+    return {
+      recipients,
+      redisBytesPerRecipient: held / recipients,
+      producerRssPeak: done.rssPeak,
+      producerRssIdle: idle ? (JSON.parse(idle) as { rss: number }).rss : 0,
+      perSec: (done.accepted * 1000) / Math.max(1, done.endedAt - done.startedAt),
+    };
+  });
+}
