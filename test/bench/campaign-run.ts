@@ -1,6 +1,7 @@
 // The pieces of the bench's `campaign` figure (campaign.ts): a fleet on a Redis of its own,
 // Redis memory sampled through the whole run, and the producer as a process of its own.
 import { Redis } from 'ioredis';
+import { createKeys } from '@sluice/core';
 import {
   prepareCampaign,
   startOutcomeConsumer,
@@ -23,14 +24,19 @@ export interface InjectedRun {
   /** The peak of Redis `used_memory` above the idle fleet, sampled every 150 ms. */
   redisPeakAboveIdle: number;
   bytesPerRecipientAfterSend: number;
-  /** After every outcome is acknowledged; undefined while the client has no outcome stream. */
-  bytesPerRecipientAfterAck: number | undefined;
+  /** After every outcome is acknowledged and the records shrunk as `retention` says. */
+  bytesPerRecipientAfterAck: number;
+  /** What sent records keep once acknowledged (`delivery.retention` of the campaign's class). */
+  retention: CampaignRetention;
   /** From the launch (today: the producer's `inject` call) to the first arrival at the sandbox. */
   firstSendMs: number;
   /** Recipients that arrived twice at the sandbox (must be 0). */
   duplicates: number;
   seconds: number;
 }
+
+/** What a campaign's sent records keep once acknowledged (`delivery.retention`). */
+export type CampaignRetention = 'compact' | 'until-acknowledged';
 
 /** A fleet whose CPU is the limit: every quota far above what two cores can send. */
 export const UNLIMITED = {
@@ -97,8 +103,16 @@ export async function withFleet<T>(
  * while a fleet with no quota in the way sends it; Redis sampled from before the campaign
  * exists until after it is sent (and its outcomes acknowledged, once there is a stream).
  */
-export async function runInjected(recipients: number, workers = 2): Promise<InjectedRun> {
-  return withFleet({ workers, config: UNLIMITED }, async (fleet, redis, url) => {
+export async function runInjected(
+  recipients: number,
+  retention: CampaignRetention = 'compact',
+  workers = 2,
+): Promise<InjectedRun> {
+  const config = {
+    ...UNLIMITED,
+    delivery: { retention: { critical: 'full', high: 'full', normal: retention, low: retention } },
+  };
+  return withFleet({ workers, config }, async (fleet, redis, url) => {
     const id = 'big';
     const mix: RecipientMix = 'even';
     await warmUp(fleet);
@@ -124,8 +138,15 @@ export async function runInjected(recipients: number, workers = 2): Promise<Inje
       const lastAt = fleet.sandbox.accepted().reduce((last, a) => Math.max(last, a.arrivedAt), 0);
       await sleep(1000);
       const after = (await usedMemory(redis)) - base;
-      const acknowledged = await consumer.stop();
-      const afterAck = acknowledged === undefined ? undefined : (await usedMemory(redis)) - base;
+      await consumer.stop();
+      // The leader's retention chore shrinks what every group acknowledged, a tick later.
+      await waitFor(
+        async () => (await redis.xlen(createKeys(fleet.prefix).outcomes())) === 0,
+        30_000,
+        'outcomes settled',
+      );
+      await sleep(1000);
+      const afterAck = (await usedMemory(redis)) - base;
       const peak = (await memory.stop()) - base;
       return {
         recipients,
@@ -134,8 +155,9 @@ export async function runInjected(recipients: number, workers = 2): Promise<Inje
         producerRssPeak: done.rssPeak,
         redisPeakAboveIdle: peak,
         bytesPerRecipientAfterSend: after / recipients,
-        bytesPerRecipientAfterAck: afterAck === undefined ? undefined : afterAck / recipients,
-        firstSendMs: firstAt - (prepared.launchedAt ?? producer.startedAt),
+        bytesPerRecipientAfterAck: afterAck / recipients,
+        retention,
+        firstSendMs: firstAt - prepared.launchedAt,
         duplicates: fleet.sandbox.stats().duplicates,
         seconds: (Date.now() - began) / 1000,
       };

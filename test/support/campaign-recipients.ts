@@ -67,40 +67,64 @@ export function domainCounts(mix: RecipientMix, count: number): Record<string, n
 
 /** What {@link prepareCampaign} did. */
 export interface PreparedCampaign {
-  /** Epoch ms of the launch decision, if the campaign has one: the first send is timed from it. */
-  launchedAt: number | undefined;
+  /** Epoch ms of the launch request: the first send is timed from it. */
+  launchedAt: number;
 }
 
 /**
- * Everything a campaign needs before its recipients are injected: today it is created with
- * its content. The launch decision goes here (`campaigns.launch(id, forecast)`, the forecast
- * from {@link domainCounts}), setting `launchedAt`: injection will refuse a campaign not launched.
+ * Everything a campaign needs before its recipients are injected: created with its content,
+ * then launched on a forecast of its whole list (the injection refuses a campaign not launched).
  */
 export async function prepareCampaign(
   client: SluiceClient,
   id: string,
-  _list: { mix: RecipientMix; recipientCount: number },
+  list: { mix: RecipientMix; recipientCount: number },
 ): Promise<PreparedCampaign> {
   await client.campaigns.create({ id, priority: 'low', content: CAMPAIGN_CONTENT });
-  return { launchedAt: undefined };
+  const launchedAt = Date.now();
+  const { decision } = await client.campaigns.launch(id, {
+    total: list.recipientCount,
+    domains: domainCounts(list.mix, list.recipientCount),
+  });
+  if (decision?.kind !== 'accept') throw new Error(`campaign ${id}: launch ${decision?.kind}: ${decision?.reason}`);
+  return { launchedAt };
 }
 
 /** A backend's outcome consumer of one campaign, started before its injection. */
 export interface OutcomeConsumer {
-  /**
-   * Reads and acknowledges what is left, then stops; resolves how many outcomes were
-   * acknowledged in all, or `undefined` when there was no outcome stream to read. Again: the same.
-   */
-  stop(): Promise<number | undefined>;
+  /** Reads and acknowledges what is left of the campaign, then stops; resolves how many of its outcomes were acknowledged. */
+  stop(): Promise<number>;
 }
 
 /**
- * Starts consuming the campaign's outcomes as a backend would, acknowledging each, so its
- * records shrink to what `messages.status` needs and the stream's bound never holds the
- * injection. Today the client has no outcome stream (`client.outcomes`): nothing is read,
- * and `stop` resolves `undefined` (the bench prints the figure after acknowledgement as not
- * measured). With one, this subscribes a group, reads and acks in a loop until `stop`.
+ * Consumes the outcome stream as a backend would (one group, acknowledging each batch), so
+ * the records of sent mail shrink as `delivery.retention` says and the stream's bound never
+ * holds the injection. Counts the final outcomes of `campaignId`.
  */
-export function startOutcomeConsumer(_client: SluiceClient, _campaignId: string): OutcomeConsumer {
-  return { stop: async () => undefined };
+export function startOutcomeConsumer(client: SluiceClient, campaignId: string): OutcomeConsumer {
+  const group = `bench-${campaignId}`;
+  let running = true;
+  let acked = 0;
+  const ready = client.outcomes.subscribe(group, { from: 'now' });
+  const loop = (async () => {
+    await ready;
+    for (;;) {
+      const events = await client.outcomes.read(group, 'c1', { count: 1_000, blockMs: running ? 500 : 0 });
+      if (events.length === 0 && !running) return;
+      for (const e of events) if (e.campaignId === campaignId && e.state !== 'deferred') acked++;
+      if (events.length > 0)
+        await client.outcomes.ack(
+          group,
+          events.map((e) => e.id),
+        );
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      await client.outcomes.unsubscribe(group);
+      return acked;
+    },
+  };
 }
