@@ -26,6 +26,12 @@ export interface InjectedRun {
   bytesPerRecipientAfterSend: number;
   /** After every outcome is acknowledged and the records shrunk as `retention` says. */
   bytesPerRecipientAfterAck: number;
+  /**
+   * What the campaign's own keys hold per recipient then (`MEMORY USAGE` of its records, compact
+   * blocks and gone bitmap): `used_memory`'s delta also counts the fleet's time-bucketed keys
+   * (signals, stats, TTL 5 minutes), which a short run spreads over few recipients.
+   */
+  keptBytesPerRecipient: number;
   /** What sent records keep once acknowledged (`delivery.retention` of the campaign's class). */
   retention: CampaignRetention;
   /** From the launch (today: the producer's `inject` call) to the first arrival at the sandbox. */
@@ -46,6 +52,24 @@ export const UNLIMITED = {
   defaults: { campaign: { rate: 1_000_000 } },
   organisations: { builtIn: false },
 };
+
+/** The bytes of a campaign's records, compact blocks and gone bitmap (`MEMORY USAGE` of each). */
+async function campaignBytes(redis: Redis, prefix: string, campaignId: string): Promise<number> {
+  let total = 0;
+  for (const pattern of [
+    `${prefix}:msg:${campaignId}_*`,
+    `${prefix}:mc:${campaignId}:*`,
+    `${prefix}:mgone:${campaignId}`,
+  ]) {
+    let cursor = '0';
+    do {
+      const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 5_000);
+      cursor = next;
+      for (const key of found) total += Number((await redis.memory('USAGE', key)) ?? 0);
+    } while (cursor !== '0');
+  }
+  return total;
+}
 
 /** Redis `used_memory`. */
 export async function usedMemory(redis: Redis): Promise<number> {
@@ -147,6 +171,7 @@ export async function runInjected(
       );
       await sleep(1000);
       const afterAck = (await usedMemory(redis)) - base;
+      const kept = await campaignBytes(redis, fleet.prefix, id);
       const peak = (await memory.stop()) - base;
       return {
         recipients,
@@ -156,6 +181,7 @@ export async function runInjected(
         redisPeakAboveIdle: peak,
         bytesPerRecipientAfterSend: after / recipients,
         bytesPerRecipientAfterAck: afterAck / recipients,
+        keptBytesPerRecipient: kept / recipients,
         retention,
         firstSendMs: firstAt - prepared.launchedAt,
         duplicates: fleet.sandbox.stats().duplicates,
