@@ -99,9 +99,9 @@ export function campaignRows(f: CampaignFigures): Row[] {
       '≤ 128 B (default retention)',
     ],
     [
-      `campaign: Redis B/recipient after ack, until-acknowledged (${n})`,
-      `${fmt(run.bytesPerRecipientAfterAck)} B`,
-      '-',
+      `campaign: its keys' B/recipient after ack, until-acknowledged (${n})`,
+      `${run.keptBytesPerRecipient.toFixed(2)} B`,
+      `used_memory: ${fmt(run.bytesPerRecipientAfterAck)} B after the ack`,
       '-',
       'nothing per recipient',
     ],
