@@ -1,33 +1,15 @@
 import type { Redis } from 'ioredis';
 import type { Keys } from '@sluice/core';
-import { createOutcomes, type OutcomeEvent, type ReadOptions } from '@sluice/store';
+import { createOutcomes, type Outcomes } from '@sluice/store';
 import { createGuard } from './deadline.js';
 
 /**
  * The outcome stream, as a backend consumes it: every final state and first deferral,
- * through consumer groups (DESIGN.md, Outcomes at scale). At least once, resumable.
+ * through consumer groups (DESIGN.md, Outcomes at scale). At least once, resumable. The
+ * store's {@link Outcomes} without `settle` (the governor leader's), each call within the
+ * client's deadline.
  */
-export interface ClientOutcomes {
-  /**
-   * Creates a consumer group, idempotently (`created: false` if it exists). `from: 'now'`
-   * (the default) gets events from now on, `'start'` every event still kept too.
-   */
-  subscribe(group: string, options?: { from?: 'now' | 'start' }): Promise<{ created: boolean }>;
-  /** Removes a group, so its unacknowledged events no longer hold the stream (and injection). */
-  unsubscribe(group: string): Promise<boolean>;
-  /**
-   * Up to `count` events: this consumer's own unacknowledged ones first (after a crash,
-   * start again under the same name), then ones a dead consumer left for `claimIdleMs`, then
-   * new ones, waiting up to `blockMs` for one. `unknown_group` if never subscribed.
-   */
-  read(group: string, consumer: string, options?: ReadOptions): Promise<OutcomeEvent[]>;
-  /** Acknowledges handled events (their `id`s); resolves how many were pending. */
-  ack(group: string, ids: readonly string[]): Promise<number>;
-  /** Events not yet acknowledged by every group; injection waits above `maxBacklog`. */
-  backlog(): Promise<number>;
-  /** The client's `outcomes.maxBacklog`. */
-  readonly maxBacklog: number;
-}
+export type ClientOutcomes = Omit<Outcomes, 'settle'>;
 
 /** Options of {@link clientOutcomes}. */
 export interface ClientOutcomesOptions {
