@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { createClient, type SluiceClient } from '@sluice/client';
-import { createSandbox, type Sandbox } from '@sluice/sandbox';
+import { createSandbox, type Keep, type Sandbox } from '@sluice/sandbox';
 import { bundleApps, type BundledApp } from './app-bundle.js';
 import { startProcess, type TestProcess } from './process.js';
 
@@ -32,6 +32,8 @@ export interface FleetOptions {
   config?: Record<string, unknown>;
   /** The sandbox's scenario. */
   scenario?: unknown;
+  /** What the sandbox keeps of each message (`'counts'` for a campaign of millions). */
+  keep?: Keep;
   schedulers?: number;
   workers?: number;
 }
@@ -78,7 +80,7 @@ function spawnApp(apps: string, app: BundledApp, env: NodeJS.ProcessEnv): Promis
 export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const prefix = `t${randomUUID().slice(0, 8)}`;
   const apps = options.apps ?? (await ownBundles());
-  const sandbox = await createSandbox({ scenario: options.scenario ?? {} });
+  const sandbox = await createSandbox({ scenario: options.scenario ?? {}, keep: options.keep });
   const dir = mkdtempSync(join(tmpdir(), 'sluice-fleet-'));
   const configPath = join(dir, 'sluice.yaml');
   const config = {

@@ -10,5 +10,5 @@ export {
   type Silence,
 } from './scenario.js';
 export { loadScenarioFile } from './scenario-file.js';
-export type { AcceptedMessage, Protocol, SandboxStats, DomainStats, WebhookReport } from './recorder.js';
+export type { AcceptedMessage, Keep, Protocol, SandboxStats, DomainStats, WebhookReport } from './recorder.js';
 export type { WebhookKeys } from './internal/context.js';

@@ -1,10 +1,12 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
+import type { Keep } from './recorder.js';
 import { createSandbox, type Sandbox } from './sandbox.js';
 import { loadScenarioFile } from './scenario-file.js';
 import { ScenarioError, type Scenario } from './scenario.js';
 
-const USAGE = 'usage: sandbox [--port <n>] [--smtp-port <n>] [--host <address>] [--scenario <file.yaml>]';
+const USAGE =
+  'usage: sandbox [--port <n>] [--smtp-port <n>] [--host <address>] [--scenario <file.yaml>] [--keep messages|counts]';
 const DEFAULT_SMTP_PORT = 2525;
 
 interface Cli {
@@ -13,6 +15,7 @@ interface Cli {
   smtpPort: number | undefined;
   host: string;
   scenarioPath: string | undefined;
+  keep: Keep;
 }
 
 /** A startup error: one readable line on stderr, then exit 1. */
@@ -37,6 +40,7 @@ function parseCli(): Cli {
         'smtp-port': { type: 'string' },
         host: { type: 'string' },
         scenario: { type: 'string' },
+        keep: { type: 'string' },
       },
       strict: true,
       allowPositionals: false,
@@ -44,11 +48,14 @@ function parseCli(): Cli {
   } catch (error) {
     fail(`${(error as Error).message}\n${USAGE}`);
   }
+  const keep = values.keep ?? 'messages';
+  if (keep !== 'messages' && keep !== 'counts') fail(`--keep must be messages or counts, got ${keep}`);
   return {
     port: parsePort('port', values.port ?? '4566'),
     smtpPort: values['smtp-port'] === undefined ? undefined : parsePort('smtp-port', values['smtp-port']),
     host: values.host ?? '127.0.0.1',
     scenarioPath: values.scenario,
+    keep,
   };
 }
 
@@ -59,7 +66,7 @@ function isPortTaken(error: unknown, port: number): boolean {
 }
 
 async function main(): Promise<void> {
-  const { port, smtpPort, host, scenarioPath } = parseCli();
+  const { port, smtpPort, host, scenarioPath, keep } = parseCli();
   // stdout carries only the listening line, so a parent process can read it; logs go to stderr.
   const logger = pino({ name: 'sandbox' }, pino.destination({ dest: 2, sync: true }));
 
@@ -76,12 +83,12 @@ async function main(): Promise<void> {
   let sandbox: Sandbox;
   try {
     try {
-      sandbox = await createSandbox({ port, smtpPort: smtpPort ?? DEFAULT_SMTP_PORT, host, scenario, logger });
+      sandbox = await createSandbox({ port, smtpPort: smtpPort ?? DEFAULT_SMTP_PORT, host, scenario, logger, keep });
     } catch (error) {
       // The default SMTP port being taken (say, by another sandbox) is no reason not to start.
       if (smtpPort !== undefined || !isPortTaken(error, DEFAULT_SMTP_PORT)) throw error;
       logger.warn(`SMTP port ${DEFAULT_SMTP_PORT} is taken; listening on a free port instead`);
-      sandbox = await createSandbox({ port, smtpPort: 0, host, scenario, logger });
+      sandbox = await createSandbox({ port, smtpPort: 0, host, scenario, logger, keep });
     }
   } catch (error) {
     fail(`cannot listen on ${host}: ${(error as Error).message}`);

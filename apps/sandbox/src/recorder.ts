@@ -46,6 +46,10 @@ export interface DomainStats {
 
 /** Outcome counts since start or the last reset. SMTP refusals count once per RCPT. */
 export interface SandboxStats extends DomainStats {
+  /** Epoch ms the first accepted message arrived (`arrivedAt`); absent before one has. */
+  firstArrivedAt?: number;
+  /** Epoch ms the latest accepted message arrived; absent before one has. */
+  lastArrivedAt?: number;
   /** Accepted messages whose Message-ID (or, without one, sluice id) was accepted before. */
   duplicates: number;
   /** Webhook reports (bounces, complaints, deliveries) posted and answered 2xx. */
@@ -94,16 +98,38 @@ function duplicateKey(message: AcceptedMessage): string | undefined {
   return undefined;
 }
 
+/**
+ * What a sandbox keeps of each accepted message: all of it (`messages`, for `accepted()`), or
+ * only its counts, arrival time and duplicate key (`counts`: a campaign of millions).
+ */
+export type Keep = 'messages' | 'counts';
+
+const PROTOCOLS: readonly Protocol[] = ['ses', 'sendgrid', 'mailgun', 'smtp'];
+
+const emptyArrivals = (): Record<Protocol, number[]> => ({ ses: [], sendgrid: [], mailgun: [], smtp: [] });
+
 /** Keeps what the sandbox decided, in arrival order. */
 export class Recorder {
   private messages: AcceptedMessage[] = [];
+  private acceptedCount = 0;
+  /** Each protocol's arrival times, ascending: `acceptedSince` is a binary search, not a scan. */
+  private arrivals = emptyArrivals();
   private seen = new Set<string>();
   private totals = emptyTotals();
   private domains = new Map<string, DomainStats>();
 
+  constructor(private readonly keep: Keep = 'messages') {}
+
+  /** Whether `accepted()` has the messages (`keep: 'messages'`). */
+  get keepsMessages(): boolean {
+    return this.keep === 'messages';
+  }
+
   /** Records an accepted message; says whether it repeats an earlier one (on any protocol). */
   accept(message: AcceptedMessage): { duplicate: boolean } {
-    this.messages.push(message);
+    if (this.keep === 'messages') this.messages.push(message);
+    this.acceptedCount += 1;
+    insertSorted(this.arrivals[message.protocol], message.arrivedAt);
     this.domain(message.domain).accepted += 1;
     const key = duplicateKey(message);
     if (key === undefined) return { duplicate: false };
@@ -141,18 +167,23 @@ export class Recorder {
     return this.webhookReports.map((r) => ({ ...r }));
   }
 
-  /** Accepted messages in arrival order (a copy). */
+  /**
+   * Accepted messages in arrival order (a copy).
+   * @throws when this sandbox keeps counts only (`keep: 'counts'`)
+   */
   accepted(): AcceptedMessage[] {
+    if (this.keep === 'counts') {
+      throw new Error("sandbox: started with keep: 'counts', it keeps no messages to list (stats() has the counts)");
+    }
     return this.messages.map((m) => ({ ...m, to: [...m.to], tags: { ...m.tags } }));
   }
 
   /** How many messages arrived at or after `sinceMs` (epoch) and were accepted. */
   acceptedSince(sinceMs: number, protocol?: AcceptedMessage['protocol']): number {
     let count = 0;
-    for (let i = this.messages.length - 1; i >= 0; i--) {
-      const m = this.messages[i]!;
-      if (m.arrivedAt < sinceMs) break;
-      if (protocol === undefined || m.protocol === protocol) count += 1;
+    for (const p of protocol === undefined ? PROTOCOLS : [protocol]) {
+      const times = this.arrivals[p];
+      count += times.length - firstAtOrAfter(times, sinceMs);
     }
     return count;
   }
@@ -161,12 +192,26 @@ export class Recorder {
   stats(): SandboxStats {
     const byDomain: Record<string, DomainStats> = {};
     for (const [domain, counts] of this.domains) byDomain[domain] = { ...counts };
-    return { ...this.totals, accepted: this.messages.length, byDomain };
+    let first = Infinity;
+    let last = -Infinity;
+    for (const times of Object.values(this.arrivals)) {
+      if (times.length === 0) continue;
+      first = Math.min(first, times[0]!);
+      last = Math.max(last, times.at(-1)!);
+    }
+    return {
+      ...this.totals,
+      accepted: this.acceptedCount,
+      ...(this.acceptedCount > 0 ? { firstArrivedAt: first, lastArrivedAt: last } : {}),
+      byDomain,
+    };
   }
 
   /** Forgets every record and count. */
   reset(): void {
     this.messages = [];
+    this.acceptedCount = 0;
+    this.arrivals = emptyArrivals();
     this.seen = new Set();
     this.totals = emptyTotals();
     this.domains = new Map();
@@ -181,4 +226,24 @@ export class Recorder {
     }
     return counts;
   }
+}
+
+/** Inserts `value` into ascending `times`: at the end, or (answered out of order) a few back. */
+function insertSorted(times: number[], value: number): void {
+  let at = times.length;
+  while (at > 0 && times[at - 1]! > value) at -= 1;
+  if (at === times.length) times.push(value);
+  else times.splice(at, 0, value);
+}
+
+/** The index of the first of ascending `times` at or after `since`. */
+function firstAtOrAfter(times: readonly number[], since: number): number {
+  let low = 0;
+  let high = times.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (times[mid]! < since) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }

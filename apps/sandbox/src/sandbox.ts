@@ -19,7 +19,7 @@ import {
   type SnsIdentity,
 } from './internal/webhook-keys.js';
 import { createReporter } from './internal/webhooks.js';
-import { Recorder, type AcceptedMessage, type SandboxStats, type WebhookReport } from './recorder.js';
+import { Recorder, type AcceptedMessage, type Keep, type SandboxStats, type WebhookReport } from './recorder.js';
 import { parseScenario } from './scenario.js';
 
 /** Options of {@link createSandbox}. */
@@ -58,6 +58,12 @@ export interface SandboxOptions {
   smtpPassword?: string;
   /** Where request logs go. @defaultValue a silent logger */
   logger?: Logger;
+  /**
+   * What to keep of each accepted message: all of it, for `accepted()`, or (`'counts'`, for
+   * millions) only the counts, arrival times and duplicate keys `stats()` reports.
+   * @defaultValue `'messages'`
+   */
+  keep?: Keep;
 }
 
 /** A running sandbox ESP. */
@@ -68,7 +74,7 @@ export interface Sandbox {
   readonly port: number;
   /** The SMTP port actually bound, on the same host. */
   readonly smtpPort: number;
-  /** Accepted messages in arrival order. */
+  /** Accepted messages in arrival order. @throws when started with `keep: 'counts'` */
   accepted(): AcceptedMessage[];
   /** Outcome counts since start or the last reset. */
   stats(): SandboxStats;
@@ -114,7 +120,7 @@ function urlHost(host: string): string {
 export async function createSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const host = options.host ?? '127.0.0.1';
   const logger = options.logger ?? pino({ level: 'silent' });
-  const recorder = new Recorder();
+  const recorder = new Recorder(options.keep);
   let policy = new Policy(parseScenario(options.scenario));
   // Pending latency waits, so close() can end them instead of leaving timers behind.
   const waits = new Map<NodeJS.Timeout, () => void>();

@@ -41,6 +41,8 @@ describe('SendEmail', () => {
       webhooksSent: 0,
       webhooksFailed: 0,
       webhooksRedelivered: 0,
+      firstArrivedAt: message?.arrivedAt,
+      lastArrivedAt: message?.arrivedAt,
       byDomain: { 'example.com': { accepted: 1, throttled: 0, rejected: 0, deferred: 0, dropped: 0 } },
     });
   });

@@ -13,7 +13,8 @@ export function inspect(ctx: SandboxContext, route: string, arrival: Arrival, re
       sendJson(res, 200, { ok: true });
       return true;
     case 'GET /_sandbox/accepted':
-      sendJson(res, 200, ctx.recorder.accepted());
+      if (ctx.recorder.keepsMessages) sendJson(res, 200, ctx.recorder.accepted());
+      else sendJson(res, 409, { message: 'this sandbox runs with --keep counts: see GET /_sandbox/stats' });
       return true;
     case 'GET /_sandbox/stats':
       sendJson(res, 200, ctx.recorder.stats());
