@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { startRedisServer } from '../support/redis-server.js';
 import { benchAccuracy, benchReceiverAccuracy } from './accuracy.js';
 import { benchCampaign, campaignResults, campaignRows, type CampaignPlan } from './campaign.js';
+import { benchCost, costResults, costRows, costTop } from './cost.js';
 import { benchIsolation } from './isolation.js';
 import { benchLimiter } from './limiter.js';
 import { benchMemory } from './memory.js';
@@ -22,8 +23,8 @@ const { values } = parseArgs({
   },
 });
 const quick = values.quick;
-if (values.only !== undefined && values.only !== 'campaign') {
-  process.stderr.write(`bench: --only takes campaign, not ${values.only}\n`);
+if (values.only !== undefined && values.only !== 'campaign' && values.only !== 'cost') {
+  process.stderr.write(`bench: --only takes campaign or cost, not ${values.only}\n`);
   process.exit(2);
 }
 // The campaign figure (issue 13). Its full run is the issue's 1,000,000 against 100,000; quick
@@ -47,6 +48,7 @@ const plan = quick
   ? {
       limiterSeconds: 3,
       pipelineMessages: 3_000,
+      costMessages: 3_000,
       accuracySeconds: 4,
       flood: 1_500,
       otps: 25,
@@ -58,6 +60,7 @@ const plan = quick
   : {
       limiterSeconds: 10,
       pipelineMessages: 20_000,
+      costMessages: 20_000,
       accuracySeconds: 15,
       flood: 6_000,
       otps: 100,
@@ -81,12 +84,24 @@ if (values.only === 'campaign') {
   process.stderr.write(`bench: done in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
   process.exit(0);
 }
+if (values.only === 'cost') {
+  const cost = await benchCost(plan.costMessages);
+  writeFileSync(
+    resolve(import.meta.dirname, '../../bench-results.json'),
+    `${JSON.stringify({ cost: costResults(cost) }, null, 2)}\n`,
+  );
+  printTable(['figure', 'Sluice', 'baseline (same run)', 'ratio', 'target'], costRows(cost));
+  process.stderr.write(`bench: Redis time per message by command: ${costTop(cost)}\n`);
+  process.exit(0);
+}
 const server = await startRedisServer();
 try {
   step('limiter');
   const limiter = await benchLimiter(server.url, plan.limiterSeconds);
   step('pipeline');
   const pipeline = await benchPipeline(server.url, plan.pipelineMessages);
+  step('cost (Redis work per message)');
+  const cost = await benchCost(plan.costMessages);
   step('accuracy (1, 4 and 8 workers)');
   const accuracy = await benchAccuracy(server.url, plan.accuracySeconds);
   step('accuracy of a receiver limit (4 workers)');
@@ -153,6 +168,7 @@ try {
       redisPeakBytes: memory.redisPeakBytes,
       redisBytesPerRecipient: round(memory.redisBytesPerRecipient, 1),
     },
+    cost: costResults(cost),
     campaign: campaignResults(campaign),
   };
   writeFileSync(resolve(import.meta.dirname, '../../bench-results.json'), `${JSON.stringify(results, null, 2)}\n`);
@@ -186,6 +202,7 @@ try {
       `${(pipeline.messagesPerSec / pipeline.sdkAlonePerSec).toFixed(2)}`,
       'context',
     ],
+    ...costRows(cost),
     ...accuracy.runs.map((r): [string, string, string, string, string] => [
       `accuracy: ${r.workers} worker${r.workers > 1 ? 's' : ''}, peak in 1 s`,
       `${r.peak}/s`,
@@ -234,6 +251,7 @@ try {
     ...campaignRows(campaign),
   ];
   printTable(['figure', 'Sluice', 'baseline (same run)', 'ratio', 'target'], rows);
+  process.stderr.write(`bench: Redis time per message by command: ${costTop(cost)}\n`);
   process.stderr.write(
     `bench: done in ${((Date.now() - started) / 1000).toFixed(0)} s; figures in bench-results.json\n`,
   );

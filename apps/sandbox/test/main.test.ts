@@ -104,6 +104,19 @@ describe('main', () => {
     }
   });
 
+  it('keeps counts only with --keep counts, and exits 1 on another --keep', async () => {
+    const { child, exit } = start(['--port', '0', '--smtp-port', '0', '--keep', 'counts']);
+    const { url } = JSON.parse(await firstLine(child)) as { url: string };
+    expect((await fetch(`${url}/_sandbox/accepted`)).status).toBe(409);
+    expect(await (await fetch(`${url}/_sandbox/stats`)).json()).toMatchObject({ accepted: 0 });
+    child.kill('SIGTERM');
+    expect(await exit).toBe(0);
+
+    const bad = start(['--port', '0', '--keep', 'all']);
+    expect(await bad.exit).toBe(1);
+    expect(bad.stderr()).toContain('--keep must be messages or counts, got all');
+  });
+
   it('exits 1 on a bad --smtp-port', async () => {
     const { exit, stderr } = start(['--port', '0', '--smtp-port', 'smtp']);
     expect(await exit).toBe(1);
