@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { systemClock, type Clock, type Keys } from '@sluice/core';
 import { defineScripts } from './internal/scripts.js';
+import { SettledBuckets } from './internal/settled-buckets.js';
 
 /** What a signal is counted for (DESIGN.md, Signals). */
 export type SignalKind = 'provider' | 'receiver' | 'pool' | 'stream' | 'campaign' | 'tenant' | 'circuit';
@@ -62,6 +63,12 @@ export interface SignalsOptions {
   retainMs?: number;
   /** Counts are summed in memory and written this often. @defaultValue `1000` */
   flushMs?: number;
+  /**
+   * A bucket that ended this long ago is final: a reader keeps its counts instead of fetching
+   * it again, and a writer whose counts are older than that (a failed flush, a stalled process)
+   * writes them to the current bucket instead. @defaultValue `5000`
+   */
+  settleMs?: number;
   /** Where the buckets' times come from (tests step it). @defaultValue `Date.now` */
   clock?: Clock;
 }
@@ -125,34 +132,65 @@ export function createSignals(options: SignalsOptions): Signals {
   const bucketMs = options.bucketMs ?? 1_000;
   const retainMs = options.retainMs ?? 300_000;
   const clock = options.clock ?? systemClock;
+  const settleMs = options.settleMs ?? 5_000;
+  const settled = new SettledBuckets(redis, { bucketMs, retainMs, settleMs, clock });
   const pending = new Map<string, Map<string, number>>();
   let flushing: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
+    settled.prune();
     void self.flush().catch(() => undefined); // kept for the next flush; Redis errors surface on reads
   }, options.flushMs ?? 1000);
   timer.unref();
 
-  /** Bucket key → the signal key it counts (for the index). */
-  const names = new Map<string, SignalKey>();
+  /** Bucket key → the signal key it counts (for the index) and where the bucket begins. */
+  const names = new Map<string, { key: SignalKey; start: number }>();
   const bucketKey = (key: SignalKey, start: number): string => keys.signals(key.kind, key.name, start);
+  /**
+   * Whether counts of the bucket at `start` would land too late: readers keep a bucket
+   * `settleMs` after it ends; writers stop adding to it halfway there (slack for the flush and
+   * for clocks apart).
+   */
+  const tooLate = (start: number): boolean => start + bucketMs + settleMs / 2 <= clock();
+  /** Adds counts to a pending bucket: `start`'s, or the current one's when that is too late. */
+  const addPending = (key: SignalKey, start: number, counts: Iterable<[string, number]>): void => {
+    const at = tooLate(start) ? Math.floor(clock() / bucketMs) * bucketMs : start;
+    const k = bucketKey(key, at);
+    let fields = pending.get(k);
+    if (!fields) {
+      fields = new Map();
+      pending.set(k, fields);
+      names.set(k, { key, start: at });
+    }
+    for (const [field, n] of counts) fields.set(field, (fields.get(field) ?? 0) + n);
+  };
+  /** The counts of `key`'s buckets beginning at `starts`, summed; and how many held any. */
+  const readBuckets = async (key: SignalKey, starts: readonly number[]) => {
+    const counts: Record<string, number> = {};
+    let active = 0;
+    for (const bucket of await settled.read(starts.map((start) => ({ key: bucketKey(key, start), start })))) {
+      const entries = Object.entries(bucket);
+      if (entries.length > 0) active += 1;
+      for (const [field, n] of entries) counts[field] = (counts[field] ?? 0) + Number(n);
+    }
+    return { counts, active };
+  };
 
   const self: Signals = {
     record(list, field, n = 1) {
       const start = Math.floor(clock() / bucketMs) * bucketMs;
-      for (const key of list) {
-        const k = bucketKey(key, start);
-        let fields = pending.get(k);
-        if (!fields) {
-          fields = new Map();
-          pending.set(k, fields);
-          names.set(k, key);
-        }
-        fields.set(field, (fields.get(field) ?? 0) + n);
-      }
+      for (const key of list) addPending(key, start, [[field, n]]);
     },
     flush() {
       flushing = flushing.then(async () => {
         if (pending.size === 0) return;
+        // A bucket whose counts waited past its settling (this process stalled) goes to now's.
+        const stale = [...names].filter(([, b]) => tooLate(b.start));
+        for (const [k, b] of stale) {
+          const fields = pending.get(k)!;
+          pending.delete(k);
+          names.delete(k);
+          addPending(b.key, b.start, fields);
+        }
         const batch = [...pending];
         pending.clear();
         const named = new Map(names);
@@ -162,7 +200,7 @@ export function createSignals(options: SignalsOptions): Signals {
         for (const [k, fields] of batch) {
           for (const [field, n] of fields) pipeline.hincrby(k, field, n);
           pipeline.pexpire(k, retainMs + bucketMs);
-          const key = named.get(k);
+          const key = named.get(k)?.key;
           if (key && !indexed.has(`${key.kind}\n${key.name}`)) {
             indexed.add(`${key.kind}\n${key.name}`);
             // Scored by when it was last seen, so the index forgets quiet keys.
@@ -175,13 +213,11 @@ export function createSignals(options: SignalsOptions): Signals {
         const results = await pipeline.exec();
         const failed = results?.find(([err]) => err)?.[0];
         if (failed) {
-          // Put the counts back: a signal lost to a blip would hide a problem.
+          // Put the counts back: a signal lost to a blip would hide a problem. Once their
+          // bucket has settled, in the bucket of the flush that lands them.
           for (const [k, fields] of batch) {
-            const now = pending.get(k) ?? new Map<string, number>();
-            for (const [field, n] of fields) now.set(field, (now.get(field) ?? 0) + n);
-            pending.set(k, now);
-            const key = named.get(k);
-            if (key) names.set(k, key);
+            const b = named.get(k);
+            if (b) addPending(b.key, b.start, fields);
           }
           throw failed;
         }
@@ -207,30 +243,15 @@ export function createSignals(options: SignalsOptions): Signals {
     async read(key, windowMs, atMs = clock()) {
       const buckets = Math.max(1, Math.ceil(windowMs / bucketMs));
       const newest = Math.floor(atMs / bucketMs) * bucketMs;
-      const pipeline = redis.pipeline();
-      for (let i = 0; i < buckets; i++) pipeline.hgetall(bucketKey(key, newest - i * bucketMs));
-      const results = (await pipeline.exec()) ?? [];
-      const counts: Record<string, number> = {};
-      let active = 0;
-      for (const [err, value] of results) {
-        if (err) throw err;
-        const entries = Object.entries(value as Record<string, string>);
-        if (entries.length > 0) active += 1;
-        for (const [field, n] of entries) counts[field] = (counts[field] ?? 0) + Number(n);
-      }
+      const starts = Array.from({ length: buckets }, (_, i) => newest - i * bucketMs);
+      const { counts, active } = await readBuckets(key, starts);
       return windowOf(buckets * bucketMs, active * bucketMs, counts);
     },
     async sum(key, fromMs, toMs) {
-      const counts: Record<string, number> = {};
       const first = Math.max(self.bucketOf(fromMs - 1) + bucketMs, self.bucketOf(clock() - retainMs) + bucketMs);
-      const pipeline = redis.pipeline();
-      for (let start = first; start < toMs; start += bucketMs) pipeline.hgetall(bucketKey(key, start));
-      for (const [err, value] of (await pipeline.exec()) ?? []) {
-        if (err) throw err;
-        for (const [field, n] of Object.entries(value as Record<string, string>))
-          counts[field] = (counts[field] ?? 0) + Number(n);
-      }
-      return counts;
+      const starts: number[] = [];
+      for (let start = first; start < toMs; start += bucketMs) starts.push(start);
+      return (await readBuckets(key, starts)).counts;
     },
     bucketOf(atMs) {
       return Math.floor(atMs / bucketMs) * bucketMs;

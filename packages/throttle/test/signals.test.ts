@@ -146,3 +146,54 @@ it('index the keys that had signals lately, per kind', async () => {
   now += 1;
   expect(await s.active('receiver')).not.toContain(name); // quiet for longer than the retention
 });
+
+describe('settled buckets', () => {
+  const hgetalls = async (): Promise<number> =>
+    Number(/cmdstat_hgetall:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
+
+  it('are fetched once: a window read again fetches only its buckets not yet settled', async () => {
+    const s = createSignals({ redis, keys, bucketMs: 1_000, retainMs: 120_000, flushMs: 60_000, clock });
+    open.push(s);
+    for (let i = 0; i < 60; i++) {
+      s.record([google], 'attempted', 2);
+      if (i % 3 === 0) s.record([google], 'deferred:throttled');
+      await s.flush();
+      now += 1_000;
+    }
+    // Buckets 1…59 of the writes, and the current (empty) one.
+    const first = await s.read(google, 60_000);
+    expect(first.count('attempted')).toBe(118);
+    expect(first.deferred()).toBe(19);
+    const before = await hgetalls();
+    const again = await s.read(google, 60_000);
+    // The newest six buckets (the current one and five within settleMs of their end) only.
+    expect((await hgetalls()) - before).toBe(6);
+    expect(again.counts).toEqual(first.counts);
+    // A second later the window moved on by one bucket (1 out, 60 in): what a reader without
+    // copies reads too.
+    s.record([google], 'attempted', 5);
+    await s.flush();
+    now += 1_000;
+    const moved = await s.read(google, 60_000);
+    expect(moved.count('attempted')).toBe(118 - 2 + 5);
+    const fresh = createSignals({ redis, keys, bucketMs: 1_000, retainMs: 120_000, flushMs: 60_000, clock });
+    open.push(fresh);
+    expect((await fresh.read(google, 60_000)).counts).toEqual(moved.counts);
+  });
+
+  it('counts flushed too late for their bucket land in the current one: none lost, none twice', async () => {
+    const writer = createSignals({ redis, keys, bucketMs: 1_000, retainMs: 120_000, flushMs: 60_000, clock });
+    const reader = createSignals({ redis, keys, bucketMs: 1_000, retainMs: 120_000, flushMs: 60_000, clock });
+    open.push(writer, reader);
+    const start = now;
+    writer.record([google], 'attempted', 7);
+    // The writer stalls for 10 s; meanwhile the reader has read (and kept) the settled buckets.
+    now += 10_000;
+    expect((await reader.read(google, 30_000)).count('attempted')).toBe(0);
+    await writer.flush();
+    expect(await redis.exists(keys.signals('receiver', 'google', start))).toBe(0);
+    expect(await redis.hget(keys.signals('receiver', 'google', writer.bucketOf(now)), 'attempted')).toBe('7');
+    expect((await reader.read(google, 30_000)).count('attempted')).toBe(7);
+    expect((await reader.sum(google, start, now + 1_000)).attempted).toBe(7);
+  });
+});
