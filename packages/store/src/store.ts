@@ -214,21 +214,17 @@ export function createStore(options: StoreOptions): Store {
 
     async peek(id, tenantId, address) {
       const compact = compactSlot(keys, id);
-      const batch = redis
-        .pipeline()
-        .hget(keys.message(id), 'state')
-        .hget(keys.suppression(tenantId), address.toLowerCase());
-      // A record compacted or gone once acknowledged (delivery.retention) is still final.
-      if (compact) batch.hget(compact.key, compact.field).getbit(compact.gone, compact.position);
-      const replies = await batch.exec();
-      const value = (i: number): string | null => {
-        const [err, v] = (replies?.[i] ?? [new Error('no reply'), null]) as [Error | null, string | number | null];
-        if (err) throw err;
-        return v === null ? null : String(v);
-      };
-      const state =
-        value(0) ?? (compact ? (COMPACT_STATES[value(2)?.[0] ?? ''] ?? (value(3) === '1' ? 'final' : null)) : null);
-      return { state, suppressed: suppressionReason(value(1)) };
+      // Commands side by side, not a pipeline: ioredis copies every script defined on the
+      // connection (BullMQ's among them) into each pipeline it makes, ~85 µs a pipeline here.
+      const [state, suppressed, slot, gone] = await Promise.all([
+        redis.hget(keys.message(id), 'state'),
+        redis.hget(keys.suppression(tenantId), address.toLowerCase()),
+        // A record compacted or gone once acknowledged (delivery.retention) is still final.
+        compact ? redis.hget(compact.key, compact.field) : null,
+        compact ? redis.getbit(compact.gone, compact.position) : 0,
+      ]);
+      const final = compact ? (COMPACT_STATES[slot?.[0] ?? ''] ?? (gone === 1 ? 'final' : null)) : null;
+      return { state: state ?? final, suppressed: suppressionReason(suppressed) };
     },
 
     async campaignLimit(id) {
