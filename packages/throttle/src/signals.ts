@@ -65,8 +65,9 @@ export interface SignalsOptions {
   flushMs?: number;
   /**
    * A bucket that ended this long ago is final: a reader keeps its counts instead of fetching
-   * it again, and a writer whose counts are older than that (a failed flush, a stalled process)
-   * writes them to the current bucket instead. @defaultValue `5000`
+   * it again. A writer stops adding to a bucket halfway there: counts that would land later (a
+   * failed flush, a stalled process) go to the current bucket instead. Processes' clocks must
+   * agree within that half. @defaultValue `5000`
    */
   settleMs?: number;
   /** Where the buckets' times come from (tests step it). @defaultValue `Date.now` */
