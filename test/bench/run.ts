@@ -74,25 +74,21 @@ const step = (name: string): void => {
   process.stderr.write(`bench: ${name}…\n`);
 };
 const started = Date.now();
-if (values.only === 'campaign') {
-  const campaign = await benchCampaign(campaignPlan, step);
-  writeFileSync(
-    resolve(import.meta.dirname, '../../bench-results.json'),
-    `${JSON.stringify({ campaign: campaignResults(campaign) }, null, 2)}\n`,
-  );
-  printTable(['figure', 'Sluice', 'baseline (same run)', 'ratio', 'target'], campaignRows(campaign));
+/** `--only <scenario>`: its results alone in bench-results.json, its rows, then exit. */
+function finishOnly(results: Record<string, unknown>, rows: string[][], note?: string): never {
+  writeFileSync(resolve(import.meta.dirname, '../../bench-results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  printTable(['figure', 'Sluice', 'baseline (same run)', 'ratio', 'target'], rows);
+  if (note !== undefined) process.stderr.write(`${note}\n`);
   process.stderr.write(`bench: done in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
   process.exit(0);
 }
+if (values.only === 'campaign') {
+  const campaign = await benchCampaign(campaignPlan, step);
+  finishOnly({ campaign: campaignResults(campaign) }, campaignRows(campaign));
+}
 if (values.only === 'cost') {
   const cost = await benchCost(plan.costMessages);
-  writeFileSync(
-    resolve(import.meta.dirname, '../../bench-results.json'),
-    `${JSON.stringify({ cost: costResults(cost) }, null, 2)}\n`,
-  );
-  printTable(['figure', 'Sluice', 'baseline (same run)', 'ratio', 'target'], costRows(cost));
-  process.stderr.write(`bench: Redis time per message by command: ${costTop(cost)}\n`);
-  process.exit(0);
+  finishOnly({ cost: costResults(cost) }, costRows(cost), `bench: Redis time per message by command: ${costTop(cost)}`);
 }
 const server = await startRedisServer();
 try {

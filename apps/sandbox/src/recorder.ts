@@ -111,8 +111,10 @@ const emptyArrivals = (): Record<Protocol, number[]> => ({ ses: [], sendgrid: []
 /** Keeps what the sandbox decided, in arrival order. */
 export class Recorder {
   private messages: AcceptedMessage[] = [];
-  private acceptedCount = 0;
-  /** Each protocol's arrival times, ascending: `acceptedSince` is a binary search, not a scan. */
+  /**
+   * Each accepted message's arrival time, by protocol, ascending: `acceptedSince` is a binary
+   * search, not a scan, and their lengths are the accepted count.
+   */
   private arrivals = emptyArrivals();
   private seen = new Set<string>();
   private totals = emptyTotals();
@@ -128,7 +130,6 @@ export class Recorder {
   /** Records an accepted message; says whether it repeats an earlier one (on any protocol). */
   accept(message: AcceptedMessage): { duplicate: boolean } {
     if (this.keep === 'messages') this.messages.push(message);
-    this.acceptedCount += 1;
     insertSorted(this.arrivals[message.protocol], message.arrivedAt);
     this.domain(message.domain).accepted += 1;
     const key = duplicateKey(message);
@@ -192,17 +193,19 @@ export class Recorder {
   stats(): SandboxStats {
     const byDomain: Record<string, DomainStats> = {};
     for (const [domain, counts] of this.domains) byDomain[domain] = { ...counts };
+    let accepted = 0;
     let first = Infinity;
     let last = -Infinity;
     for (const times of Object.values(this.arrivals)) {
       if (times.length === 0) continue;
+      accepted += times.length;
       first = Math.min(first, times[0]!);
       last = Math.max(last, times.at(-1)!);
     }
     return {
       ...this.totals,
-      accepted: this.acceptedCount,
-      ...(this.acceptedCount > 0 ? { firstArrivedAt: first, lastArrivedAt: last } : {}),
+      accepted,
+      ...(accepted > 0 ? { firstArrivedAt: first, lastArrivedAt: last } : {}),
       byDomain,
     };
   }
@@ -210,7 +213,6 @@ export class Recorder {
   /** Forgets every record and count. */
   reset(): void {
     this.messages = [];
-    this.acceptedCount = 0;
     this.arrivals = emptyArrivals();
     this.seen = new Set();
     this.totals = emptyTotals();
