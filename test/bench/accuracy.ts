@@ -1,5 +1,5 @@
 import { maxInWindow, startFleet, waitFor, type Fleet } from '../support/fleet.js';
-import { bulk, warmUp } from './support.js';
+import { bulk, sleep, warmUp } from './support.js';
 
 /** One run of the accuracy scenario. */
 export interface AccuracyRun {
@@ -22,7 +22,9 @@ export interface AccuracyFigures {
 /**
  * 1, 4 and 8 worker processes against one provider limit: the largest overshoot above
  * limit + burst in any 1 s window of the sandbox's arrival times, and the share of the
- * limit used while backlog exists (after the first second, which holds the burst).
+ * limit used while backlog exists (after the first second, which holds the burst). With
+ * more than one worker, one is stopped for half a second and another killed mid-run
+ * ({@link stall}): the late messages and the on-time ones after them must still fit.
  */
 export async function benchAccuracy(
   redisUrl: string,
@@ -57,6 +59,25 @@ export async function benchAccuracy(
 }
 
 /** Peak and use of one limit (`limit` + `burst`) by a campaign of `n` sent while backlog exists. */
+/**
+ * What real hosts do now and then, to a running fleet: a third of the way through, one
+ * worker stops for 0.5 s (SIGSTOP, SIGCONT: a long GC pause, a stalled VM) and comes back
+ * with its messages late; two thirds of the way, another is killed (SIGKILL) and its
+ * messages come back once their hold runs out.
+ */
+async function stall(fleet: Fleet, before: number, n: number): Promise<void> {
+  const workers = fleet.processes.filter((p) => p.name.startsWith('worker'));
+  const [stopped, killed] = workers;
+  if (!stopped || !killed) return;
+  const reached = (share: number) => () => fleet.sandbox.stats().accepted >= before + n * share;
+  await waitFor(reached(1 / 3), 120_000, 'a third sent');
+  stopped.child.kill('SIGSTOP');
+  await sleep(500);
+  stopped.child.kill('SIGCONT');
+  await waitFor(reached(2 / 3), 120_000, 'two thirds sent');
+  killed.child.kill('SIGKILL');
+}
+
 async function measure(fleet: Fleet, limit: number, burst: number, n: number): Promise<Omit<AccuracyRun, 'workers'>> {
   const before = fleet.sandbox.stats().accepted;
   // Enqueue while paused, so this process (which also stamps the sandbox's arrivals)
@@ -65,7 +86,9 @@ async function measure(fleet: Fleet, limit: number, burst: number, n: number): P
   await fleet.client.campaigns.pause('accuracy');
   await fleet.client.sendBulk(bulk(n, (i) => `d${i % 20}.test`, { campaignId: 'accuracy' }));
   await fleet.client.campaigns.resume('accuracy');
+  const stalled = stall(fleet, before, n);
   await waitFor(() => fleet.sandbox.stats().accepted >= before + n, 60_000 + (n / limit) * 2_000, `${n} accepted`);
+  await stalled;
   const times = fleet.sandbox
     .accepted()
     .slice(before)

@@ -184,11 +184,12 @@ export const workerSchema = z
     concurrency: perClass(z.number().int().positive()).default({ critical: 4, high: 4, normal: 8, low: 8 }),
     drainTimeoutMs: z.number().int().positive().default(30_000),
     /**
-     * A message first picked up this long after its admitted slot (no worker was free,
-     * or none ran) asks the limiter again before it is sent. A little lateness is what
-     * a bucket's burst absorbs; much more would crowd a later second's sends (after an
-     * outage, a whole backlog of passed slots at once). Asking again wastes the missed
-     * slot, so this is not set lower than workers are usually late.
+     * How long a worker waits, holding its connection slot, for room to send at every layer
+     * a provider or receiver counts arrivals at (provider, receiver, IP pool: at most rate +
+     * burst in any second, late messages and on-time ones together). When the room is
+     * further away than this (a backlog of missed slots after a stall, or a rate just
+     * lowered), the message asks admission again and waits in its queue for a later slot.
+     * @defaultValue `250`
      */
     lateAfterMs: z.number().int().positive().default(250),
     /**

@@ -183,7 +183,7 @@ describe('the delivery engine’s outcome table', () => {
     expect(sentTo(s, 'ok@accept.test')).toBe(0);
   });
 
-  it('a late message asks the limiter again: granted → sent now; busy → booked for a later slot in its dispatch queue', async () => {
+  it('a late message is sent while its arrival fits rate + burst; past that it asks admission again', async () => {
     const s = await setup(
       {},
       {
@@ -191,28 +191,32 @@ describe('the delivery engine’s outcome table', () => {
         horizonsMs: { critical: 1_000, high: 1_000, normal: 5_000, low: 0 },
       },
     );
-    // Admitted long ago (no worker was free): the first takes the provider's one token now.
-    const first = await admitted(s, 'a@accept.test', { admittedAt: s.now - 10_000 });
-    expect(await s.delivery.deliver(jobOf(first), s.gate)).toBe('done');
-    expect(await s.store.get(first.id)).toMatchObject({ state: 'sent' });
-    const m = await admitted(s, 'b@accept.test', { admittedAt: s.now - 10_000 });
+    // Admitted long ago (no worker was free): their missed slots left room, and 1/s + 1 lets
+    // two arrive in a second.
+    for (const to of ['a@accept.test', 'b@accept.test']) {
+      const late = await admitted(s, to, { admittedAt: s.now - 10_000 });
+      expect(await s.delivery.deliver(jobOf(late), s.gate)).toBe('done');
+      expect(await s.store.get(late.id)).toMatchObject({ state: 'sent' });
+    }
+    // The third's room is a second away, past lateAfterMs: admission books it a slot (none
+    // is booked yet, so now) and it waits in its dispatch queue until its room.
+    const m = await admitted(s, 'c@accept.test', { admittedAt: s.now - 10_000 });
     const delayed: { data: DispatchJobData; untilMs: number }[] = [];
     expect(await s.delivery.deliver(jobOf(m, delayed), s.gate)).toBe('delayed');
     expect(delayed).toHaveLength(1);
-    expect(delayed[0]!.untilMs).toBeGreaterThan(s.now);
+    expect(delayed[0]!.untilMs - s.now).toBeGreaterThan(500);
     expect(delayed[0]!.data).toMatchObject({ id: m.id, admittedAt: delayed[0]!.untilMs, decidedAt: s.now });
     expect(await s.store.get(m.id)).toMatchObject({ state: 'dispatched', attempts: 0 });
-    expect(sentTo(s, 'b@accept.test')).toBe(0);
-    // With no slot within its class's horizon: back to admission, no attempt spent.
-    const low = await admitted(s, 'c@accept.test', { admittedAt: s.now - 10_000, priority: 'low' });
+    expect(sentTo(s, 'c@accept.test')).toBe(0);
+    // With no slot within its class's horizon (that one took the provider's): back to
+    // admission, no attempt spent.
+    const low = await admitted(s, 'd@accept.test', { admittedAt: s.now - 10_000, priority: 'low' });
     expect(await s.delivery.deliver(jobOf(low, delayed), s.gate)).toBe('done');
-    expect(await s.store.get(low.id)).toMatchObject({
-      state: 'queued',
-      attempts: 0,
-      lastOutcome: 'slot missed by 10000 ms: admitted again',
-    });
+    expect(await s.store.get(low.id)).toMatchObject({ state: 'queued', attempts: 0 });
+    expect((await s.store.get(low.id))?.lastOutcome).toMatch(/^no room at the provider for \d+ ms: admitted again$/);
     expect((await s.queues.campaign('spring').getWaiting()).map((j) => j.id)).toEqual([`${low.id}-1`]);
     expect(delayed).toHaveLength(1);
+    expect(sentTo(s, 'a@accept.test') + sentTo(s, 'b@accept.test')).toBe(2);
     expect(s.gate.inUse).toBe(0);
   });
 });

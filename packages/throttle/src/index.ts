@@ -7,6 +7,9 @@ export {
   type AdmitRequest,
   type AdmitResult,
   type Ticket,
+  type ArriveRequest,
+  type ArriveResult,
+  MAX_GATED,
 } from './limiter.js';
 export { createSlots, type Slots, type SlotsOptions } from './slots.js';
 export { quotaLayers, type CampaignLimit, type LayerAdjustments, type LayerSubject } from './layers.js';

@@ -62,6 +62,21 @@ export type AdmitResult =
       ticket?: Ticket;
     };
 
+/** One arrival request: the layers an outside party counts arrivals at. */
+export interface ArriveRequest {
+  /** Provider, receiver and IP pool, in that order (the first three of {@link Layers}). */
+  layers: readonly [LayerLimit, LayerLimit, LayerLimit];
+  /** How far ahead the send may be placed; past it nothing is counted. */
+  aheadMs: number;
+}
+
+/** The arrival gate's answer. */
+export type ArriveResult =
+  /** Counted at every layer `waitMs` from now (0: now): send then. */
+  | { outcome: 'placed'; waitMs: number }
+  /** Every layer is full until `waitMs` from now, past the request's `aheadMs`; nothing was counted. */
+  | { outcome: 'beyond'; waitMs: number; layer: LayerKind };
+
 /** Options of {@link createLimiter}. */
 export interface LimiterOptions {
   /** A connection of the caller's; the limiter does not close it. */
@@ -84,12 +99,24 @@ export interface LimiterOptions {
 export interface Limiter {
   /** One atomic decision over all five layers. Throws if Redis fails: no tokens then. */
   admit(request: AdmitRequest): Promise<AdmitResult>;
+  /**
+   * The arrival gate, asked just before a send: places it where every layer keeps at most
+   * rate + burst sends in any second (`arrive-3.lua`), whatever slot admission booked.
+   * Layers above {@link MAX_GATED} sends a second are not gated.
+   */
+  arrive(request: ArriveRequest): Promise<ArriveResult>;
   /** Number of `admit` calls made by this instance (for the waste benchmark). */
   readonly calls: number;
 }
 
 // Slice order in every bucket: 1 shared, 2 high's reserve, 3 critical's reserve.
 const CODES = ['granted', 'booked', 'denied'] as const;
+
+/** The most sends a second (rate + burst) the arrival gate counts one by one; above it, slots alone pace. */
+export const MAX_GATED = 5_000;
+
+const burstOf = (layer: LayerLimit & { rate: number }): number =>
+  layer.burst ?? Math.max(1, Math.round(layer.rate / 10));
 
 /**
  * Creates the shared limiter: every decision is one Lua call on Redis time, so all
@@ -128,7 +155,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       for (const layer of request.layers) {
         if (layer.rate === undefined) args.push(0, 0);
         else {
-          const burst = layer.burst ?? Math.max(1, Math.round(layer.rate / 10));
+          const burst = burstOf({ ...layer, rate: layer.rate });
           args.push(1e6 / layer.rate, Math.max(1, burst - Math.ceil(layer.rate * slackSeconds)));
         }
       }
@@ -154,6 +181,28 @@ export function createLimiter(options: LimiterOptions): Limiter {
       return ticketLayer > 0
         ? { ...denied, ticket: { key: request.layers[ticketLayer - 1]!.key, slice: ticketSlice, number: ticketNumber } }
         : denied;
+    },
+    async arrive(request) {
+      // Per layer: N (rate + burst; 0 = not counted) and the window, a second and the jitter
+      // slack so sends bunched on their way still fit in any second at the receiver, never so
+      // long that the rate itself would not fit.
+      const gates = request.layers.map((layer): [number, number] => {
+        if (layer.rate === undefined) return [0, 0];
+        const n = Math.floor(layer.rate + burstOf({ ...layer, rate: layer.rate }));
+        if (n === 0 || n > MAX_GATED) return [0, 0];
+        return [n, Math.round(Math.min(1 + slackSeconds, n / layer.rate) * 1e6)];
+      });
+      // No layer counted: nothing to ask Redis.
+      if (gates.every(([n]) => n === 0)) return { outcome: 'placed', waitMs: 0 };
+      const aheadUs = Math.max(0, Math.round(request.aheadMs * 1000));
+      const keys = request.layers.map((l) => l.key);
+      const [code, waitMs, layer] = (await redis.sluiceArrive(...keys, aheadUs, ...gates.flat())) as [
+        number,
+        number,
+        number,
+      ];
+      if (code === 0) return { outcome: 'placed', waitMs };
+      return { outcome: 'beyond', waitMs: Math.max(1, waitMs), layer: LAYER_KINDS[layer - 1] ?? 'provider' };
     },
   };
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   expiresAt,
   layerKeysOf,
@@ -6,7 +7,7 @@ import {
   type DispatchJobData,
   type ReceiverLimit,
 } from '@sluice/core';
-import { quotaLayers, type OverrideState } from '@sluice/throttle';
+import { quotaLayers, type ArriveRequest, type OverrideState } from '@sluice/throttle';
 import { route } from '../routing.js';
 import type { DeliveryContext } from './context.js';
 import { readmit } from './readmit.js';
@@ -76,13 +77,24 @@ function receiverOf(ctx: DeliveryContext, m: DispatchJobData): ReceiverLimit {
   return { name: m.receiver, rate: m.receiverLimit.rate, burst: m.receiverLimit.burst };
 }
 
+/** The layers a provider or receiver counts arrivals at: provider, receiver and IP pool, at their effective rates. */
+function arrivalLayers(ctx: DeliveryContext, m: DispatchJobData): ArriveRequest['layers'] {
+  const subject = { to: m.to, tenantId: m.tenantId, provider: m.provider, receiver: receiverOf(ctx, m) };
+  const [provider, receiver, pool] = quotaLayers(ctx.config, ctx.keys, subject, ctx.adjustments).layers;
+  return [provider, receiver, pool];
+}
+
 /**
- * A late message's second admission: granted → send now; booked → wait in this
- * queue for the new slot; denied → back to its intake queue.
+ * Admission again, for a first try whose room is gone: granted, and free to go at once
+ * (`notBeforeMs` 0) → send now; booked (or granted but with no room to arrive before
+ * `notBeforeMs`) → wait in this queue until then; no slot within its class's horizon →
+ * back to its intake queue.
  */
 async function readmitLate(
   ctx: DeliveryContext,
   job: DeliveryJob,
+  why: string,
+  notBeforeMs: number,
 ): Promise<'granted' | Exclude<Ready['kind'], 'send'>> {
   const { config, keys, store, limiter, adjustments, clock } = ctx;
   const m = job.data;
@@ -95,19 +107,40 @@ async function readmitLate(
     horizonMs: config.horizonsMs[m.priority],
     waitlist: [],
   });
-  if (decision.outcome === 'granted') return 'granted';
   if (decision.outcome === 'denied') {
-    await readmit(ctx, m, `slot missed by ${clock() - m.admittedAt} ms: admitted again`);
+    await readmit(ctx, m, `${why}: admitted again`);
     return 'done';
   }
-  const at = clock() + decision.waitMs;
+  const waitMs = Math.max(decision.outcome === 'booked' ? decision.waitMs : 0, notBeforeMs);
+  if (waitMs === 0) return 'granted';
+  const at = clock() + waitMs;
   await job.delay({ ...m, admittedAt: at, decidedAt: clock() }, at);
   return 'delayed';
 }
 
 /**
- * With its connection slot held, the checks between admission and the send: a late or
- * outpaced message asks the limiter again, a suspended one goes back, and the record moves
+ * No room to arrive within `worker.lateAfterMs` (the layers are full with sends late and
+ * on time): a first try asks admission again, so its missed slot gives way to a later one
+ * (and the scheduler books less new mail while the fleet is behind); a try cut off by a
+ * crash waits in its queue for the room, its record untouched.
+ */
+async function putOff(ctx: DeliveryContext, job: DeliveryJob, room: { waitMs: number; layer: string }): Promise<Ready> {
+  const m = job.data;
+  const first = await ctx.store.transition(m.id, 'dispatched', { from: 'dispatched' });
+  if (first.result === 'final') return { kind: 'done' };
+  if (first.result === 'moved') {
+    const why = `no room at the ${room.layer} for ${room.waitMs} ms`;
+    const again = await readmitLate(ctx, job, why, room.waitMs);
+    return { kind: again === 'granted' ? 'delayed' : again };
+  }
+  await job.delay(m, ctx.clock() + room.waitMs);
+  return { kind: 'delayed' };
+}
+
+/**
+ * With its connection slot held, the checks between admission and the send: an outpaced
+ * message asks the limiter again, a suspended one goes back, the arrival gate finds the
+ * send room (or puts it off), and the record moves
  * to `sending` (counting the attempt) unless it is final or its campaign paused. The
  * previous attempt's lost answer may count as sent; an expired message is not sent.
  */
@@ -115,16 +148,14 @@ export async function precheck(ctx: DeliveryContext, job: DeliveryJob): Promise<
   const { config, store, clock } = ctx;
   const m = job.data;
   const base = { campaignId: m.campaignId, provider: m.provider };
-  // Here (with its connection slot) well after its slot, because no worker was free or
-  // none ran: sending now would add to a later second's sends, so it asks the limiter
-  // again. Only a first try nobody has started: one cut off by a crash goes on below.
-  // Admitted at a rate that has since been lowered (a throttle came back for its
-  // receiver or provider): the limiter decides again at the lowered rate, so the
-  // messages behind a throttle wait instead of meeting the same refusal.
-  if (clock() - m.admittedAt > config.worker.lateAfterMs || loweredSince(ctx, m)) {
-    const late = await store.transition(m.id, 'dispatched', { from: 'dispatched' });
-    if (late.result === 'moved') {
-      const again = await readmitLate(ctx, job);
+  // Admitted at a rate that has since been lowered (a throttle came back for its receiver
+  // or provider): admission decides again at the lowered rate, so the messages behind a
+  // throttle wait instead of meeting the same refusal. Only a first try nobody has started:
+  // one cut off by a crash goes on below.
+  if (loweredSince(ctx, m)) {
+    const first = await store.transition(m.id, 'dispatched', { from: 'dispatched' });
+    if (first.result === 'moved') {
+      const again = await readmitLate(ctx, job, 'rate lowered since admission', 0);
       if (again !== 'granted') return { kind: again };
     }
   }
@@ -135,6 +166,13 @@ export async function precheck(ctx: DeliveryContext, job: DeliveryJob): Promise<
     await readmit(ctx, m, `suspended: ${suspended.scope} ${suspended.name}`.slice(0, 60));
     return { kind: 'done' };
   }
+  // The arrival gate: sent now only if every layer a provider or receiver counts keeps
+  // rate + burst in any second, however late the message is for its slot (a stall leaves
+  // room behind it; sends on time and late ones never add up past it). A short wait for
+  // the room is spent here, holding the connection slot.
+  const room = await ctx.limiter.arrive({ layers: arrivalLayers(ctx, m), aheadMs: config.worker.lateAfterMs });
+  if (room.outcome === 'beyond') return putOff(ctx, job, room);
+  if (room.waitMs > 0) await sleep(room.waitMs);
   let t = await store.transition(m.id, 'sending', { attempt: true, campaignId: m.campaignId });
   if (t.result === 'missing') {
     await store.accept(m);

@@ -54,8 +54,9 @@ local function bit(mask, i)
   return math.floor(mask / 2 ^ (i - 1)) % 2 == 1
 end
 
--- Read every limited layer once: its three slice TATs, its expiry and its three lines.
-local FIELDS = { '1', '2', '3', 'x', 'n1', 'v1', 'u1', 'n2', 'v2', 'u2', 'n3', 'v3', 'u3' }
+-- Read every limited layer once: its three slice TATs and its expiry. A line is read only
+-- when it is needed (busy beyond the horizon, or a ticket shown).
+local FIELDS = { '1', '2', '3', 'x' }
 local limited, fields, interval, burst = {}, {}, {}, {}
 for l = 1, 5 do
   local T0 = tonumber(ARGV[5 + 2 * l])
@@ -82,11 +83,11 @@ local lines = {}
 local function line(l, s)
   local id = l * 10 + s
   if lines[id] then return lines[id] end
-  local f = fields[l]
+  local f = redis.call('HMGET', KEYS[l], 'n' .. s, 'v' .. s, 'u' .. s)
   local T = interval[l] / share[s]
-  local n = tonumber(f[2 + 3 * s]) or 0
-  local v = tonumber(f[3 + 3 * s]) or n
-  local u = tonumber(f[4 + 3 * s]) or now
+  local n = tonumber(f[1]) or 0
+  local v = tonumber(f[2]) or n
+  local u = tonumber(f[3]) or now
   local moved = math.min(n, v + math.max(0, now - u) / T)
   lines[id] = { n = n, v = moved, T = T, moved = moved ~= v }
   return lines[id]
