@@ -58,7 +58,6 @@ export async function benchAccuracy(
   };
 }
 
-/** Peak and use of one limit (`limit` + `burst`) by a campaign of `n` sent while backlog exists. */
 /**
  * What real hosts do now and then, to a running fleet: a third of the way through, one
  * worker stops for 0.5 s (SIGSTOP, SIGCONT: a long GC pause, a stalled VM) and comes back
@@ -78,6 +77,7 @@ async function stall(fleet: Fleet, before: number, n: number): Promise<void> {
   killed.child.kill('SIGKILL');
 }
 
+/** Peak and use of one limit (`limit` + `burst`) by a campaign of `n` sent while backlog exists. */
 async function measure(fleet: Fleet, limit: number, burst: number, n: number): Promise<Omit<AccuracyRun, 'workers'>> {
   const before = fleet.sandbox.stats().accepted;
   // Enqueue while paused, so this process (which also stamps the sandbox's arrivals)
