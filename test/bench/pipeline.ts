@@ -1,9 +1,8 @@
-import { Agent } from 'node:http';
-import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
 import { Queue } from 'bullmq';
 import { createSandbox } from '@sluice/sandbox';
 import { Redis } from 'ioredis';
 import { startFleet } from '../support/fleet.js';
+import { benchEmail, benchSesClient } from './ses-client.js';
 import { bulk, sleep, spawnTs, stopAll, warmUp } from './support.js';
 
 /** Figures of the pipeline scenario. */
@@ -82,25 +81,14 @@ export async function benchPipeline(redisUrl: string, messages: number): Promise
 /** The real SES client sending to an in-process sandbox, 64 at a time, nothing else. */
 async function sdkAlone(messages: number): Promise<number> {
   const sandbox = await createSandbox({});
-  const client = new SESv2Client({
-    region: 'us-east-1',
-    endpoint: sandbox.url,
-    credentials: { accessKeyId: 'BENCH', secretAccessKey: 'bench' },
-    maxAttempts: 1,
-    requestHandler: { httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) },
-  });
-  const input = (i: number) => ({
-    FromEmailAddress: 'bench@acme.test',
-    Destination: { ToAddresses: [`r${i}@d${i % 50}.test`] },
-    Content: { Simple: { Subject: { Data: 'bench' }, Body: { Text: { Data: 'hello' } } } },
-  });
+  const client = benchSesClient(sandbox.url, 64);
   try {
-    await client.send(new SendEmailCommand(input(0)));
+    await client.send(benchEmail(0));
     let next = 0;
     const start = Date.now();
     await Promise.all(
       Array.from({ length: 64 }, async () => {
-        while (next < messages) await client.send(new SendEmailCommand(input(next++)));
+        while (next < messages) await client.send(benchEmail(next++));
       }),
     );
     return messages / ((Date.now() - start) / 1000);

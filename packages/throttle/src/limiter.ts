@@ -115,8 +115,8 @@ const CODES = ['granted', 'booked', 'denied'] as const;
 /** The most sends a second (rate + burst) the arrival gate counts one by one; above it, slots alone pace. */
 export const MAX_GATED = 5_000;
 
-const burstOf = (layer: LayerLimit & { rate: number }): number =>
-  layer.burst ?? Math.max(1, Math.round(layer.rate / 10));
+/** A layer's burst: its own, else 100 ms of its rate (at least 1). */
+const burstOf = (rate: number, burst: number | undefined): number => burst ?? Math.max(1, Math.round(rate / 10));
 
 /**
  * Creates the shared limiter: every decision is one Lua call on Redis time, so all
@@ -155,7 +155,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       for (const layer of request.layers) {
         if (layer.rate === undefined) args.push(0, 0);
         else {
-          const burst = burstOf({ ...layer, rate: layer.rate });
+          const burst = burstOf(layer.rate, layer.burst);
           args.push(1e6 / layer.rate, Math.max(1, burst - Math.ceil(layer.rate * slackSeconds)));
         }
       }
@@ -188,7 +188,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       // long that the rate itself would not fit.
       const gates = request.layers.map((layer): [number, number] => {
         if (layer.rate === undefined) return [0, 0];
-        const n = Math.floor(layer.rate + burstOf({ ...layer, rate: layer.rate }));
+        const n = Math.floor(layer.rate + burstOf(layer.rate, layer.burst));
         if (n === 0 || n > MAX_GATED) return [0, 0];
         return [n, Math.round(Math.min(1 + slackSeconds, n / layer.rate) * 1e6)];
       });

@@ -135,6 +135,8 @@ export function createSignals(options: SignalsOptions): Signals {
   const clock = options.clock ?? systemClock;
   const settleMs = options.settleMs ?? 5_000;
   const settled = new SettledBuckets(redis, { bucketMs, retainMs, settleMs, clock });
+  /** The start of the bucket `atMs` falls in. */
+  const bucketOf = (atMs: number): number => Math.floor(atMs / bucketMs) * bucketMs;
   const pending = new Map<string, Map<string, number>>();
   let flushing: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
@@ -154,7 +156,7 @@ export function createSignals(options: SignalsOptions): Signals {
   const tooLate = (start: number): boolean => start + bucketMs + settleMs / 2 <= clock();
   /** Adds counts to a pending bucket: `start`'s, or the current one's when that is too late. */
   const addPending = (key: SignalKey, start: number, counts: Iterable<[string, number]>): void => {
-    const at = tooLate(start) ? Math.floor(clock() / bucketMs) * bucketMs : start;
+    const at = tooLate(start) ? bucketOf(clock()) : start;
     const k = bucketKey(key, at);
     let fields = pending.get(k);
     if (!fields) {
@@ -178,7 +180,7 @@ export function createSignals(options: SignalsOptions): Signals {
 
   const self: Signals = {
     record(list, field, n = 1) {
-      const start = Math.floor(clock() / bucketMs) * bucketMs;
+      const start = bucketOf(clock());
       for (const key of list) addPending(key, start, [[field, n]]);
     },
     flush() {
@@ -227,7 +229,7 @@ export function createSignals(options: SignalsOptions): Signals {
     },
     async countOnce(marker, ttlSeconds, list, field) {
       if (list.length > 5) throw new RangeError('countOnce counts at most five keys');
-      const start = Math.floor(clock() / bucketMs) * bucketMs;
+      const start = bucketOf(clock());
       const slots = [0, 1, 2, 3, 4].map((i) => list[i]);
       const counted = await scripted.sluiceCountOnce(
         marker,
@@ -243,20 +245,18 @@ export function createSignals(options: SignalsOptions): Signals {
     },
     async read(key, windowMs, atMs = clock()) {
       const buckets = Math.max(1, Math.ceil(windowMs / bucketMs));
-      const newest = Math.floor(atMs / bucketMs) * bucketMs;
+      const newest = bucketOf(atMs);
       const starts = Array.from({ length: buckets }, (_, i) => newest - i * bucketMs);
       const { counts, active } = await readBuckets(key, starts);
       return windowOf(buckets * bucketMs, active * bucketMs, counts);
     },
     async sum(key, fromMs, toMs) {
-      const first = Math.max(self.bucketOf(fromMs - 1) + bucketMs, self.bucketOf(clock() - retainMs) + bucketMs);
+      const first = Math.max(bucketOf(fromMs - 1) + bucketMs, bucketOf(clock() - retainMs) + bucketMs);
       const starts: number[] = [];
       for (let start = first; start < toMs; start += bucketMs) starts.push(start);
       return (await readBuckets(key, starts)).counts;
     },
-    bucketOf(atMs) {
-      return Math.floor(atMs / bucketMs) * bucketMs;
-    },
+    bucketOf,
     bucketMs,
     async active(kind) {
       return redis.zrangebyscore(keys.signalIndex(kind), clock() - retainMs, '+inf');

@@ -85,19 +85,11 @@ function arrivalLayers(ctx: DeliveryContext, m: DispatchJobData): ArriveRequest[
 }
 
 /**
- * Admission again, for a first try whose room is gone: granted, and free to go at once
- * (`notBeforeMs` 0) → send now; booked (or granted but with no room to arrive before
- * `notBeforeMs`) → wait in this queue until then; no slot within its class's horizon →
- * back to its intake queue.
+ * Admission again, for a first try: how long until its new slot (0: now), or `undefined`
+ * once it went back to its intake queue (no slot within its class's horizon).
  */
-async function readmitLate(
-  ctx: DeliveryContext,
-  job: DeliveryJob,
-  why: string,
-  notBeforeMs: number,
-): Promise<'granted' | Exclude<Ready['kind'], 'send'>> {
-  const { config, keys, store, limiter, adjustments, clock } = ctx;
-  const m = job.data;
+async function admitAgain(ctx: DeliveryContext, m: DispatchJobData, why: string): Promise<number | undefined> {
+  const { config, keys, store, limiter, adjustments } = ctx;
   const campaign = m.campaignId !== undefined ? await store.campaignLimit(m.campaignId) : undefined;
   const subject = { to: m.to, tenantId: m.tenantId, campaign, provider: m.provider, receiver: receiverOf(ctx, m) };
   const { layers } = quotaLayers(config, keys, subject, adjustments);
@@ -109,29 +101,32 @@ async function readmitLate(
   });
   if (decision.outcome === 'denied') {
     await readmit(ctx, m, `${why}: admitted again`);
-    return 'done';
+    return undefined;
   }
-  const waitMs = Math.max(decision.outcome === 'booked' ? decision.waitMs : 0, notBeforeMs);
-  if (waitMs === 0) return 'granted';
-  const at = clock() + waitMs;
-  await job.delay({ ...m, admittedAt: at, decidedAt: clock() }, at);
-  return 'delayed';
+  return decision.outcome === 'booked' ? decision.waitMs : 0;
+}
+
+/** Waits in this dispatch queue for `waitMs`, admitted for then. */
+async function delayFor(ctx: DeliveryContext, job: DeliveryJob, waitMs: number): Promise<Ready> {
+  const at = ctx.clock() + waitMs;
+  await job.delay({ ...job.data, admittedAt: at, decidedAt: ctx.clock() }, at);
+  return { kind: 'delayed' };
 }
 
 /**
  * No room to arrive within `worker.lateAfterMs` (the layers are full with sends late and
  * on time): a first try asks admission again, so its missed slot gives way to a later one
- * (and the scheduler books less new mail while the fleet is behind); a try cut off by a
- * crash waits in its queue for the room, its record untouched.
+ * (and the scheduler books less new mail while the fleet is behind), and waits for that
+ * slot or the room, whichever is later; a try cut off by a crash waits in its queue for the
+ * room, its record untouched.
  */
 async function putOff(ctx: DeliveryContext, job: DeliveryJob, room: { waitMs: number; layer: string }): Promise<Ready> {
   const m = job.data;
   const first = await ctx.store.transition(m.id, 'dispatched', { from: 'dispatched' });
   if (first.result === 'final') return { kind: 'done' };
   if (first.result === 'moved') {
-    const why = `no room at the ${room.layer} for ${room.waitMs} ms`;
-    const again = await readmitLate(ctx, job, why, room.waitMs);
-    return { kind: again === 'granted' ? 'delayed' : again };
+    const slotMs = await admitAgain(ctx, m, `no room at the ${room.layer} for ${room.waitMs} ms`);
+    return slotMs === undefined ? { kind: 'done' } : delayFor(ctx, job, Math.max(slotMs, room.waitMs));
   }
   await job.delay(m, ctx.clock() + room.waitMs);
   return { kind: 'delayed' };
@@ -155,8 +150,9 @@ export async function precheck(ctx: DeliveryContext, job: DeliveryJob): Promise<
   if (loweredSince(ctx, m)) {
     const first = await store.transition(m.id, 'dispatched', { from: 'dispatched' });
     if (first.result === 'moved') {
-      const again = await readmitLate(ctx, job, 'rate lowered since admission', 0);
-      if (again !== 'granted') return { kind: again };
+      const slotMs = await admitAgain(ctx, m, 'rate lowered since admission');
+      if (slotMs === undefined) return { kind: 'done' };
+      if (slotMs > 0) return delayFor(ctx, job, slotMs);
     }
   }
   // Suspended by an operator since admission: back to admission, which holds it until
