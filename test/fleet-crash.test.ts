@@ -45,19 +45,25 @@ it('ends every message in exactly one final state when a worker is SIGKILLed mid
   const records = await Promise.all(ids.map((id) => fleet().client.messages.status(id)));
   expect(records.every((r) => r?.state === 'sent')).toBe(true);
 
-  // Nothing lost: the ESP has every message.
+  // Nothing lost: the ESP has every message but those the kill cut between the `submitted`
+  // mark and the request's final bytes (the window the gate leaves, as the faults suite's
+  // crash steps show): each of those is flagged ambiguous and, for this class, counted as
+  // sent (delivery.onAmbiguous: assume-sent). An unflagged message missing is lost.
   const submissions = new Map<string, number>();
   for (const a of fleet().sandbox.accepted()) submissions.set(a.sluiceId!, (submissions.get(a.sluiceId!) ?? 0) + 1);
-  expect([...submissions.keys()].sort()).toEqual([...ids].sort());
+  const byId = new Map(ids.map((id, i) => [id, records[i]!]));
+  const missing = ids.filter((id) => !submissions.has(id));
+  expect(missing.filter((id) => byId.get(id)!.ambiguous === 0)).toEqual([]);
+  expect([...submissions.keys()].filter((id) => !byId.has(id))).toEqual([]);
 
   // None sent twice: an attempt cut off after its request was out in full is ambiguous
-  // and, for this class, counted as sent (delivery.onAmbiguous); one cut off before that
-  // is resent. Either way the ESP saw each message once.
+  // and counted as sent; one cut off before that is resent. Either way the ESP saw each
+  // message at most once.
   const twice = ids.filter((id) => submissions.get(id)! > 1);
   expect(twice).toEqual([]);
   const ambiguous = records.filter((r) => r!.ambiguous > 0);
   for (const r of ambiguous) expect(r!.lastOutcome).toBe('ambiguous');
   console.log(
-    `crash: ${TOTAL} sent once each; ${ambiguous.length} were in flight at the kill and counted as sent from their submission`,
+    `crash: ${TOTAL} final, none twice; ${ambiguous.length} were in flight at the kill and counted as sent from their submission, ${missing.length} of them cut before their final bytes`,
   );
 });
