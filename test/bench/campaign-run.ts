@@ -3,7 +3,7 @@
 import { Redis } from 'ioredis';
 import { createKeys } from '@sluice/core';
 import {
-  prepareCampaign,
+  createCampaign,
   startOutcomeConsumer,
   type OutcomeConsumer,
   type RecipientMix,
@@ -152,9 +152,11 @@ export async function runInjected(
     let consumer: OutcomeConsumer | undefined;
     try {
       const began = Date.now();
-      const prepared = await prepareCampaign(fleet.client, id, { mix, recipientCount: recipients });
+      await createCampaign(fleet.client, id);
       consumer = startOutcomeConsumer(fleet.client, id);
-      producer = await startProducer(fleet, { redisUrl: url, campaignId: id, mix, count: recipients });
+      // The producer launches the campaign once it is up, as a backend does: the first send
+      // is timed from the launch, not from the start of a Node process.
+      producer = await startProducer(fleet, { redisUrl: url, campaignId: id, mix, count: recipients, launch: true });
       const firstAt = await waitFor(() => fleet.sandbox.stats().firstArrivedAt, 60_000, 'the first arrival');
       const done = await producerResult(producer);
       await waitFor(
@@ -187,7 +189,7 @@ export async function runInjected(
         bytesPerRecipientAfterAck: afterAck / recipients,
         keptBytesPerRecipient: kept / recipients,
         retention,
-        firstSendMs: firstAt - prepared.launchedAt,
+        firstSendMs: firstAt - producer.launchedAt!,
         duplicates: fleet.sandbox.stats().duplicates,
         seconds: (Date.now() - began) / 1000,
       };

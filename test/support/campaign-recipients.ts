@@ -65,29 +65,38 @@ export function domainCounts(mix: RecipientMix, count: number): Record<string, n
   return counts;
 }
 
-/** What {@link prepareCampaign} did. */
-export interface PreparedCampaign {
-  /** Epoch ms of the launch request: the first send is timed from it. */
-  launchedAt: number;
+/** A campaign's list as its launch forecasts it. */
+export interface CampaignList {
+  mix: RecipientMix;
+  recipientCount: number;
 }
 
 /**
  * Everything a campaign needs before its recipients are injected: created with its content,
  * then launched on a forecast of its whole list (the injection refuses a campaign not launched).
  */
-export async function prepareCampaign(
-  client: SluiceClient,
-  id: string,
-  list: { mix: RecipientMix; recipientCount: number },
-): Promise<PreparedCampaign> {
+export async function prepareCampaign(client: SluiceClient, id: string, list: CampaignList): Promise<void> {
+  await createCampaign(client, id);
+  await launchCampaign(client, id, list);
+}
+
+/** Creates the campaign with its content (priority low). */
+export async function createCampaign(client: SluiceClient, id: string): Promise<void> {
   await client.campaigns.create({ id, priority: 'low', content: CAMPAIGN_CONTENT });
+}
+
+/**
+ * Launches the campaign on a forecast of its whole list; resolves the epoch ms of the launch
+ * request (the first send is timed from it). Throws unless the decision is `accept`.
+ */
+export async function launchCampaign(client: SluiceClient, id: string, list: CampaignList): Promise<number> {
   const launchedAt = Date.now();
   const { decision } = await client.campaigns.launch(id, {
     total: list.recipientCount,
     domains: domainCounts(list.mix, list.recipientCount),
   });
   if (decision?.kind !== 'accept') throw new Error(`campaign ${id}: launch ${decision?.kind}: ${decision?.reason}`);
-  return { launchedAt };
+  return launchedAt;
 }
 
 /** A backend's outcome consumer of one campaign, started before its injection. */

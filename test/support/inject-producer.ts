@@ -1,12 +1,13 @@
 // A backend's producer as its own process, for the bench's `campaign` figure (its RSS
 // measured alone) and the inject-kill fault scenario (SIGKILLed and restarted). It reads the
 // campaign's cursor, injects the rest of a deterministic list from there, and prints one JSON
-// line per event on stdout: `ready`, `start` (epoch ms), `progress` and `done`, with its RSS.
+// line per event on stdout: `ready`, `start` (epoch ms, and of the launch when it launched the
+// campaign itself, as a backend does once its process is up), `progress` and `done`, with its RSS.
 // `SLUICE_INJECT_PRODUCER` is a JSON `ProducerTask`. Mode `sendBulk` is the baseline: the
 // same campaign as whole messages, built at once and given to one `sendBulk`.
 import { readFileSync } from 'node:fs';
 import { createClient } from '@sluice/client';
-import { recipientsFrom, wholeMessage, type RecipientMix } from './campaign-recipients.js';
+import { launchCampaign, recipientsFrom, wholeMessage, type RecipientMix } from './campaign-recipients.js';
 
 /** What the producer is asked to do. */
 export interface ProducerTask {
@@ -18,6 +19,8 @@ export interface ProducerTask {
   count: number;
   mode?: 'inject' | 'sendBulk';
   chunkSize?: number;
+  /** Launch the campaign (created, not yet launched) on a forecast of the list before injecting. */
+  launch?: boolean;
 }
 
 const task = JSON.parse(process.env.SLUICE_INJECT_PRODUCER ?? '') as ProducerTask;
@@ -43,8 +46,11 @@ const client = createClient({ redis: task.redisUrl, prefix: task.prefix });
 try {
   const from = task.mode === 'sendBulk' ? 0 : (await client.campaigns.status(task.campaignId)).cursor.position;
   print('ready', { from, rss: process.memoryUsage().rss });
+  const launchedAt = task.launch
+    ? await launchCampaign(client, task.campaignId, { mix: task.mix, recipientCount: task.count })
+    : undefined;
   const startedAt = Date.now();
-  print('start', { at: startedAt, from });
+  print('start', { at: startedAt, from, launchedAt });
   let accepted = 0;
   if (task.mode === 'sendBulk') {
     const messages = Array.from({ length: task.count }, (_, i) => wholeMessage(task.campaignId, task.mix, i));

@@ -21,6 +21,8 @@ export interface Producer {
   readonly from: number;
   /** Epoch ms just before its `inject` (or `sendBulk`) call. */
   readonly startedAt: number;
+  /** Epoch ms of its launch request, when it launched the campaign (`task.launch`). */
+  readonly launchedAt: number | undefined;
   /** Resolves with its figures when it finishes, or with `undefined` if it ended another way (killed). */
   readonly done: Promise<ProducerDone | undefined>;
 }
@@ -46,9 +48,9 @@ export async function startProducer(fleet: Fleet, task: Omit<ProducerTask, 'pref
     await proc.closed;
     throw new Error(`the producer ended before it started:\n${proc.tail().join('\n')}`);
   }
-  const start = JSON.parse(started.line) as { at: number; from: number };
+  const start = JSON.parse(started.line) as { at: number; from: number; launchedAt?: number };
   const done = proc.closed.then(() => events.get('done') as ProducerDone | undefined);
-  return { process: proc, from: start.from, startedAt: start.at, done };
+  return { process: proc, from: start.from, startedAt: start.at, launchedAt: start.launchedAt, done };
 }
 
 /** Waits for a producer that should finish on its own; throws with its last lines if it did not. */

@@ -1,9 +1,12 @@
-import Handlebars from 'handlebars';
+import type HandlebarsModule from 'handlebars';
 import { z } from 'zod';
 import { SluiceError } from './errors.js';
 import { messageFieldsSchema, type Message } from './message.js';
 import { PROTOTYPE_KEYS, templateDataSchema, utf8Bytes } from './message-fields.js';
+import { lazy } from './lazy.js';
 import { parseInput } from './parse.js';
+
+const handlebars = lazy<typeof HandlebarsModule>('handlebars');
 
 /** A recipient's merge data: at most this many bytes as JSON (the job carries it). */
 export const MAX_MERGE_DATA_BYTES = 16_384;
@@ -128,8 +131,8 @@ export function compileContent(content: CampaignContent): CompiledContent {
     if (source === undefined) return undefined;
     try {
       // compile() parses lazily, at the first render: precompile() finds a syntax error now.
-      Handlebars.precompile(source, { strict: true });
-      return Handlebars.compile(source, { strict: true, noEscape: field !== 'html' });
+      handlebars().precompile(source, { strict: true });
+      return handlebars().compile(source, { strict: true, noEscape: field !== 'html' });
     } catch (error) {
       throw new SluiceError('invalid_argument', `invalid campaign: content.${field}: ${firstLine(error)}`, {
         path: `content.${field}`,

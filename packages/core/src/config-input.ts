@@ -1,6 +1,10 @@
-import { LineCounter, Parser, isAlias, parseDocument, visit, type CST, type Document } from 'yaml';
+import type * as Yaml from 'yaml';
+import type { CST, Document } from 'yaml';
 import { SluiceError } from './errors.js';
+import { lazy } from './lazy.js';
 import { formatPath } from './parse.js';
+
+const yaml = lazy<typeof Yaml>('yaml');
 
 // What the config file may contain before the schema looks at it. The schema checks
 // values; these checks are about the document itself, which a schema cannot see: how deep
@@ -110,6 +114,7 @@ function deepest(tokens: readonly CST.Token[]): { depth: number; offset: number 
  * Throws `SluiceError('invalid_config')`.
  */
 export function readConfigText(text: string, source: string): unknown {
+  const { LineCounter, Parser, parseDocument } = yaml();
   const lines = new LineCounter();
   const where = (offset: number): string => {
     const { line, col } = lines.linePos(offset);
@@ -170,6 +175,7 @@ export function readConfigText(text: string, source: string): unknown {
 function firstAlias(doc: Document.Parsed): number {
   let unresolved: number | undefined;
   let any: number | undefined;
+  const { visit, isAlias } = yaml();
   visit(doc, {
     Alias(_key, node) {
       const at = node.range?.[0] ?? 0;

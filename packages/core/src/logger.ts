@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
-import { pino, type Logger } from 'pino';
+import type { Logger, pino as Pino } from 'pino';
 import type { SluiceConfig } from './config.js';
+import { lazy } from './lazy.js';
 import { loadConfig } from './load-config.js';
+
+const pino = lazy<{ pino: typeof Pino }>('pino');
 
 /**
  * The fields that hold credentials, wherever they sit in a log object: the config's own
@@ -127,5 +130,5 @@ export function configAndLogger(name: string): { config: SluiceConfig | Error; l
   } catch (err) {
     config = err instanceof Error ? err : new Error(String(err));
   }
-  return { config, logger: pino(loggerOptions(name, config instanceof Error ? undefined : config)) };
+  return { config, logger: pino().pino(loggerOptions(name, config instanceof Error ? undefined : config)) };
 }
