@@ -32,7 +32,9 @@ export interface Producer {
  * once it has read the cursor and is about to inject.
  */
 export async function startProducer(fleet: Fleet, task: Omit<ProducerTask, 'prefix'>): Promise<Producer> {
-  const proc = startProcess(process.execPath, ['--enable-source-maps', join(fleet.apps, 'inject-producer.mjs')], {
+  // A plain `node`, as a backend runs its producer: no flags (`--enable-source-maps` would keep
+  // every loaded package's source map in the heap it measures).
+  const proc = startProcess(process.execPath, [join(fleet.apps, 'inject-producer.mjs')], {
     cwd: ROOT,
     env: childEnv({ SLUICE_INJECT_PRODUCER: JSON.stringify({ ...task, prefix: fleet.prefix }) }),
     tailLines: 40,
