@@ -25,7 +25,7 @@ export interface HeldNote {
   reason: string;
 }
 
-/** The record's fields of a {@link HeldNote}. */
+/** The record's fields of a {@link HeldNote} (`transition-3.lua` clears the same four). */
 const HELD_FIELDS = ['heldBy', 'heldKey', 'heldUntil', 'heldReason'] as const;
 
 /** Result of `transition`. */
@@ -78,11 +78,11 @@ export interface Store {
     },
   ): Promise<TransitionResult>;
   /**
-   * Notes why a waiting message waits (`undefined`: it no longer does), on a record that
-   * exists (the scheduler has just read or made it). Values are cut to 60 characters, so
-   * the record stays a small listpack.
+   * Notes why a waiting message waits, on a record that exists (the scheduler has just read
+   * or made it). Values are cut to 60 characters, so the record stays a small listpack. The
+   * move to `dispatched` clears it (`transition-3.lua`).
    */
-  noteHeld(id: string, held: HeldNote | undefined): Promise<void>;
+  noteHeld(id: string, held: HeldNote): Promise<void>;
   /** Marks a campaign paused or running, for the workers' last check before a send. */
   setCampaignPaused(campaignId: string, paused: boolean): Promise<void>;
   /**
@@ -195,10 +195,6 @@ export function createStore(options: StoreOptions): Store {
 
     async noteHeld(id, held) {
       const key = keys.message(id);
-      if (held === undefined) {
-        await redis.hdel(key, ...HELD_FIELDS);
-        return;
-      }
       const values = [held.by, held.key, String(Math.round(held.untilMs)), held.reason].map((v) => v.slice(0, 60));
       await redis.hset(key, ...HELD_FIELDS.flatMap((f, i) => [f, values[i]!]));
     },

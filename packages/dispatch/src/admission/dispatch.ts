@@ -30,11 +30,9 @@ export async function dispatch(
   // dropped as a duplicate). A crash in between leaves a `dispatched` record with no job:
   // the intake job runs again and `checkRecord` finds the job missing, so it is admitted
   // again. Only from `queued`, `retrying` (or that `dispatched`): a concurrent run of the
-  // same intake job may already have handed it to a worker. Whatever held it no longer does.
-  await Promise.all([
-    deps.store.transition(m.id, 'dispatched', { from: ['queued', 'retrying', 'dispatched'] }),
-    deps.store.noteHeld(m.id, undefined),
-  ]);
+  // same intake job may already have handed it to a worker. Whatever held it no longer does:
+  // the move clears the held note, in the same call, when there is one.
+  await deps.store.transition(m.id, 'dispatched', { from: ['queued', 'retrying', 'dispatched'] });
   await deps.queues.dispatch(m.priority).add('send', data, { jobId: jobIdOf(m), delay });
   return { kind: 'dispatched', data, delay };
 }

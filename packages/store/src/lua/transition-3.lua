@@ -17,10 +17,14 @@
   ARGV[3]  now, epoch ms
   ARGV[4..] extra field, value pairs
 
+  A move to `dispatched` clears the scheduler's held note (heldBy, heldKey, heldUntil,
+  heldReason) when the record has one: whatever held the message no longer does.
+
   Returns { code, state, attempts, ambiguous }: code 1 moved, 0 final already (state is
   the final one), -1 no record, 2 held (campaign paused), 3 not in the 'from' state.
 ]]
-local prev = redis.call('HGET', KEYS[1], 'state')
+local read = redis.call('HMGET', KEYS[1], 'state', 'heldBy')
+local prev, heldBy = read[1], read[2]
 if not prev then
   return { -1, '', 0, 0 }
 end
@@ -47,6 +51,9 @@ if ARGV[2] == 'attempt' then
   redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 end
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'updatedAt', ARGV[3])
+if heldBy and ARGV[1] == 'dispatched' then
+  redis.call('HDEL', KEYS[1], 'heldBy', 'heldKey', 'heldUntil', 'heldReason')
+end
 if #ARGV > 3 then
   redis.call('HSET', KEYS[1], unpack(ARGV, 4))
 end
