@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
@@ -10,6 +9,7 @@ import { faultsSeed, reportFaults, seededRandom } from '../support/faults-report
 import { childEnv } from '../support/env.js';
 import { waitFor } from '../support/fleet.js';
 import { startProcess, type TestProcess } from '../support/process.js';
+import { freePort } from '../support/redis-server.js';
 import { useFleet } from '../support/use-fleet.js';
 
 // The api (webhooks) SIGKILLed mid-burst of signed ESP webhooks, restarted, and the ESPs'
@@ -34,15 +34,6 @@ let dir: string;
 let env: NodeJS.ProcessEnv;
 let api: TestProcess | undefined;
 let apiUrl: string;
-
-/** A port free now, so every api start listens where the ESPs post. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const startApi = async (): Promise<TestProcess> =>
   startProcess('api', ['--enable-source-maps', join(inject('apps'), 'api.mjs')], env, '"event":"ready"');

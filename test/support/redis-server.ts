@@ -4,17 +4,32 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** A free TCP port on loopback. */
+/**
+ * Below Linux's ephemeral range (32768–60999), where the kernel picks the local port of every
+ * outgoing connection: a port found free there could be taken by a client's connection before
+ * the process it was meant for listens on it (seen in CI: `EADDRINUSE`).
+ */
+const PORTS = { first: 20_000, count: 12_000 };
+/** Each vitest worker draws from a slice of its own, so two workers never pick the same port. */
+const SLICES = 8;
+let drawn = Math.floor(Math.random() * (PORTS.count / SLICES));
+
+/** A free TCP port on loopback, outside the kernel's ephemeral range. */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  const slice = (Number(process.env.VITEST_POOL_ID ?? 0) % SLICES) * (PORTS.count / SLICES);
+  for (let tries = 0; tries < 100; tries++) {
+    const port = PORTS.first + slice + (drawn++ % (PORTS.count / SLICES));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port in ${PORTS.first}–${PORTS.first + PORTS.count} after 100 tries`);
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
