@@ -40,6 +40,8 @@ export interface InjectedRun {
   /** Recipients that arrived twice at the sandbox (must be 0). */
   duplicates: number;
   seconds: number;
+  /** Bytes by key pattern near the peak, when asked for. */
+  peakBreakdown?: Record<string, number>;
 }
 
 /** What a campaign's sent records keep once acknowledged (`delivery.retention`). */
@@ -77,13 +79,47 @@ export async function usedMemory(redis: Redis): Promise<number> {
   return Number(/used_memory:(\d+)/.exec(await redis.info('memory'))![1]);
 }
 
-/** Samples `used_memory` every `everyMs` until stopped; `stop` resolves the peak. */
-export function sampleMemory(redis: Redis, everyMs = 150): { stop(): Promise<number> } {
-  let peak = 0;
+/** Bytes by key pattern (`MEMORY USAGE` of every key, digits folded to `#`). */
+export async function memoryByPattern(redis: Redis): Promise<Record<string, number>> {
+  const byPattern: Record<string, number> = {};
+  let cursor = '0';
+  do {
+    const [next, found] = await redis.scan(cursor, 'COUNT', 2_000);
+    cursor = next;
+    const pipeline = redis.pipeline();
+    for (const key of found) pipeline.memory('USAGE', key, 'SAMPLES', '0');
+    const sizes = (await pipeline.exec()) ?? [];
+    found.forEach((key, i) => {
+      const pattern = key.replace(/\d+/g, '#');
+      byPattern[pattern] = (byPattern[pattern] ?? 0) + Number(sizes[i]?.[1] ?? 0);
+    });
+  } while (cursor !== '0');
+  return byPattern;
+}
+
+/** What {@link sampleMemory} resolves. */
+export interface MemorySamples {
+  peak: number;
+  /** At the sample nearest the peak (taken at most every 10 s), when asked for. */
+  breakdown?: Record<string, number>;
+}
+
+/**
+ * Samples `used_memory` every `everyMs` until stopped; `stop` resolves the peak and, with
+ * `breakdown`, {@link memoryByPattern} at a new peak (at most every 10 s).
+ */
+export function sampleMemory(redis: Redis, everyMs = 150, breakdown = false): { stop(): Promise<MemorySamples> } {
+  const samples: MemorySamples = { peak: 0 };
+  let brokenDownAt = 0;
   let running = true;
   const loop = (async () => {
     while (running) {
-      peak = Math.max(peak, await usedMemory(redis));
+      const used = await usedMemory(redis);
+      if (used > samples.peak && breakdown && Date.now() - brokenDownAt > 10_000) {
+        brokenDownAt = Date.now();
+        samples.breakdown = await memoryByPattern(redis);
+      }
+      samples.peak = Math.max(samples.peak, used);
       await sleep(everyMs);
     }
   })();
@@ -92,7 +128,8 @@ export function sampleMemory(redis: Redis, everyMs = 150): { stop(): Promise<num
       const first = running;
       running = false;
       await loop;
-      return first ? Math.max(peak, await usedMemory(redis)) : peak;
+      if (first) samples.peak = Math.max(samples.peak, await usedMemory(redis));
+      return samples;
     },
   };
 }
@@ -133,6 +170,7 @@ export async function runInjected(
   recipients: number,
   retention: CampaignRetention = 'compact',
   workers = 2,
+  breakdown = false,
 ): Promise<InjectedRun> {
   const config = {
     ...UNLIMITED,
@@ -147,7 +185,7 @@ export async function runInjected(
     // From here the sandbox counts only the campaign's arrivals.
     fleet.sandbox.reset();
     const base = await usedMemory(redis);
-    const memory = sampleMemory(redis);
+    const memory = sampleMemory(redis, 150, breakdown);
     let producer: Producer | undefined;
     let consumer: OutcomeConsumer | undefined;
     try {
@@ -178,7 +216,8 @@ export async function runInjected(
       await sleep(1000);
       const afterAck = (await usedMemory(redis)) - base;
       const kept = await campaignBytes(redis, fleet.prefix, id);
-      const peak = (await memory.stop()) - base;
+      const samples = await memory.stop();
+      const peak = samples.peak - base;
       return {
         recipients,
         injectPerSec: (done.accepted * 1000) / Math.max(1, done.endedAt - done.startedAt),
@@ -192,6 +231,7 @@ export async function runInjected(
         firstSendMs: firstAt - producer.launchedAt!,
         duplicates: fleet.sandbox.stats().duplicates,
         seconds: (Date.now() - began) / 1000,
+        ...(samples.breakdown ? { peakBreakdown: samples.breakdown } : {}),
       };
     } finally {
       await memory.stop();

@@ -1,13 +1,18 @@
 import type { Redis } from 'ioredis';
 import { FINAL_STATES, type Keys, type SluiceConfig } from '@sluice/core';
 
-/** How fast a campaign's measured rate follows a change: the weight of the newest second. */
-const RATE_WEIGHT = 0.3;
+/**
+ * The time constant of a campaign's measured rate: it follows a change by 63% in this long.
+ * One second's count swings ±20% at a steady rate (a chunk, a collection, a busy core); a
+ * window that followed it held the fastest few seconds of a run, so a longer run peaked higher
+ * than a short one at the same rate. Averaged over about 20 s the swing is a few percent.
+ */
+export const RATE_TAU_MS = 20_000;
 
 /**
  * Each campaign's injection window (DESIGN.md, Campaigns at scale), written by the
  * schedulers to the campaign hash every campaign poll: `win:rate`, the rate its messages
- * reach a final state (what admission let through, smoothed), and `win:ready`, the
+ * reach a final state (what admission let through, averaged over about {@link RATE_TAU_MS}), and `win:ready`, the
  * recipients admission may find waiting (`injection.aheadMs` of that rate, within
  * `minWindow`…`maxWindow`), and `win:max` (`maxWindow`). The producer reads them.
  */
@@ -31,7 +36,9 @@ export function createInjectionWindows(deps: { redis: Redis; keys: Keys; config:
       let rate = 0;
       if (last && now > last.at) {
         const measured = ((final - last.final) * 1000) / (now - last.at);
-        rate = last.rate === 0 ? measured : last.rate + RATE_WEIGHT * (measured - last.rate);
+        // Weighted by the time since the last poll, so a late poll counts for what it covers.
+        const weight = 1 - Math.exp(-(now - last.at) / RATE_TAU_MS);
+        rate = last.rate === 0 ? measured : last.rate + weight * (measured - last.rate);
       }
       const ready = Math.min(maxWindow, Math.max(minWindow, Math.ceil((rate * aheadMs) / 1000)));
       const written = `${ready}|${rate.toFixed(1)}`;
