@@ -34,9 +34,9 @@ export async function benchCampaign(
   step: (what: string) => void = () => undefined,
 ): Promise<CampaignFigures> {
   step(`campaign: ${plan.recipients} recipients injected (retention until-acknowledged)`);
-  const run = await runInjected(plan.recipients, 'until-acknowledged');
+  const run = await runInjected(plan.recipients, 'until-acknowledged', 2, true);
   step(`campaign: ${plan.small} recipients injected (flatness)`);
-  const small = await runInjected(plan.small, 'until-acknowledged');
+  const small = await runInjected(plan.small, 'until-acknowledged', 2, true);
   step(`campaign: ${Math.min(plan.small, 20_000)} recipients injected (default retention, compact)`);
   const kept = await runInjected(Math.min(plan.small, 20_000), 'compact');
   step(`campaign: ${plan.bulk} whole messages by sendBulk (baseline)`);
@@ -76,6 +76,13 @@ export function campaignRows(f: CampaignFigures): Row[] {
       `${mb(small.redisPeakAboveIdle)} at ${fmt(small.recipients)}`,
       `${peakRatio.toFixed(2)}×`,
       '≤ 100 MB at 1,000,000; ≤ 1.2× the smaller',
+    ],
+    [
+      `campaign: Redis keys at the peak (${n})`,
+      parts(run),
+      `${parts(small)} at ${fmt(small.recipients)}`,
+      '-',
+      'context: what the peak holds',
     ],
     [
       `campaign: Redis peak less what stays after (${n})`,
@@ -134,6 +141,7 @@ export function campaignResults(f: CampaignFigures) {
     redisPeakBytes: run.redisPeakAboveIdle,
     smallRecipients: small.recipients,
     smallRedisPeakBytes: small.redisPeakAboveIdle,
+    redisPeakKeys: { run: peakKeys(run), small: peakKeys(small) },
     bytesPerRecipientAfterSend: Math.round(run.bytesPerRecipientAfterSend),
     bytesPerRecipientAfterAckUntilAcknowledged: Math.round(run.bytesPerRecipientAfterAck),
     bytesPerRecipientAfterAckCompact: Math.round(kept.bytesPerRecipientAfterAck),
@@ -158,6 +166,27 @@ export function campaignResults(f: CampaignFigures) {
     },
   };
 }
+
+/** The Redis keys near the peak by kind: the window's jobs, the records, the per-second keys, the rest. */
+function peakKeys(r: InjectedRun): Record<'jobs' | 'records' | 'per-second' | 'rest', number> {
+  const kinds = { jobs: 0, records: 0, 'per-second': 0, rest: 0 };
+  for (const [pattern, bytes] of Object.entries(r.peakBreakdown ?? {})) {
+    const kind = /:campaign-[^:]+:[^:]+_#$/.test(pattern)
+      ? 'jobs'
+      : /:msg:/.test(pattern)
+        ? 'records'
+        : /:(sig|stats):/.test(pattern)
+          ? 'per-second'
+          : 'rest';
+    kinds[kind] += bytes;
+  }
+  return kinds;
+}
+
+const parts = (r: InjectedRun): string =>
+  Object.entries(peakKeys(r))
+    .map(([kind, bytes]) => `${kind} ${mb(bytes)}`)
+    .join(', ');
 
 /** The peak less what the campaign left in Redis after its send (mostly its records): what its window cost. */
 const windowOf = (r: InjectedRun): number => r.redisPeakAboveIdle - r.bytesPerRecipientAfterSend * r.recipients;
