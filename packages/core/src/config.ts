@@ -40,7 +40,16 @@ export const configSchema = z
     receivers: z.array(receiverSchema).default([]),
     organisations: organisationsSchema,
     reserves: z
-      .strictObject({ critical: z.number().min(0).max(0.9).default(0.2), high: z.number().min(0).max(0.9).default(0) })
+      .strictObject({
+        critical: z.number().min(0).max(0.9).default(0.2),
+        high: z.number().min(0).max(0.9).default(0),
+        /**
+         * Lower classes may use a reserve's idle part, one slot at a time, when its own classes
+         * could still go within this many ms after it (DESIGN.md, Priority reserve); `null`:
+         * never lent. @defaultValue `250`
+         */
+        lendAheadMs: z.number().int().min(0).max(1_000).nullable().default(250),
+      })
       .prefault({}),
     /**
      * Of every layer's burst, this many ms of sends are held back as slack for the jitter

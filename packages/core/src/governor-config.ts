@@ -161,11 +161,11 @@ export type GovernorRule = z.output<typeof ruleSchema>;
 /**
  * The default rules (DESIGN.md, The feedback loop): soft bounces over 3% cut a receiver to
  * 0.7; complaints over 0.1% halve a campaign and pause its normal and low traffic;
- * provider throttling over 5% cuts the provider to 0.8; a receiver deferring more than 2%
- * of what it is sent for its rate (421 4.7.28 and the like, over 3 s and 20 sends) is cut
- * to just under what it accepted, so Sluice settles under a capacity nobody told it; a
- * receiver blocking half of what a pool and stream send it (550 5.7.1 and the like) opens
- * that circuit for 5 minutes.
+ * a receiver deferring more than 3% of what it is sent for its rate (421 4.7.28 and the
+ * like, over 3 s and 20 sends) is cut to just under what it accepted, and a provider
+ * refusing more than 3% for its rate (HTTP 429) the same way, so Sluice settles under a
+ * capacity nobody told it; a receiver blocking half of what a pool and stream send it
+ * (550 5.7.1 and the like) opens that circuit for 5 minutes.
  */
 export const DEFAULT_GOVERNOR_RULES = [
   {
@@ -211,10 +211,12 @@ export const DEFAULT_GOVERNOR_RULES = [
     id: 'provider-throttling',
     signal: 'throttled',
     over: 'attempted',
-    above: 0.05,
-    minVolume: 100,
+    above: 0.03,
+    minVolume: 20,
+    windowMs: 3_000,
     scope: 'provider',
-    multiply: 0.8,
+    proportional: true,
+    cooldownMs: 1_000,
   },
 ] as const;
 
@@ -223,7 +225,7 @@ export const governorSchema = z
   .strictObject({
     enabled: z.boolean().default(true),
     /** Bumped when the rules change; written with every decision. */
-    version: z.string().min(1).default('2026.11.30-2'),
+    version: z.string().min(1).default('2026.12.02-1'),
     /** How often the leader evaluates the rules. */
     intervalMs: z.number().int().positive().default(500),
     /** The sliding window the rules read. */

@@ -147,7 +147,12 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const health = options.health ?? createRedisHealth({ url: config.redis.url, logger });
   const redis = connectRedis(config.redis.url, { maxRetriesPerRequest: null, health });
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
-  const limiter = createLimiter({ redis, reserves: config.reserves, jitterSlackMs: config.jitterSlackMs });
+  const limiter = createLimiter({
+    redis,
+    reserves: config.reserves,
+    lendAheadMs: config.reserves.lendAheadMs,
+    jitterSlackMs: config.jitterSlackMs,
+  });
   const adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
   const organisations = createOrganisations({ config, logger });
   const signals = createSignals({ redis, keys });

@@ -49,7 +49,12 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   const health = options.health ?? createRedisHealth({ url: config.redis.url, logger });
   const redis = connectRedis(config.redis.url, { maxRetriesPerRequest: null, health });
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
-  const limiter = createLimiter({ redis, reserves: config.reserves, jitterSlackMs: config.jitterSlackMs });
+  const limiter = createLimiter({
+    redis,
+    reserves: config.reserves,
+    lendAheadMs: config.reserves.lendAheadMs,
+    jitterSlackMs: config.jitterSlackMs,
+  });
   const adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
   // Written four times a second: the governor's reaction time starts here.
   const signals = createSignals({ redis, keys, flushMs: 250 });

@@ -82,10 +82,17 @@ export interface LimiterOptions {
   /** A connection of the caller's; the limiter does not close it. */
   redis: Redis;
   /**
-   * Share of every layer reserved for a class and those above it. Lower classes can never
-   * take it; higher ones may borrow down. @defaultValue `{ critical: 0.2, high: 0 }`
+   * Share of every layer reserved for a class and those above it. Lower classes take it only
+   * as `lendAheadMs` allows; higher ones may borrow down. @defaultValue `{ critical: 0.2, high: 0 }`
    */
   reserves?: { critical: number; high: number };
+  /**
+   * A reserve is lent to lower classes for one slot at a time when its own classes could still
+   * go within this many ms after it: they fill what a quiet critical class leaves, and a
+   * critical message arriving later waits at most this long for its slice. `null`: never lent.
+   * @defaultValue `250`
+   */
+  lendAheadMs?: number | null;
   /**
    * How much of every layer's burst is held back as slack for transport jitter: this many
    * ms of sends at the layer's rate (at most all of the burst but one). Admission then never
@@ -126,6 +133,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const redis: ScriptedRedis = defineScripts(options.redis);
   const reserves = options.reserves ?? { critical: 0.2, high: 0 };
   const slackSeconds = (options.jitterSlackMs ?? 50) / 1000;
+  const lendAheadUs = options.lendAheadMs === null ? -1 : Math.round((options.lendAheadMs ?? 250) * 1000);
   const fractions = [1 - reserves.critical - reserves.high, reserves.high, reserves.critical];
   if (!(fractions[0]! > 0) || fractions.some((f) => f < 0)) {
     throw new SluiceError('invalid_argument', 'reserves must be ≥ 0 and add up to less than 1', { path: 'reserves' });
@@ -161,7 +169,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }
       const held = request.ticket;
       const heldLayer = held ? request.layers.findIndex((l) => l.key === held.key) + 1 : 0;
-      args.push(heldLayer, heldLayer > 0 ? held!.slice : 0, heldLayer > 0 ? held!.number : 0);
+      args.push(heldLayer, heldLayer > 0 ? held!.slice : 0, heldLayer > 0 ? held!.number : 0, lendAheadUs);
       calls++;
       const reply = (await redis.sluiceAdmit(...args)) as number[];
       const [code, waitMs, layer, , ticketLayer, ticketSlice, ticketNumber] = reply as [

@@ -80,8 +80,8 @@ describe('limiter', () => {
     if (far.outcome === 'denied') expect(far.waitMs).toBeGreaterThan(200);
   });
 
-  it('keeps the critical reserve from lower classes, and lets critical borrow down', async () => {
-    const limiter = createLimiter({ redis, reserves: { critical: 0.2, high: 0 }, jitterSlackMs: 0 });
+  it('with lending off, keeps the critical reserve from lower classes, and lets critical borrow down', async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0.2, high: 0 }, lendAheadMs: null, jitterSlackMs: 0 });
     const l = layers({ 0: { key: keys.bucket('provider', randomUUID()), rate: 10, burst: 10 } });
     // Low takes the shared 80%: 8 at once, then nothing more.
     let low = 0;
@@ -103,6 +103,57 @@ describe('limiter', () => {
       if ((await limiter.admit({ layers: idle, priority: 'critical', horizonMs: 0 })).outcome === 'granted') c++;
     }
     expect(c).toBe(10);
+  });
+
+  it('lends an idle reserve one slot at a time, keeping room for critical within lendAheadMs', async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0.2, high: 0 }, lendAheadMs: 250, jitterSlackMs: 0 });
+    const l = layers({ 0: { key: keys.bucket('provider', randomUUID()), rate: 10, burst: 10 } });
+    // Low takes the shared 8 and one of the reserve's 2: after it, critical can still go now.
+    let low = 0;
+    for (let i = 0; i < 12; i++) {
+      if ((await limiter.admit({ layers: l, priority: 'low', horizonMs: 0 })).outcome === 'granted') low++;
+    }
+    expect(low).toBe(9);
+    expect((await limiter.admit({ layers: l, priority: 'critical', horizonMs: 0 })).outcome).toBe('granted');
+  });
+
+  /** Low asks without pause for `ms` (booking up to 1 s ahead); the slots it got by then, and critical's waits. */
+  async function saturate(limiter: Limiter, l: Layers, ms: number, criticalEveryMs = 0) {
+    const start = Date.now();
+    const lowSlots: number[] = [];
+    const criticalWaits: number[] = [];
+    let nextCritical = start + 1500;
+    while (Date.now() < start + ms) {
+      if (criticalEveryMs > 0 && Date.now() >= nextCritical) {
+        nextCritical += criticalEveryMs;
+        const c = await limiter.admit({ layers: l, priority: 'critical', horizonMs: 1000 });
+        criticalWaits.push(c.outcome === 'granted' ? 0 : c.waitMs);
+        continue;
+      }
+      const asked = Date.now();
+      const got = await limiter.admit({ layers: l, priority: 'low', horizonMs: 1000 });
+      if (got.outcome === 'denied') await new Promise((resolve) => setTimeout(resolve, 5));
+      else lowSlots.push(asked + (got.outcome === 'booked' ? got.waitMs : 0));
+    }
+    return { lowSlots: lowSlots.filter((at) => at <= start + ms).length, criticalWaits };
+  }
+
+  it('lets a lower class use all of a layer no critical mail uses, and never more', async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0.2, high: 0 }, lendAheadMs: 250, jitterSlackMs: 0 });
+    const l = layers({ 1: { key: keys.bucket('receiver', randomUUID()), rate: 20, burst: 2 } });
+    const { lowSlots } = await saturate(limiter, l, 3000);
+    // 3 s of 20/s and the burst: 62. Without lending low would get 80% of it (~50).
+    expect(lowSlots).toBeGreaterThanOrEqual(0.95 * 60);
+    expect(lowSlots).toBeLessThanOrEqual(62);
+  });
+
+  it('a critical message finds its slot within lendAheadMs of a lower class using its reserve', async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0.2, high: 0 }, lendAheadMs: 250, jitterSlackMs: 0 });
+    const l = layers({ 1: { key: keys.bucket('receiver', randomUUID()), rate: 20, burst: 2 } });
+    const { criticalWaits } = await saturate(limiter, l, 4000, 300);
+    expect(criticalWaits.length).toBeGreaterThanOrEqual(7);
+    // Rounded up to the ms, and the call's own time.
+    expect(Math.max(...criticalWaits)).toBeLessThanOrEqual(260);
   });
 
   it('charges every layer for a booked slot, so a booked message needs no second call', async () => {

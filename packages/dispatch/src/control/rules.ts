@@ -86,7 +86,9 @@ export async function applyRule(
     const result = evaluate(rule, await signals.read({ kind: scope, name }, windowMs, now));
     calm.set(layerKey, (calm.get(layerKey) ?? true) && result.calm);
     if (!result.fires) continue;
-    const from = current?.factor ?? 1;
+    // A key backpressure lowered before the governor's first decision is cut from where it
+    // runs, never from its configured rate: a cut that raised it would charge at the limit.
+    const from = current?.factor ?? adjustments.factor(layerKey);
     const to = await cutKey(ctx, rule, layerKey, from, result);
     if (to !== undefined) {
       decisions.push(

@@ -14,6 +14,12 @@
   is charged at t and the answer is "booked": the slot is the caller's, come back at t,
   no second call needed. Beyond the horizon nothing is charged.
 
+  Lending. A reserve the caller may not use is lent to it for one slot when, after that slot,
+  the classes it is kept for could still go within ARGV[20] at every layer: its idle
+  part is used, and room for them within lendAhead is kept. So a lower class fills what a
+  quiet critical class leaves, and a critical message arriving later waits at most
+  lendAhead for its own slice.
+
   The line. A layer in ARGV[3] that is busy beyond the horizon hands out tickets instead of
   a bare wait: numbered places in a line per (layer, slice), kept as "n<s>" (the last
   number handed out), "v<s>" (the head: place p's slot is (p - v) intervals from now) and
@@ -35,6 +41,7 @@
   ARGV[7..16] per layer l: emission interval at the full rate (us; 0 = no limit) at 5+2l,
               and burst at 6+2l
   ARGV[17..19] the caller's ticket: layer (0 = none), slice, number
+  ARGV[20]    lendAhead, microseconds (-1: reserves are never lent)
 
   Returns { code, waitMs, layer, slice, ticketLayer, ticketSlice, ticketNumber }
     code 0 granted now; 1 booked: go in waitMs; 2 denied: ask again in waitMs.
@@ -46,6 +53,7 @@ local horizon = tonumber(ARGV[2])
 local lineLayers = tonumber(ARGV[3])
 local share = { tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]) }
 local tLayer, tSlice, tNumber = tonumber(ARGV[17]), tonumber(ARGV[18]), tonumber(ARGV[19])
+local lendAhead = tonumber(ARGV[20])
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -98,21 +106,41 @@ local function holds(l, s)
   return tLayer == l and tSlice == s and tNumber <= line(l, s).n
 end
 
+-- The earliest time every layer's slice s can take the message, and the layer that binds.
+local function earliest(s)
+  local at, layer = now, 0
+  for _, l in ipairs(limited) do
+    local _, _, allowAt = slot(l, s)
+    if allowAt > at then
+      at, layer = allowAt, l
+    end
+  end
+  return at, layer
+end
+
+-- May the reserve s be lent for a slot at `at`? Only within the horizon, and only if after
+-- it its own class could still go within lendAhead at every layer.
+local function lends(s, at)
+  if lendAhead < 0 or at > now + horizon then return false end
+  for _, l in ipairs(limited) do
+    local tat, T, allowAt = slot(l, s)
+    if math.max(tat, at) + T + (allowAt - tat) > now + lendAhead then return false end
+  end
+  return true
+end
+
 local bestAt, bestSlice, bestLayer
 for s = 1, 3 do
-  if bit(allowed, s) and share[s] > 0 then
-    local at, layer = now, 0
-    for _, l in ipairs(limited) do
-      local _, _, allowAt = slot(l, s)
-      if allowAt > at then
-        at, layer = allowAt, l
-      end
-    end
-    -- Busy beyond the horizon: the line decides how long. Place p's slot is (p - head)
-    -- intervals from now (the head is the place whose slot is now); a holder has its own
-    -- place, a newcomer the one after the last, while anybody is still waiting. Within the
-    -- horizon the bucket alone decides, so no slot idles while a holder is late.
-    if at > now + horizon then
+  if share[s] > 0 then
+    local at, layer = earliest(s)
+    if not bit(allowed, s) then
+      -- A higher class's reserve: lent for one slot within lendAhead, never lined for.
+      if not lends(s, at) then at = nil end
+    elseif at > now + horizon then
+      -- Busy beyond the horizon: the line decides how long. Place p's slot is (p - head)
+      -- intervals from now (the head is the place whose slot is now); a holder has its own
+      -- place, a newcomer the one after the last, while anybody is still waiting. Within the
+      -- horizon the bucket alone decides, so no slot idles while a holder is late.
       for _, l in ipairs(limited) do
         if bit(lineLayers, l) then
           local q = line(l, s)
@@ -126,10 +154,10 @@ for s = 1, 3 do
         end
       end
     end
-    if bestAt == nil or at < bestAt then
+    if at and (bestAt == nil or at < bestAt) then
       bestAt, bestSlice, bestLayer = at, s, layer
     end
-    if at <= now then break end
+    if at and at <= now then break end
   end
 end
 
