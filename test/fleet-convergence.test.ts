@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { GovernorDecision } from '@sluice/dispatch';
+import { governorDecisions, mean, sleep, sum } from './support/convergence.js';
 import { waitFor } from './support/fleet.js';
 import { useFleet } from './support/use-fleet.js';
 
@@ -23,10 +23,6 @@ const fleet = useFleet({
     delivery: { retry: { throttled: { baseMs: 500, maxMs: 2_000 } } },
   },
 });
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
-const mean = (xs: number[]): number => sum(xs) / xs.length;
 
 it('converges under a hidden capacity, then follows a rise gradually', async () => {
   const { client, sandbox } = fleet();
@@ -56,9 +52,7 @@ it('converges under a hidden capacity, then follows a rise gradually', async () 
     last = now;
   }
   const attempts = seconds.map((s) => s.accepted + s.deferred);
-  const log = (await fleet().redis.xrange(`${fleet().prefix}:gov:log`, '-', '+')).map(
-    ([, f]) => JSON.parse(f[1]!) as GovernorDecision,
-  );
+  const log = await governorDecisions(fleet().redis, fleet().prefix);
   const cuts = log.filter((d) => d.action === 'lower' && d.scope === 'receiver' && d.name === 'slow');
   console.log(
     `convergence (capacity ${CAPACITY}/s told 160/s, ${RAISED}/s from 22 s), accepted/deferred per second: ${seconds.map((s) => `${s.accepted}/${s.deferred}`).join(' ')}; ` +

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { GovernorDecision } from '@sluice/dispatch';
+import { governorDecisions, mean, sleep, sum } from './support/convergence.js';
 import { waitFor } from './support/fleet.js';
 import { useFleet } from './support/use-fleet.js';
 
@@ -27,10 +27,6 @@ const fleet = useFleet({
     delivery: { retry: { throttled: { baseMs: 500, maxMs: 2_000 } } },
   },
 });
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
-const mean = (xs: number[]): number => sum(xs) / xs.length;
 
 it('settles an ESP under its real limit, and leaves another provider’s receivers their pace', async () => {
   const { client, sandbox } = fleet();
@@ -60,9 +56,7 @@ it('settles an ESP under its real limit, and leaves another provider’s receive
     });
     last = now;
   }
-  const log = (await fleet().redis.xrange(`${fleet().prefix}:gov:log`, '-', '+')).map(
-    ([, f]) => JSON.parse(f[1]!) as GovernorDecision,
-  );
+  const log = await governorDecisions(fleet().redis, fleet().prefix);
   const cuts = log.filter((d) => d.action === 'lower' && d.scope === 'provider' && d.name === 'ses');
   const steady = seconds.slice(8);
   const accepted = mean(steady.map((s) => s.accepted));
