@@ -41,6 +41,7 @@ describe('admission: route and warm-up', () => {
     const m = message({ priority: 'critical' });
     await store.accept(m);
     await store.transition(m.id, 'sending', { attempt: true });
+    await store.transition(m.id, 'submitted');
     await store.transition(m.id, 'submitted', { ambiguous: true });
     await store.transition(m.id, 'retrying');
     step(15 * 60_000);

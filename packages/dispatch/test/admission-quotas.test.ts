@@ -15,7 +15,7 @@ const dispatched = (r: AdmissionResult): DispatchJobData => {
 };
 
 describe('admission: the limiter and dispatch', () => {
-  it('dispatches a granted message with its provider, receiver and receiver limit, and marks its record dispatched', async () => {
+  it('dispatches a granted message with its provider, receiver and receiver limit, and writes no record (it waits for the worker’s mark)', async () => {
     const { admission, queues, store, message, record, now } = rig();
     const m = { ...message(), ticket: { key: 'k', slice: 1, number: 3 } };
     await store.accept(m);
@@ -34,7 +34,8 @@ describe('admission: the limiter and dispatch', () => {
     });
     expect(job?.data).not.toHaveProperty('ticket'); // a place in a line is for admission only
     expect(job?.data).not.toHaveProperty('failover');
-    expect(await record(m.id)).toEqual({ state: 'dispatched', heldBy: undefined });
+    // The record is written by the worker's `submit` mark, which also clears the held note.
+    expect(await record(m.id)).toEqual({ state: 'queued', heldBy: 'override' });
   });
 
   it('books a slot within the horizon: the dispatch job waits for it', async () => {

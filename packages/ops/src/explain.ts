@@ -7,6 +7,7 @@ import {
   type LayerKind,
   type PriorityClass,
   type SluiceConfig,
+  jobIdOf,
 } from '@sluice/core';
 import { createQueues, createStore } from '@sluice/store';
 import { readAdjustment, type AdjustmentFields } from '@sluice/throttle';
@@ -99,6 +100,25 @@ export async function explain(options: ExplainOptions, id: string): Promise<Expl
   return note === undefined ? e : { ...e, summary: `${e.summary}; ${note}`, launch: note };
 }
 
+/**
+ * Whether an active record's message is admitted: its job (`jobIdOf`, the record's `hop`)
+ * waits in its class's dispatch queue. Admission writes no record; the worker's mark does.
+ */
+async function admitted(
+  options: ExplainOptions,
+  id: string,
+  record: Record<string, string>,
+  priority: PriorityClass,
+): Promise<boolean> {
+  const queues = createQueues({ redis: options.redis, keys: options.keys });
+  try {
+    const state = await queues.dispatch(priority).getJobState(jobIdOf({ id, hop: Number(record.hop ?? 0) }));
+    return state !== 'unknown';
+  } finally {
+    await queues.close();
+  }
+}
+
 async function explainRecord(options: ExplainOptions, id: string): Promise<Explanation> {
   const { config, redis, keys } = options;
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
@@ -164,7 +184,7 @@ async function explainRecord(options: ExplainOptions, id: string): Promise<Expla
     };
   }
   const override = overrideOn(config, keys, record, hash, now);
-  if (record.state === 'dispatched') {
+  if (record.state === 'dispatched' || (await admitted(options, id, record, priority))) {
     if (override?.o.kind === 'suspend') {
       const reason = `suspend by ${override.o.actor}: ${override.o.reason}`;
       return {

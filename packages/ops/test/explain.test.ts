@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
-import { parseConfig, parseMessage } from '@sluice/core';
+import { jobIdOf, parseConfig, parseMessage } from '@sluice/core';
 import { explain } from '@sluice/ops';
-import { createOutcomes, createStore, injectedId, messageId } from '@sluice/store';
+import { createOutcomes, createQueues, createStore, injectedId, messageId } from '@sluice/store';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
 const r = useRedisPrefix();
@@ -21,6 +21,7 @@ it('tells an unconfirmed message as one that may have been delivered, and a refu
     };
     await store.accept(m);
     await store.transition(m.id, 'sending', { attempt: true });
+    await store.transition(m.id, 'submitted');
     await store.transition(m.id, 'submitted', { ambiguous: true });
     const outcome = state === 'rejected' ? 'policy_block' : 'attempts_exhausted: 3 × ambiguous';
     await store.finalize(m.id, state, {
@@ -52,4 +53,35 @@ it('explains a compacted campaign message from what is kept of it', async () => 
   const told = await explain({ config, redis, keys }, id);
   expect(told.state).toBe('sent');
   expect(told.summary).toMatch(/^sent at .* via ses \(provider id pm-3\) \(compact record: /);
+});
+
+it('tells an admitted message (its dispatch job waiting, its record still queued) from one waiting for admission', async () => {
+  const { redis, keys } = r;
+  const config = parseConfig({ redis: { url: r.url, prefix: r.prefix } });
+  const store = createStore({ redis, keys });
+  const queues = createQueues({ redis, keys });
+  try {
+    const accepted = async () => {
+      const m = {
+        ...parseMessage({ from: 'a@acme.test', to: 'b@example.test', subject: 's', text: 't' }),
+        id: messageId('default'),
+        acceptedAt: Date.now(),
+      };
+      await store.accept(m);
+      return m;
+    };
+    const waiting = await accepted();
+    expect((await explain({ config, redis, keys }, waiting.id)).summary).toMatch(/^waiting in intake-normal/);
+    // Given back once (hop 1), then admitted again: its dispatch job is `<id>-1`.
+    const admitted = await accepted();
+    await store.transition(admitted.id, 'queued', { fields: { hop: '1' } });
+    await queues
+      .dispatch('normal')
+      .add('send', { id: admitted.id }, { jobId: jobIdOf({ id: admitted.id, hop: 1 }), delay: 60_000 });
+    expect((await explain({ config, redis, keys }, admitted.id)).summary).toMatch(
+      /^admitted; waiting in dispatch-normal for its slot/,
+    );
+  } finally {
+    await queues.close();
+  }
 });

@@ -67,7 +67,13 @@ export interface Store {
     state: MessageState,
     options?: {
       attempt?: boolean;
-      /** Count an attempt whose answer was lost after it was submitted in full. */
+      /**
+       * The worker's mark before a request's final bytes (to `submitted`): counts the attempt
+       * like `attempt` (held while the campaign is paused) and is `skipped` on a record that
+       * says `submitted` already (another run's request is out, or its worker died after it was).
+       */
+      submit?: boolean;
+      /** Count an attempt whose answer was lost after it was submitted in full; only from `submitted`. */
       ambiguous?: boolean;
       /** Move only from this state (or one of these). */
       from?: MessageState | readonly MessageState[];
@@ -98,6 +104,12 @@ export interface Store {
    * whose record is gone once acknowledged) and its recipient's suppression, in one round trip.
    */
   peek(id: string, tenantId: string, address: string): Promise<{ state: string | null; suppressed: string | null }>;
+  /**
+   * A worker's read before a send: the record's state (null: no record) and whether its
+   * campaign is paused, side by side, writing nothing. The send's `submit` mark decides
+   * atomically; this spares a request that mark would refuse.
+   */
+  look(id: string, campaignId: string | undefined): Promise<{ state: string | null; paused: boolean }>;
   /** A campaign's own limit (rate, burst), read at most every 5 s per campaign. */
   campaignLimit(campaignId: string): Promise<{ id: string; rate: number | undefined; burst: number | undefined }>;
   /** Counters of a campaign (accepted and each final state). */
@@ -167,13 +179,15 @@ export function createStore(options: StoreOptions): Store {
         state,
         opts.firstDeferral
           ? `deferred:${id}`
-          : opts.attempt
-            ? 'attempt'
-            : opts.ambiguous
-              ? 'ambiguous'
-              : opts.from
-                ? `from:${([] as MessageState[]).concat(opts.from).join(',')}`
-                : '',
+          : opts.submit
+            ? 'submit'
+            : opts.attempt
+              ? 'attempt'
+              : opts.ambiguous
+                ? 'ambiguous'
+                : opts.from
+                  ? `from:${([] as MessageState[]).concat(opts.from).join(',')}`
+                  : '',
         Date.now(),
         ...extra,
       )) as [number, string, number, number];
@@ -221,6 +235,14 @@ export function createStore(options: StoreOptions): Store {
       ]);
       const final = compact ? (COMPACT_STATES[slot?.[0] ?? ''] ?? (gone === 1 ? 'final' : null)) : null;
       return { state: state ?? final, suppressed: suppressionReason(suppressed) };
+    },
+
+    async look(id, campaignId) {
+      const [state, paused] = await Promise.all([
+        redis.hget(keys.message(id), 'state'),
+        campaignId !== undefined ? redis.hget(keys.campaign(campaignId), 'paused') : null,
+      ]);
+      return { state, paused: paused === '1' };
     },
 
     async campaignLimit(id) {

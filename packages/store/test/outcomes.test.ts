@@ -115,6 +115,7 @@ describe('the outcome stream', () => {
     const lost = messageId('acme');
     await store.accept(message(lost));
     await store.transition(lost, 'retrying', { firstDeferral: true, fields: { lastOutcome: 'ambiguous' } });
+    await store.transition(lost, 'submitted');
     await store.transition(lost, 'submitted', { ambiguous: true });
     await store.finalize(lost, 'expired', { ifAmbiguous: 'unconfirmed' });
     await store.finalize(lost, 'expired', { ifAmbiguous: 'unconfirmed' });

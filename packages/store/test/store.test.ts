@@ -77,6 +77,7 @@ it('ends unconfirmed instead (ifAmbiguous) only when the record counts an ambigu
     await store.accept(m);
     await store.transition(m.id, 'sending', { attempt: true });
   }
+  await store.transition(lost.id, 'submitted');
   await store.transition(lost.id, 'submitted', { ambiguous: true });
   const giveUp = { campaignId: 'c1', outcome: 'lifetime over', ifAmbiguous: 'unconfirmed' } as const;
   expect(await store.finalize(clean.id, 'expired', giveUp)).toBe(true);
@@ -128,4 +129,27 @@ it('suppresses a recipient for its tenant, case-insensitively', async () => {
     state: null,
     suppressed: expect.stringMatching(/550/) as unknown,
   });
+});
+
+it('marks a send submitted once: the attempt counted, refused when final, paused or submitted already', async () => {
+  await redis.hset(keys.campaign('c2'), 'createdAt', '1');
+  const m = message('c2');
+  await store.accept(m);
+  await store.noteHeld(m.id, { by: 'receiver', key: 'example.test', untilMs: Date.now(), reason: 'quota busy' });
+  const submit = () => store.transition(m.id, 'submitted', { submit: true, campaignId: 'c2' });
+  expect(await submit()).toMatchObject({ result: 'moved', state: 'queued', attempts: 1 });
+  // The held note is gone with the mark; a second mark (another run of the job) is refused.
+  expect(await redis.hmget(keys.message(m.id), 'heldBy', 'heldReason')).toEqual([null, null]);
+  expect(await submit()).toMatchObject({ result: 'skipped', state: 'submitted', attempts: 1 });
+  // Found submitted: counted ambiguous from `submitted` only, then a resend is marked again.
+  expect(await store.transition(m.id, 'sending', { ambiguous: true })).toMatchObject({ result: 'moved' });
+  expect(await store.transition(m.id, 'sending', { ambiguous: true })).toMatchObject({ result: 'skipped' });
+  await store.setCampaignPaused('c2', true);
+  expect(await submit()).toMatchObject({ result: 'held', attempts: 1 });
+  await store.setCampaignPaused('c2', false);
+  expect(await submit()).toMatchObject({ result: 'moved', attempts: 2 });
+  expect(await store.get(m.id)).toMatchObject({ state: 'submitted', attempts: 2, ambiguous: 1 });
+  await store.finalize(m.id, 'sent', { campaignId: 'c2' });
+  expect(await submit()).toMatchObject({ result: 'final', state: 'sent' });
+  expect(await store.look(m.id, 'c2')).toEqual({ state: 'sent', paused: false });
 });

@@ -7,7 +7,8 @@ import type { Latency } from '../latency.js';
 import type { DeliveryContext } from './context.js';
 import { createLearner } from './learn.js';
 import { precheck, standsAside, type DeliveryJob } from './precheck.js';
-import { send } from './send.js';
+import { readmit } from './readmit.js';
+import { send, type Sent } from './send.js';
 import { settle } from './settle.js';
 import { createRenderer, rendered } from './render.js';
 import type { OnStep } from './steps.js';
@@ -50,8 +51,9 @@ export type DeliveryResult = 'done' | 'delayed';
 /** The worker's engine: one dispatch job in, at most one send, exactly one next state out. */
 export interface Delivery {
   /**
-   * Delivers one dispatch job through its stages: precheck (provider standing, late
-   * re-admission, suspension, the record's move to `sending`, expiry), send, learn (the
+   * Delivers one dispatch job through its stages: precheck (provider standing, the record
+   * read, re-admission at a lowered rate, suspension, the arrival gate, expiry), send (the
+   * `submit` mark before the final bytes counts the attempt), learn (the
    * signals and what the outcome says about its keys) and settle (the outcome table).
    * The connection permit is held from the late re-admission to the end of the send.
    */
@@ -77,6 +79,21 @@ export function createDelivery(options: DeliveryOptions): Delivery {
   const { onStep } = options;
   const renderer = createRenderer(options.campaigns ?? { content: () => Promise.resolve(null) });
 
+  /**
+   * The mark refused the request before its final bytes: a final message is done, a paused
+   * campaign's goes back to admission, and one another run submitted meanwhile is looked at
+   * again in a second, when that run has answered or is known to have died.
+   */
+  async function refused(
+    job: DeliveryJob,
+    result: Extract<Sent, { kind: 'refused' }>['result'],
+  ): Promise<DeliveryResult> {
+    if (result === 'held') await readmit(ctx, job.data, 'held: campaign paused');
+    if (result !== 'skipped') return 'done';
+    await job.delay(job.data, ctx.clock() + 1_000);
+    return 'delayed';
+  }
+
   return {
     async deliver(job, gate) {
       const m = job.data;
@@ -88,21 +105,26 @@ export function createDelivery(options: DeliveryOptions): Delivery {
       if (message === undefined) return 'done';
 
       const release = await gate.acquire(m.priority);
-      let outcome: Outcome;
-      let attempt: number;
+      let sent: Sent;
       try {
         const ready = await precheck(ctx, job);
         if (ready.kind !== 'send') return ready.kind;
-        attempt = ready.attempt;
         onStep?.('sending', m.id);
-        outcome = await send(ctx.store, provider, message, onStep);
+        sent = await send(ctx.store, provider, message, onStep);
       } finally {
         release();
       }
+      if (sent.kind === 'refused') return refused(job, sent.result);
+      const { outcome } = sent;
 
       onStep?.('answered', m.id);
       await learner.learn(m, outcome);
-      await settle(ctx, m, outcome, attempt);
+      // A request that ended before its final bytes (refused at RCPT, a connection lost or
+      // refused) had no mark: its attempt is counted now, unless the message went final meanwhile.
+      const counted =
+        sent.kind === 'outcome' ? sent.attempt : await ctx.store.transition(m.id, 'sending', { attempt: true });
+      if (typeof counted !== 'number' && counted.result !== 'moved') return 'done';
+      await settle(ctx, m, outcome, typeof counted === 'number' ? counted : counted.attempts);
       onStep?.('settled', m.id);
       return 'done';
     },

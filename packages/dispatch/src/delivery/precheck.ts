@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   expiresAt,
+  isFinalState,
   layerKeysOf,
   layerNamesOf,
   receiverNamed,
@@ -26,8 +27,8 @@ export interface DeliveryJob {
 
 /** What the checks before a send found. */
 export type Ready =
-  /** Send now: this is attempt number `attempt`. */
-  | { kind: 'send'; attempt: number }
+  /** Send now (the attempt is counted by the send's `submit` mark). */
+  | { kind: 'send' }
   /** Nothing to send: given back to admission, final already, counted as sent, or expired. */
   | { kind: 'done' }
   /** Booked for a later slot: the job waits in its dispatch queue ({@link DeliveryJob.delay}). */
@@ -117,14 +118,17 @@ async function delayFor(ctx: DeliveryContext, job: DeliveryJob, waitMs: number):
  * No room to arrive within `worker.lateAfterMs` (the layers are full with sends late and
  * on time): a first try asks admission again, so its missed slot gives way to a later one
  * (and the scheduler books less new mail while the fleet is behind), and waits for that
- * slot or the room, whichever is later; a try cut off by a crash waits in its queue for the
- * room, its record untouched.
+ * slot or the room, whichever is later; a try after one that was submitted (its worker died)
+ * waits in its queue for the room, its record untouched.
  */
-async function putOff(ctx: DeliveryContext, job: DeliveryJob, room: { waitMs: number; layer: string }): Promise<Ready> {
+async function putOff(
+  ctx: DeliveryContext,
+  job: DeliveryJob,
+  room: { waitMs: number; layer: string },
+  first: boolean,
+): Promise<Ready> {
   const m = job.data;
-  const first = await ctx.store.transition(m.id, 'dispatched', { from: 'dispatched' });
-  if (first.result === 'final') return { kind: 'done' };
-  if (first.result === 'moved') {
+  if (first) {
     const slotMs = await admitAgain(ctx, m, `no room at the ${room.layer} for ${room.waitMs} ms`);
     return slotMs === undefined ? { kind: 'done' } : delayFor(ctx, job, Math.max(slotMs, room.waitMs));
   }
@@ -132,31 +136,45 @@ async function putOff(ctx: DeliveryContext, job: DeliveryJob, room: { waitMs: nu
   return { kind: 'delayed' };
 }
 
+/** States a send may start from: never submitted since it was last admitted (`sending`: by an earlier version). */
+const UNSUBMITTED: readonly string[] = ['queued', 'retrying', 'dispatched', 'sending'];
+
 /**
- * With its connection slot held, the checks between admission and the send: an outpaced
- * message asks the limiter again, a suspended one goes back, the arrival gate finds the
- * send room (or puts it off), and the record moves
- * to `sending` (counting the attempt) unless it is final or its campaign paused. The
- * previous attempt's lost answer may count as sent; an expired message is not sent.
+ * With its connection slot held, the checks between admission and the send, on one read
+ * of the record and its campaign's pause flag (nothing written on the happy path: the
+ * send's `submit` mark counts the attempt): a final message is not sent, a paused
+ * campaign's goes back, an outpaced one asks the limiter again, a suspended one goes back,
+ * and the arrival gate finds the send room (or puts it off). A record found `submitted`
+ * (its last worker died after the request went out) is ambiguous: counted as sent, ended
+ * or resent. An expired message is not sent.
  */
 export async function precheck(ctx: DeliveryContext, job: DeliveryJob): Promise<Ready> {
   const { config, store, clock } = ctx;
   const m = job.data;
   const base = { campaignId: m.campaignId, provider: m.provider };
+  let look = await store.look(m.id, m.campaignId);
+  if (look.state === null) {
+    await store.accept(m);
+    look = await store.look(m.id, m.campaignId);
+  }
+  if (look.state === null || isFinalState(look.state)) return { kind: 'done' }; // sent, cancelled or expired already: never twice
+  if (look.paused) {
+    await readmit(ctx, m, 'held: campaign paused');
+    return { kind: 'done' };
+  }
+  const first = UNSUBMITTED.includes(look.state);
+  if (!first && (await foundSubmitted(ctx, m))) return { kind: 'done' };
   // Admitted at a rate that has since been lowered (a throttle came back for its receiver
   // or provider): admission decides again at the lowered rate, so the messages behind a
-  // throttle wait instead of meeting the same refusal. Only a first try nobody has started:
-  // one cut off by a crash goes on below.
-  if (loweredSince(ctx, m)) {
-    const first = await store.transition(m.id, 'dispatched', { from: 'dispatched' });
-    if (first.result === 'moved') {
-      const slotMs = await admitAgain(ctx, m, 'rate lowered since admission');
-      if (slotMs === undefined) return { kind: 'done' };
-      if (slotMs > 0) return delayFor(ctx, job, slotMs);
-    }
+  // throttle wait instead of meeting the same refusal. Only a try after none was submitted:
+  // one found submitted goes on below.
+  if (first && loweredSince(ctx, m)) {
+    const slotMs = await admitAgain(ctx, m, 'rate lowered since admission');
+    if (slotMs === undefined) return { kind: 'done' };
+    if (slotMs > 0) return delayFor(ctx, job, slotMs);
   }
   // Suspended by an operator since admission: back to admission, which holds it until
-  // the override ends (as a paused campaign's mail, below). No attempt is spent.
+  // the override ends (as a paused campaign's mail, above). No attempt is spent.
   const suspended = suspendedBy(ctx, m);
   if (suspended !== undefined) {
     await readmit(ctx, m, `suspended: ${suspended.scope} ${suspended.name}`.slice(0, 60));
@@ -167,25 +185,14 @@ export async function precheck(ctx: DeliveryContext, job: DeliveryJob): Promise<
   // room behind it; sends on time and late ones never add up past it). A short wait for
   // the room is spent here, holding the connection slot.
   const room = await ctx.limiter.arrive({ layers: arrivalLayers(ctx, m), aheadMs: config.worker.lateAfterMs });
-  if (room.outcome === 'beyond') return putOff(ctx, job, room);
+  if (room.outcome === 'beyond') return putOff(ctx, job, room, first);
   if (room.waitMs > 0) await sleep(room.waitMs);
-  let t = await store.transition(m.id, 'sending', { attempt: true, campaignId: m.campaignId });
-  if (t.result === 'missing') {
-    await store.accept(m);
-    t = await store.transition(m.id, 'sending', { attempt: true, campaignId: m.campaignId });
-  }
-  if (t.result === 'final') return { kind: 'done' }; // sent, cancelled or expired already: never twice
-  if (t.result === 'held') {
-    await readmit(ctx, m, 'held: campaign paused');
-    return { kind: 'done' };
-  }
-  if (t.ambiguous && (await foundSubmitted(ctx, m))) return { kind: 'done' };
   if (clock() >= expiresAt(m, config.delivery.lifetimeMs)) {
     // An earlier attempt may have been delivered (ambiguous): then it is `unconfirmed`.
     await store.finalize(m.id, 'expired', { ...base, reply: 'expired before sending', ifAmbiguous: 'unconfirmed' });
     return { kind: 'done' };
   }
-  return { kind: 'send', attempt: t.attempts };
+  return { kind: 'send' };
 }
 
 /** What the attempt log and the record say of a previous attempt found `submitted`. */
@@ -195,10 +202,15 @@ const FOUND_SUBMITTED = 'submitted in full; the worker died before the answer';
  * The previous attempt was found `submitted` (its worker died after the request went out
  * in full): ambiguous. Logged like a live one, then counted as sent, ended `unconfirmed`
  * when the message's lifetime is over, or resent now, as `delivery.onAmbiguous` says.
- * Returns whether the message is final (nothing to send).
+ * Returns whether there is nothing to send (final, or another run has it).
  */
 async function foundSubmitted(ctx: DeliveryContext, m: DispatchJobData): Promise<boolean> {
   const { config, store } = ctx;
+  // Counts the attempt found submitted as ambiguous (`ambiguous` + 1), from `submitted`
+  // only (a run that lost a race to another finds it moved on, and leaves it to that one),
+  // and leaves a state the resend's `submit` mark takes.
+  const found = await store.transition(m.id, 'sending', { ambiguous: true });
+  if (found.result !== 'moved') return true;
   const base = { campaignId: m.campaignId, provider: m.provider };
   const known = { reply: FOUND_SUBMITTED, foundSubmitted: true } as const;
   if (config.delivery.onAmbiguous[m.priority] === 'assume-sent') {

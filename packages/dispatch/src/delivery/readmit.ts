@@ -12,7 +12,8 @@ export interface ReadmitRetry {
  * Gives a message back to its intake queue, to be admitted again (after `delayMs`): its
  * campaign was paused after admission, it came late and its quotas are busy now, or it
  * is to be retried, in which case it goes through every quota check again at the
- * rates lowered meanwhile. Record first, then job: this dispatch job stays until we
+ * rates lowered meanwhile. The record keeps the new job's `hop` (where `explain` finds it).
+ * Record first, then job: this dispatch job stays until we
  * return, so a crash in between runs it again, and the intake job never finds a record
  * that says it was dispatched.
  */
@@ -45,10 +46,11 @@ export async function readmit(
         lastReply: retry.outcome.reply.slice(0, 2000),
         lastOutcome: familyOf(retry.outcome),
         retryAt: String(ctx.clock() + retry.delayMs),
+        hop: String(hop),
       },
     });
   } else {
-    await store.transition(m.id, 'queued', { fields: { lastOutcome: reason } });
+    await store.transition(m.id, 'queued', { fields: { lastOutcome: reason, hop: String(hop) } });
   }
   await queue.add('send', data, { jobId: jobIdOf(data), ...(retry ? { delay: retry.delayMs } : {}) });
 }

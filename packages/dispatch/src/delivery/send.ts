@@ -1,26 +1,48 @@
 import type { DispatchJobData } from '@sluice/core';
 import { messageIdHeader, type Outcome, type Provider } from '@sluice/providers';
-import type { Store } from '@sluice/store';
+import type { Store, TransitionResult } from '@sluice/store';
 import type { OnStep } from './steps.js';
+
+/** What a send came to: the provider's outcome once the mark let the request go, or the mark's refusal. */
+export type Sent =
+  /** The mark is written (attempt number `attempt`); the outcome is the provider's. */
+  | { kind: 'outcome'; outcome: Outcome; attempt: number }
+  /**
+   * The mark refused the request before its final bytes (the ESP has an incomplete one it
+   * discards): the message is final, its campaign paused, or its record `submitted` already.
+   */
+  | { kind: 'refused'; result: Exclude<TransitionResult['result'], 'moved'> }
+  /** The request ended before its final bytes, or the mark failed: nothing was submitted. */
+  | { kind: 'unsubmitted'; outcome: Outcome };
+
+/** The gate's refusal, which aborts the request: the adapter sees a failed gate. */
+class MarkRefused extends Error {}
 
 /**
  * The provider call, with the message's stable `Message-ID`. The request's final bytes
- * wait until the record says `submitted` (the adapter's gate): a crash before the mark
- * leaves the ESP an incomplete request (safe to resend), one after it is known to be
- * ambiguous. Redis unreachable at the gate: the request is aborted, a transient failure.
+ * wait until the record says `submitted` (the adapter's gate): the mark counts the attempt
+ * and refuses a final record, a paused campaign and a record another run submitted, in one
+ * Lua call. A crash before the mark leaves the ESP an incomplete request (safe to resend),
+ * one after it is known to be ambiguous. Redis unreachable at the gate: the request is
+ * aborted, a transient failure.
  */
-export async function send(store: Store, provider: Provider, m: DispatchJobData, onStep?: OnStep): Promise<Outcome> {
-  let marked: Promise<void> | undefined;
+export async function send(store: Store, provider: Provider, m: DispatchJobData, onStep?: OnStep): Promise<Sent> {
+  let marked: Promise<TransitionResult> | undefined;
   const outcome = await provider.send(m, {
     messageIdHeader: messageIdHeader(m),
     beforeSubmit: () => {
       onStep?.('withheld', m.id);
-      marked ??= store.transition(m.id, 'submitted').then(() => onStep?.('marked', m.id));
-      return marked;
+      marked ??= store.transition(m.id, 'submitted', { submit: true, campaignId: m.campaignId });
+      return marked.then((t) => {
+        if (t.result !== 'moved') throw new MarkRefused(`submit refused: ${t.result}`);
+        onStep?.('marked', m.id);
+      });
     },
   });
   // A request given up while its gate was pending (timed out) did not wait for the mark:
   // the outcome is settled only once the mark is written, never before it.
-  await marked?.catch(() => undefined);
-  return outcome;
+  const mark = await marked?.catch(() => undefined);
+  if (mark === undefined) return { kind: 'unsubmitted', outcome };
+  if (mark.result !== 'moved') return { kind: 'refused', result: mark.result };
+  return { kind: 'outcome', outcome, attempt: mark.attempts };
 }

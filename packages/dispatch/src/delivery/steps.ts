@@ -1,7 +1,8 @@
 /**
  * The steps of one delivery a test can stop a worker at, in order:
  * - `taken`: the job is taken, nothing checked yet;
- * - `sending`: the record says `sending` (the attempt is counted);
+ * - `sending`: the checks are done and the request starts (nothing written yet: the mark
+ *   counts the attempt);
  * - `withheld`: the request is out but for its final bytes, the `submitted` mark not written;
  * - `marked`: the mark is in Redis, the final bytes not yet out;
  * - `answered`: the provider's outcome is in, the record not yet final (or retrying);

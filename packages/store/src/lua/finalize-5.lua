@@ -25,7 +25,10 @@
   (state is that one); -1 no record; 2 not in one of the ARGV[8] states (state is the
   current one).
 ]]
-local prev = redis.call('HGET', KEYS[1], 'state')
+-- One read of everything the call needs, one write of the record.
+local r = redis.call('HMGET', KEYS[1], 'state', 'ambiguous', 'heldBy', 'campaignId', 'tenantId', 'key',
+  'providerMessageId', 'lastOutcome')
+local prev = r[1]
 if not prev then
   return { -1, '' }
 end
@@ -37,29 +40,37 @@ if ARGV[8] ~= '' and not string.find(',' .. ARGV[8] .. ',', ',' .. prev .. ',', 
   return { 2, prev }
 end
 local state = ARGV[1]
-if ARGV[9] ~= '' and tonumber(redis.call('HGET', KEYS[1], 'ambiguous') or '0') > 0 then
+if ARGV[9] ~= '' and tonumber(r[2] or '0') > 0 then
   state = ARGV[9]
 end
-redis.call('HSET', KEYS[1], 'state', state, 'updatedAt', ARGV[2], 'finalAt', ARGV[2])
-if #ARGV > 10 then
-  redis.call('HSET', KEYS[1], unpack(ARGV, 11))
+local providerMessageId, family = r[7], r[8]
+local fields = { 'state', state, 'updatedAt', ARGV[2], 'finalAt', ARGV[2] }
+for i = 11, #ARGV, 2 do
+  fields[#fields + 1] = ARGV[i]
+  fields[#fields + 1] = ARGV[i + 1]
+  if ARGV[i] == 'providerMessageId' then providerMessageId = ARGV[i + 1] end
+  if ARGV[i] == 'lastOutcome' then family = ARGV[i + 1] end
+end
+redis.call('HSET', KEYS[1], unpack(fields))
+-- A final message waits for nothing: the scheduler's held note goes.
+if r[3] then
+  redis.call('HDEL', KEYS[1], 'heldBy', 'heldKey', 'heldUntil', 'heldReason')
 end
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
 if KEYS[2] ~= KEYS[1] then
   redis.call('HINCRBY', KEYS[2], 'n:' .. state, 1)
 end
 if ARGV[4] ~= '' and state == ARGV[1] then
-  redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
-  if ARGV[5] ~= '' then
-    redis.call('HINCRBY', KEYS[3], ARGV[5], 1)
-  end
-  redis.call('EXPIRE', KEYS[3], 300)
+  -- The second's hash gets its TTL when a field is first counted in it (every writer does
+  -- the same), not on every count.
+  local first = redis.call('HINCRBY', KEYS[3], ARGV[4], 1) == 1
+  if ARGV[5] ~= '' and redis.call('HINCRBY', KEYS[3], ARGV[5], 1) == 1 then first = true end
+  if first then redis.call('EXPIRE', KEYS[3], 300) end
 end
 if ARGV[6] ~= '' and KEYS[4] ~= KEYS[1] and state == ARGV[1] then
   redis.call('HSET', KEYS[4], ARGV[6], ARGV[7])
 end
-local r = redis.call('HMGET', KEYS[1], 'campaignId', 'tenantId', 'key', 'providerMessageId', 'lastOutcome')
 -- Always the same fields in the same order: a stream node then stores their names once.
-redis.call('XADD', KEYS[5], '*', 'id', ARGV[10], 'state', state, 'campaign', r[1] or '', 'tenant', r[2] or '',
-  'key', r[3] or '', 'providerMessageId', r[4] or '', 'family', r[5] or '', 'at', ARGV[2])
+redis.call('XADD', KEYS[5], '*', 'id', ARGV[10], 'state', state, 'campaign', r[4] or '', 'tenant', r[5] or '',
+  'key', r[6] or '', 'providerMessageId', providerMessageId or '', 'family', family or '', 'at', ARGV[2])
 return { 1, state }
