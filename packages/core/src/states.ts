@@ -1,7 +1,9 @@
 /**
- * States a message passes through before its final one: `queued` in intake, `dispatched`
- * (admitted), `sending` (an attempt started), `submitted` (the request is out in full, so
- * the ESP may have it), `retrying` (waiting for another attempt).
+ * States a message passes through before its final one: `queued` in intake (and once
+ * admitted: admission writes no record), `submitted` (the worker's mark before the request's
+ * final bytes: the ESP may have it), `retrying` (waiting for another attempt). `dispatched`
+ * and `sending` were written before version 2026.12 and are still read as not submitted;
+ * `sending` is also where a record found `submitted` after a crash goes before its resend.
  */
 export const ACTIVE_STATES = ['queued', 'dispatched', 'sending', 'submitted', 'retrying'] as const;
 /**

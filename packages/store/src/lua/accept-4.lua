@@ -31,4 +31,8 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 3))
 if KEYS[2] ~= KEYS[1] then
   redis.call('HINCRBY', KEYS[2], 'n:accepted', 1)
 end
-return { 1, redis.call('HGET', KEYS[1], 'state') }
+-- The state just written, from the arguments (no read back).
+for i = 3, #ARGV, 2 do
+  if ARGV[i] == 'state' then return { 1, ARGV[i + 1] } end
+end
+return { 1, '' }
