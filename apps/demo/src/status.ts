@@ -4,11 +4,11 @@ import { PRIORITY_CLASSES, receiverFor, type Keys, type SluiceConfig } from '@sl
 import { createQueues } from '@sluice/store';
 import type { OtpLatencySummary } from './otp-latency.js';
 
-/** One sends-per-second figure: a field of the per-second stats hash and its limit. */
+/** One sends-per-second figure: the signal key its accepted sends are counted under, and its limit. */
 export interface RateColumn {
   label: string;
-  /** Field of `keys.stats(second)`: `p:<provider>` or `r:<receiver>`. */
-  field: string;
+  /** The workers' signal key (`keys.signals`): a provider, or a receiver bucket. */
+  signal: { kind: 'provider' | 'receiver'; name: string };
   /** Per second; undefined when nothing limits it. */
   limit: number | undefined;
 }
@@ -46,7 +46,11 @@ export interface StatusReader {
 
 /** One column per configured provider, limited by its `rate`. */
 export function providerColumns(config: SluiceConfig): RateColumn[] {
-  return Object.entries(config.providers).map(([id, p]) => ({ label: id, field: `p:${id}`, limit: p.rate }));
+  return Object.entries(config.providers).map(([id, p]) => ({
+    label: id,
+    signal: { kind: 'provider', name: id },
+    limit: p.rate,
+  }));
 }
 
 /**
@@ -60,7 +64,7 @@ export function receiverColumns(config: SluiceConfig, domains: readonly string[]
     if (columns.has(receiver.name)) continue;
     const byPolicy = config.receivers.some((p) => p.name === receiver.name);
     const label = byPolicy || !domain.includes('.') ? receiver.name : domain.slice(0, domain.lastIndexOf('.'));
-    columns.set(receiver.name, { label, field: `r:${receiver.name}`, limit: receiver.rate });
+    columns.set(receiver.name, { label, signal: { kind: 'receiver', name: receiver.name }, limit: receiver.rate });
   }
   return [...columns.values()];
 }
@@ -91,16 +95,21 @@ export function createStatusReader(options: StatusReaderOptions): StatusReader {
   return {
     async read(now = Date.now()) {
       const second = Math.floor(now / 1000) - 1;
-      const [stats, queued, campaign] = await Promise.all([
-        redis.hgetall(keys.stats(second)),
+      // Accepted sends in the last whole second, from the workers' signal buckets (1 s each).
+      const sent = async (c: RateColumn): Promise<RateColumn & { sent: number }> => ({
+        ...c,
+        sent: Number((await redis.hget(keys.signals(c.signal.kind, c.signal.name, second * 1000), 'accepted')) ?? 0),
+      });
+      const [providerRates, receiverRates, queued, campaign] = await Promise.all([
+        Promise.all(providers.map(sent)),
+        Promise.all(receivers.map(sent)),
         backlog(),
         client.campaigns.status(campaignId),
       ]);
-      const sent = (c: RateColumn): RateColumn & { sent: number } => ({ ...c, sent: Number(stats[c.field] ?? 0) });
       return {
         second,
-        providers: providers.map(sent),
-        receivers: receivers.map(sent),
+        providers: providerRates,
+        receivers: receiverRates,
         backlog: queued,
         newsletter: {
           accepted: campaign.counts.accepted,

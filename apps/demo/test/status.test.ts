@@ -25,19 +25,19 @@ describe('status line', () => {
   it('shows one column per receiver bucket, "-" where no policy limits it', () => {
     const columns = receiverColumns(config, ['gmail.test', 'googlemail.test', 'outlook.test']);
     expect(columns).toEqual([
-      { label: 'gmail', field: 'r:gmail', limit: 20 },
-      { label: 'outlook', field: 'r:outlook.test', limit: undefined },
+      { label: 'gmail', signal: { kind: 'receiver', name: 'gmail' }, limit: 20 },
+      { label: 'outlook', signal: { kind: 'receiver', name: 'outlook.test' }, limit: undefined },
     ]);
-    expect(providerColumns(config)).toEqual([{ label: 'ses', field: 'p:ses', limit: 50 }]);
+    expect(providerColumns(config)).toEqual([{ label: 'ses', signal: { kind: 'provider', name: 'ses' }, limit: 50 }]);
   });
 
   it('reads as one line', () => {
     const reading: StatusReading = {
       second: 0,
-      providers: [{ label: 'ses', field: 'p:ses', limit: 50, sent: 49 }],
+      providers: [{ label: 'ses', signal: { kind: 'provider', name: 'ses' }, limit: 50, sent: 49 }],
       receivers: [
-        { label: 'gmail', field: 'r:gmail', limit: 20, sent: 20 },
-        { label: 'outlook', field: 'r:outlook.test', limit: undefined, sent: 14 },
+        { label: 'gmail', signal: { kind: 'receiver', name: 'gmail' }, limit: 20, sent: 20 },
+        { label: 'outlook', signal: { kind: 'receiver', name: 'outlook.test' }, limit: undefined, sent: 14 },
       ],
       backlog: { total: 18230, delayed: 640 },
       newsletter: { accepted: 20000, sent: 1710, rejected: 3, suppressed: 0 },

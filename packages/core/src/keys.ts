@@ -35,8 +35,6 @@ export interface Keys {
   campaignCursor(campaignId: string): string;
   /** Set of known campaign ids. */
   campaigns(): string;
-  /** Per-second send counters (hash) for one epoch second. */
-  stats(epochSecond: number): string;
   /**
    * Effective-rate adjustments and provider states every scheduler reads (hash): a lowered
    * rate per layer key after throttles, the SES quota cap, down and paused providers.
@@ -135,7 +133,6 @@ export function createKeys(prefix = 'sluice'): Keys {
     campaignContent: (id) => `${prefix}:campaign:${id}:content`,
     campaignCursor: (id) => `${prefix}:campaign:${id}:cursor`,
     campaigns: () => `${prefix}:campaigns`,
-    stats: (sec) => `${prefix}:stats:${sec}`,
     adjustments: () => `${limiter}:adjust`,
     attempts: (id) => `${prefix}:attempts:${id}`,
     softBounces: (tenantId, address) => `${prefix}:soft:${tenantId}:${address}`,

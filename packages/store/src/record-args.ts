@@ -11,7 +11,7 @@ export interface OutcomeDetails {
   outcome?: string | undefined;
   provider?: string | undefined;
   providerMessageId?: string | undefined;
-  /** Stats bucket of the receiver, counted with the provider on `sent`. */
+  /** The receiver it was sent to, kept on the record (the ESP's later events count under it). */
   receiver?: string | undefined;
   /** Suppress the recipient for its tenant (permanent failures). */
   suppress?: boolean | undefined;
@@ -50,21 +50,17 @@ export function finalizeArgs(
   state: FinalState,
   d: FinalizeDetails,
   now: number,
-): [string, string, string, string, string, ...(string | number)[]] {
+): [string, string, string, string, ...(string | number)[]] {
   const key = keys.message(id);
-  const sent = state === 'sent' && d.provider !== undefined;
   const suppress = d.suppress === true && d.to !== undefined && d.tenantId !== undefined;
   return [
     key,
     d.campaignId ? keys.campaign(d.campaignId) : key,
-    keys.stats(Math.floor(now / 1000)),
     suppress ? keys.suppression(d.tenantId!) : key,
     keys.outcomes(),
     state,
     now,
     ttl,
-    sent ? `p:${d.provider}` : '',
-    sent && d.receiver ? `r:${d.receiver}` : '',
     suppress ? d.to!.toLowerCase() : '',
     suppress
       ? encodeSuppression({

@@ -5,7 +5,7 @@ import { defineScripts as define, type WithScripts } from '@sluice/core';
 const SCRIPTS = {
   sluiceAccept: { file: 'accept-4.lua', keys: 4 },
   sluiceTransition: { file: 'transition-3.lua', keys: 3 },
-  sluiceFinalize: { file: 'finalize-5.lua', keys: 5 },
+  sluiceFinalize: { file: 'finalize-4.lua', keys: 4 },
   sluiceRetain: { file: 'retain-4.lua', keys: 4 },
   sluiceApplyEvent: { file: 'apply-event-4.lua', keys: 4 },
   sluiceResumeCampaign: { file: 'resume-campaign-1.lua', keys: 1 },

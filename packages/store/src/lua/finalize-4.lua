@@ -4,25 +4,22 @@
 
   KEYS[1]  the message record
   KEYS[2]  the campaign hash, or the record key again when there is no campaign
-  KEYS[3]  the per-second stats hash of this second
-  KEYS[4]  the tenant's suppression list, or the record key again to suppress nothing
-  KEYS[5]  the outcome stream
+  KEYS[3]  the tenant's suppression list, or the record key again to suppress nothing
+  KEYS[4]  the outcome stream
   ARGV[1]  final state
   ARGV[2]  now, epoch ms
   ARGV[3]  record TTL, seconds
-  ARGV[4]  stats field for the provider ('' for none)
-  ARGV[5]  stats field for the receiver ('' for none)
-  ARGV[6]  address to suppress ('' for none)
-  ARGV[7]  suppression entry, `reply|<now ms>|<provider>|<outcome>: <reply>` (see suppressions.ts)
-  ARGV[8]  states it may be finalized from, comma-separated ('' for any non-final one)
-  ARGV[9]  the final state to end in instead when the record counts an ambiguous attempt
-           (`ambiguous` > 0: a copy may have been delivered), '' for none; the stats,
-           suppression and campaign count follow the state written
-  ARGV[10] the message id (for the event)
-  ARGV[11..] extra field, value pairs for the record
+  ARGV[4]  address to suppress ('' for none)
+  ARGV[5]  suppression entry, `reply|<now ms>|<provider>|<outcome>: <reply>` (see suppressions.ts)
+  ARGV[6]  states it may be finalized from, comma-separated ('' for any non-final one)
+  ARGV[7]  the final state to end in instead when the record counts an ambiguous attempt
+           (`ambiguous` > 0: a copy may have been delivered), '' for none; the suppression
+           and campaign count follow the state written
+  ARGV[8]  the message id (for the event)
+  ARGV[9..] extra field, value pairs for the record
 
   Returns { code, state }: 1 finalized now (state is the one written); 0 already final
-  (state is that one); -1 no record; 2 not in one of the ARGV[8] states (state is the
+  (state is that one); -1 no record; 2 not in one of the ARGV[6] states (state is the
   current one).
 ]]
 -- One read of everything the call needs, one write of the record.
@@ -36,16 +33,16 @@ if prev == 'sent' or prev == 'rejected' or prev == 'suppressed' or prev == 'expi
   or prev == 'unconfirmed' then
   return { 0, prev }
 end
-if ARGV[8] ~= '' and not string.find(',' .. ARGV[8] .. ',', ',' .. prev .. ',', 1, true) then
+if ARGV[6] ~= '' and not string.find(',' .. ARGV[6] .. ',', ',' .. prev .. ',', 1, true) then
   return { 2, prev }
 end
 local state = ARGV[1]
-if ARGV[9] ~= '' and tonumber(r[2] or '0') > 0 then
-  state = ARGV[9]
+if ARGV[7] ~= '' and tonumber(r[2] or '0') > 0 then
+  state = ARGV[7]
 end
 local providerMessageId, family = r[7], r[8]
 local fields = { 'state', state, 'updatedAt', ARGV[2], 'finalAt', ARGV[2] }
-for i = 11, #ARGV, 2 do
+for i = 9, #ARGV, 2 do
   fields[#fields + 1] = ARGV[i]
   fields[#fields + 1] = ARGV[i + 1]
   if ARGV[i] == 'providerMessageId' then providerMessageId = ARGV[i + 1] end
@@ -60,17 +57,10 @@ redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
 if KEYS[2] ~= KEYS[1] then
   redis.call('HINCRBY', KEYS[2], 'n:' .. state, 1)
 end
-if ARGV[4] ~= '' and state == ARGV[1] then
-  -- The second's hash gets its TTL when a field is first counted in it (every writer does
-  -- the same), not on every count.
-  local first = redis.call('HINCRBY', KEYS[3], ARGV[4], 1) == 1
-  if ARGV[5] ~= '' and redis.call('HINCRBY', KEYS[3], ARGV[5], 1) == 1 then first = true end
-  if first then redis.call('EXPIRE', KEYS[3], 300) end
-end
-if ARGV[6] ~= '' and KEYS[4] ~= KEYS[1] and state == ARGV[1] then
-  redis.call('HSET', KEYS[4], ARGV[6], ARGV[7])
+if ARGV[4] ~= '' and KEYS[3] ~= KEYS[1] and state == ARGV[1] then
+  redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
 end
 -- Always the same fields in the same order: a stream node then stores their names once.
-redis.call('XADD', KEYS[5], '*', 'id', ARGV[10], 'state', state, 'campaign', r[4] or '', 'tenant', r[5] or '',
+redis.call('XADD', KEYS[4], '*', 'id', ARGV[8], 'state', state, 'campaign', r[4] or '', 'tenant', r[5] or '',
   'key', r[6] or '', 'providerMessageId', providerMessageId or '', 'family', family or '', 'at', ARGV[2])
 return { 1, state }
