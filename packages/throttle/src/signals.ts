@@ -67,7 +67,7 @@ export interface SignalsOptions {
    * A bucket that ended this long ago is final: a reader keeps its counts instead of fetching
    * it again. A writer stops adding to a bucket halfway there: counts that would land later (a
    * failed flush, a stalled process) go to the current bucket instead. Processes' clocks must
-   * agree within that half. @defaultValue `3000`: the once-a-second flush lands within 1.5 s
+   * agree within that half. @defaultValue `5000`
    */
   settleMs?: number;
   /** Where the buckets' times come from (tests step it). @defaultValue `Date.now` */
@@ -133,7 +133,7 @@ export function createSignals(options: SignalsOptions): Signals {
   const bucketMs = options.bucketMs ?? 1_000;
   const retainMs = options.retainMs ?? 300_000;
   const clock = options.clock ?? systemClock;
-  const settleMs = options.settleMs ?? 3_000;
+  const settleMs = options.settleMs ?? 5_000;
   const settled = new SettledBuckets(redis, { bucketMs, retainMs, settleMs, clock });
   /** The start of the bucket `atMs` falls in. */
   const bucketOf = (atMs: number): number => Math.floor(atMs / bucketMs) * bucketMs;
