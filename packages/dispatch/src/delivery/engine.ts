@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { createKeys, systemClock, type Clock, type PriorityClass, type SluiceConfig } from '@sluice/core';
-import type { Outcome, Provider } from '@sluice/providers';
+import type { Provider } from '@sluice/providers';
 import type { Campaigns, Queues, Store } from '@sluice/store';
 import type { Adjustments, Limiter, Signals } from '@sluice/throttle';
 import type { Latency } from '../latency.js';
