@@ -62,11 +62,11 @@ export type AdmitResult =
       ticket?: Ticket;
       /**
        * When to come back for a reserve this caller may borrow (see
-       * {@link LimiterOptions.lendAheadMs}): it is lendable then, and busy until then, so a
-       * caller back by then leaves none of it idle and takes as many lent slots in a row as
-       * lending allows. May be sooner or later than `waitMs`; a caller that waits longer
-       * (a held campaign queue waits `waitMs` and half its horizon) leaves the reserve idle
-       * meanwhile. Absent: no reserve will be lent to this caller as things stand.
+       * {@link LimiterOptions.lendAheadMs}): lendable by then and busy until then, so a caller
+       * back then leaves none of it idle and takes as many lent slots in a row as lending
+       * allows (sooner, it gets one slot or none). May be sooner or later than `waitMs`; a
+       * caller that waits longer (as a held campaign queue did: `waitMs` and half its horizon)
+       * leaves the reserve idle meanwhile. Absent: no reserve will be lent to it as things stand.
        */
       lendWaitMs?: number;
     };
@@ -98,8 +98,9 @@ export interface LimiterOptions {
   /**
    * A reserve is lent to lower classes for one slot at a time when its own classes could still
    * go within this many ms after it: they fill what a quiet critical class leaves, and a
-   * critical message arriving later waits at most this long for its slice. `null`: never lent.
-   * @defaultValue `250`
+   * critical message arriving later waits at most this long for its slice. A lower class
+   * denied beyond its horizon is told when to come back for it (`lendWaitMs`). `null`: never
+   * lent. @defaultValue `250`
    */
   lendAheadMs?: number | null;
   /**
