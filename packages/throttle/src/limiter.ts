@@ -60,6 +60,15 @@ export type AdmitResult =
       layer: LayerKind;
       /** The caller's place in a line now: show it with the next request. */
       ticket?: Ticket;
+      /**
+       * When to come back for a reserve this caller may borrow (see
+       * {@link LimiterOptions.lendAheadMs}): lendable by then and busy until then, so a caller
+       * back then leaves none of it idle and takes as many lent slots in a row as lending
+       * allows (sooner, it gets one slot or none). May be sooner or later than `waitMs`; a
+       * caller that waits longer (as a held campaign queue did: `waitMs` and half its horizon)
+       * leaves the reserve idle meanwhile. Absent: no reserve will be lent to it as things stand.
+       */
+      lendWaitMs?: number;
     };
 
 /** One arrival request: the layers an outside party counts arrivals at. */
@@ -89,8 +98,9 @@ export interface LimiterOptions {
   /**
    * A reserve is lent to lower classes for one slot at a time when its own classes could still
    * go within this many ms after it: they fill what a quiet critical class leaves, and a
-   * critical message arriving later waits at most this long for its slice. `null`: never lent.
-   * @defaultValue `250`
+   * critical message arriving later waits at most this long for its slice. A lower class
+   * denied beyond its horizon is told when to come back for it (`lendWaitMs`). `null`: never
+   * lent. @defaultValue `250`
    */
   lendAheadMs?: number | null;
   /**
@@ -116,9 +126,6 @@ export interface Limiter {
   readonly calls: number;
 }
 
-// Slice order in every bucket: 1 shared, 2 high's reserve, 3 critical's reserve.
-const CODES = ['granted', 'booked', 'denied'] as const;
-
 /** The most sends a second (rate + burst) the arrival gate counts one by one; above it, slots alone pace. */
 export const MAX_GATED = 5_000;
 
@@ -138,11 +145,19 @@ export function createLimiter(options: LimiterOptions): Limiter {
   if (!(fractions[0]! > 0) || fractions.some((f) => f < 0)) {
     throw new SluiceError('invalid_argument', 'reserves must be ≥ 0 and add up to less than 1', { path: 'reserves' });
   }
+  // Slice order in every bucket: 1 shared, 2 high's reserve, 3 critical's reserve.
   const allowedMask = (priority: PriorityClass): number => {
     let mask = 1;
     if (priority === 'critical' || priority === 'high') mask |= fractions[1]! > 0 ? 2 : 0;
     if (priority === 'critical') mask |= fractions[2]! > 0 ? 4 : 0;
     return mask;
+  };
+  // A class's slices as the script's bitmask, worked out once.
+  const allowed: Record<PriorityClass, number> = {
+    critical: allowedMask('critical'),
+    high: allowedMask('high'),
+    normal: allowedMask('normal'),
+    low: allowedMask('low'),
   };
   let calls = 0;
 
@@ -151,28 +166,38 @@ export function createLimiter(options: LimiterOptions): Limiter {
       return calls;
     },
     async admit(request) {
-      const args: (string | number)[] = request.layers.map((l) => l.key);
-      const waitlist = request.waitlist ?? [];
-      const ticketMask = LAYER_KINDS.reduce((mask, kind, i) => (waitlist.includes(kind) ? mask | (1 << i) : mask), 0);
-      args.push(
-        allowedMask(request.priority),
+      const { layers } = request;
+      // One JSON array (admit-5.lua's ARGV[1]): one argument to encode and send, not twenty.
+      const req = [
+        allowed[request.priority],
         Math.max(0, Math.round(request.horizonMs * 1000)),
-        ticketMask,
-        ...fractions,
-      );
-      for (const layer of request.layers) {
-        if (layer.rate === undefined) args.push(0, 0);
-        else {
-          const burst = burstOf(layer.rate, layer.burst);
-          args.push(1e6 / layer.rate, Math.max(1, burst - Math.ceil(layer.rate * slackSeconds)));
-        }
+        (request.waitlist ?? []).reduce((mask, kind) => mask | (1 << LAYER_KINDS.indexOf(kind)), 0),
+        fractions[1]!,
+        fractions[2]!,
+        lendAheadUs,
+      ];
+      for (const layer of layers) {
+        if (layer.rate === undefined) req.push(0, 0);
+        else req.push(layer.rate, Math.max(1, burstOf(layer.rate, layer.burst) - Math.ceil(layer.rate * slackSeconds)));
       }
       const held = request.ticket;
-      const heldLayer = held ? request.layers.findIndex((l) => l.key === held.key) + 1 : 0;
-      args.push(heldLayer, heldLayer > 0 ? held!.slice : 0, heldLayer > 0 ? held!.number : 0, lendAheadUs);
+      const heldLayer = held ? layers.findIndex((l) => l.key === held.key) + 1 : 0;
+      if (heldLayer > 0) req.push(heldLayer, held!.slice, held!.number);
       calls++;
-      const reply = (await redis.sluiceAdmit(...args)) as number[];
-      const [code, waitMs, layer, , ticketLayer, ticketSlice, ticketNumber] = reply as [
+      const reply = (await redis.sluiceAdmit(
+        layers[0].key,
+        layers[1].key,
+        layers[2].key,
+        layers[3].key,
+        layers[4].key,
+        JSON.stringify(req),
+      )) as number[];
+      const code = reply[0];
+      if (code === 0) return { outcome: 'granted' };
+      const waitMs = reply[1]!;
+      const kind = LAYER_KINDS[reply[2]! - 1] ?? 'provider';
+      if (code === 1) return { outcome: 'booked', waitMs, layer: kind };
+      const [, , , ticketLayer, ticketSlice, ticketNumber, lendWaitMs] = reply as [
         number,
         number,
         number,
@@ -181,14 +206,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
         number,
         number,
       ];
-      const outcome = CODES[code];
-      if (outcome === 'granted') return { outcome };
-      const kind = LAYER_KINDS[layer - 1] ?? 'provider';
-      if (outcome === 'booked') return { outcome, waitMs, layer: kind };
-      const denied = { outcome: 'denied' as const, waitMs: Math.max(1, waitMs), layer: kind };
-      return ticketLayer > 0
-        ? { ...denied, ticket: { key: request.layers[ticketLayer - 1]!.key, slice: ticketSlice, number: ticketNumber } }
-        : denied;
+      const denied: Extract<AdmitResult, { outcome: 'denied' }> = {
+        outcome: 'denied',
+        waitMs: Math.max(1, waitMs),
+        layer: kind,
+      };
+      if (lendWaitMs > 0) denied.lendWaitMs = lendWaitMs;
+      if (ticketLayer > 0)
+        denied.ticket = { key: layers[ticketLayer - 1]!.key, slice: ticketSlice, number: ticketNumber };
+      return denied;
     },
     async arrive(request) {
       // Per layer: N (rate + burst; 0 = not counted) and the window, a second and the jitter

@@ -160,6 +160,30 @@ describe('limiter', () => {
     expect(Math.max(...criticalWaits)).toBeLessThanOrEqual(260);
   });
 
+  it('tells a caller denied beyond the horizon when the reserve will be lent to it, long before its own wait', async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0.2, high: 0 }, lendAheadMs: 250, jitterSlackMs: 0 });
+    // 40/s: the shared slice takes a slot every 31.25 ms, the reserve (8/s) one every 125 ms.
+    const l = layers({ 0: { key: keys.bucket('provider', randomUUID()), rate: 40, burst: 4 } });
+    // A caller booking 2 s ahead takes the shared slice that far, and the reserve as far as
+    // it is lent: until its next slot is over 125 ms away (critical could not go within 250 ms).
+    for (let i = 0; i < 200; i++) {
+      if ((await limiter.admit({ layers: l, priority: 'low', horizonMs: 2000 })).outcome === 'denied') break;
+    }
+    // One that takes only a slot free now: its own slice is ~2 s away, the reserve's next
+    // slot 125–250 ms. It is told both.
+    const denied = await limiter.admit({ layers: l, priority: 'low', horizonMs: 0 });
+    const answered = Date.now();
+    expect(denied).toMatchObject({ outcome: 'denied', layer: 'provider' });
+    if (denied.outcome !== 'denied') return;
+    expect(denied.waitMs).toBeGreaterThan(1000);
+    expect(denied.lendWaitMs).toBeGreaterThan(100);
+    expect(denied.lendWaitMs).toBeLessThanOrEqual(251);
+    // Not lent before then; lent when it says.
+    expect((await limiter.admit({ layers: l, priority: 'low', horizonMs: 0 })).outcome).toBe('denied');
+    await new Promise((resolve) => setTimeout(resolve, answered + denied.lendWaitMs! - Date.now()));
+    expect((await limiter.admit({ layers: l, priority: 'low', horizonMs: 0 })).outcome).toBe('granted');
+  });
+
   it('charges every layer for a booked slot, so a booked message needs no second call', async () => {
     const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 0 });
     const provider = { key: keys.bucket('provider', randomUUID()), rate: 1000, burst: 1 };

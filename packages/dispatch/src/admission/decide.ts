@@ -75,7 +75,9 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
     // Denied beyond the horizon. A campaign-wide layer holds the whole campaign queue
     // (in order, for every scheduler); a receiver holds only this message.
     // It holds until half the horizon is free again: slots booked for the other half keep
-    // the sends going meanwhile, and the next pass books many messages per denial.
+    // the sends going meanwhile, and the next pass books many messages per denial. A reserve
+    // the campaign may borrow is lent only a short way ahead (`reserves.lendAheadMs`): the
+    // hold ends by the time it would idle (`lendWaitMs`), or it would idle through most of it.
     const names = layerNamesOf(config, {
       provider: admitted.provider,
       receiver: admitted.receiver,
@@ -83,7 +85,10 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
       tenantId: m.tenantId,
     });
     if (queue !== undefined && decision.layer !== 'receiver') {
-      const holdMs = decision.waitMs + Math.ceil(config.horizonsMs[m.priority] / 2);
+      const holdMs = Math.min(
+        decision.waitMs + Math.ceil(config.horizonsMs[m.priority] / 2),
+        decision.lendWaitMs ?? Infinity,
+      );
       heldUntil.set(queue, clock() + holdMs);
       return {
         kind: 'hold',
