@@ -9,7 +9,7 @@ import {
   type SluiceConfig,
   jobIdOf,
 } from '@sluice/core';
-import { createQueues, createStore } from '@sluice/store';
+import { createQueues, createStore, type Queues } from '@sluice/store';
 import { readAdjustment, type AdjustmentFields } from '@sluice/throttle';
 import { launchNote } from './explain-launch.js';
 import type { Explanation, Override } from './types.js';
@@ -100,23 +100,28 @@ export async function explain(options: ExplainOptions, id: string): Promise<Expl
   return note === undefined ? e : { ...e, summary: `${e.summary}; ${note}`, launch: note };
 }
 
+/** Runs `fn` with BullMQ queue handles of its own, closed after. */
+async function withQueues<T>(options: ExplainOptions, fn: (queues: Queues) => Promise<T>): Promise<T> {
+  const queues = createQueues({ redis: options.redis, keys: options.keys });
+  try {
+    return await fn(queues);
+  } finally {
+    await queues.close();
+  }
+}
+
 /**
  * Whether an active record's message is admitted: its job (`jobIdOf`, the record's `hop`)
  * waits in its class's dispatch queue. Admission writes no record; the worker's mark does.
  */
-async function admitted(
+function admitted(
   options: ExplainOptions,
   id: string,
   record: Record<string, string>,
   priority: PriorityClass,
 ): Promise<boolean> {
-  const queues = createQueues({ redis: options.redis, keys: options.keys });
-  try {
-    const state = await queues.dispatch(priority).getJobState(jobIdOf({ id, hop: Number(record.hop ?? 0) }));
-    return state !== 'unknown';
-  } finally {
-    await queues.close();
-  }
+  const jobId = jobIdOf({ id, hop: Number(record.hop ?? 0) });
+  return withQueues(options, async (q) => (await q.dispatch(priority).getJobState(jobId)) !== 'unknown');
 }
 
 async function explainRecord(options: ExplainOptions, id: string): Promise<Explanation> {
@@ -230,20 +235,14 @@ async function explainRecord(options: ExplainOptions, id: string): Promise<Expla
   // A campaign queue held by a campaign-wide layer holds every message in it, noted or not.
   const queueName = record.campaignId ? keys.campaignQueue(record.campaignId) : keys.intakeQueue(priority);
   if (record.campaignId) {
-    const queues = createQueues({ redis, keys });
-    const queue = queues.named(queueName);
-    try {
-      const ttl = await queue.getRateLimitTtl();
-      if (ttl > 0) {
-        const reason = 'its campaign queue is held by a campaign-wide limit';
-        return {
-          ...base,
-          summary: `waiting: ${reason} until ${iso(now + ttl)}`,
-          heldBy: { layer: 'campaign', key: record.campaignId, untilMs: now + ttl, reason },
-        };
-      }
-    } finally {
-      await queues.close();
+    const ttl = await withQueues(options, (q) => q.named(queueName).getRateLimitTtl());
+    if (ttl > 0) {
+      const reason = 'its campaign queue is held by a campaign-wide limit';
+      return {
+        ...base,
+        summary: `waiting: ${reason} until ${iso(now + ttl)}`,
+        heldBy: { layer: 'campaign', key: record.campaignId, untilMs: now + ttl, reason },
+      };
     }
   }
   const lastOutcome = record.lastOutcome ? ` (given back by a worker: ${cut(record.lastOutcome, 100)})` : '';

@@ -115,16 +115,11 @@ export function createDelivery(options: DeliveryOptions): Delivery {
         release();
       }
       if (sent.kind === 'refused') return refused(job, sent.result);
-      const { outcome } = sent;
+      const { outcome, attempt } = sent;
 
       onStep?.('answered', m.id);
       await learner.learn(m, outcome);
-      // A request that ended before its final bytes (refused at RCPT, a connection lost or
-      // refused) had no mark: its attempt is counted now, unless the message went final meanwhile.
-      const counted =
-        sent.kind === 'outcome' ? sent.attempt : await ctx.store.transition(m.id, 'sending', { attempt: true });
-      if (typeof counted !== 'number' && counted.result !== 'moved') return 'done';
-      await settle(ctx, m, outcome, typeof counted === 'number' ? counted : counted.attempts);
+      await settle(ctx, m, outcome, attempt);
       onStep?.('settled', m.id);
       return 'done';
     },

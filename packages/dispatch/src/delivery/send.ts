@@ -3,17 +3,16 @@ import { messageIdHeader, type Outcome, type Provider } from '@sluice/providers'
 import type { Store, TransitionResult } from '@sluice/store';
 import type { OnStep } from './steps.js';
 
-/** What a send came to: the provider's outcome once the mark let the request go, or the mark's refusal. */
+/** What a send came to: the provider's outcome and the attempt's number, or a refusal. */
 export type Sent =
-  /** The mark is written (attempt number `attempt`); the outcome is the provider's. */
+  /** The attempt is counted (attempt number `attempt`); the outcome is the provider's. */
   | { kind: 'outcome'; outcome: Outcome; attempt: number }
   /**
    * The mark refused the request before its final bytes (the ESP has an incomplete one it
    * discards): the message is final, its campaign paused, or its record `submitted` already.
+   * Or the request ended before its final bytes and the message went final meanwhile.
    */
-  | { kind: 'refused'; result: Exclude<TransitionResult['result'], 'moved'> }
-  /** The request ended before its final bytes, or the mark failed: nothing was submitted. */
-  | { kind: 'unsubmitted'; outcome: Outcome };
+  | { kind: 'refused'; result: Exclude<TransitionResult['result'], 'moved'> };
 
 /** The gate's refusal, which aborts the request: the adapter sees a failed gate. */
 class MarkRefused extends Error {}
@@ -24,7 +23,9 @@ class MarkRefused extends Error {}
  * and refuses a final record, a paused campaign and a record another run submitted, in one
  * Lua call. A crash before the mark leaves the ESP an incomplete request (safe to resend),
  * one after it is known to be ambiguous. Redis unreachable at the gate: the request is
- * aborted, a transient failure.
+ * aborted, a transient failure. A request that ended before its final bytes (refused at
+ * RCPT, a connection refused or lost, the mark failed) had no mark: its attempt is counted
+ * after it.
  */
 export async function send(store: Store, provider: Provider, m: DispatchJobData, onStep?: OnStep): Promise<Sent> {
   let marked: Promise<TransitionResult> | undefined;
@@ -41,8 +42,7 @@ export async function send(store: Store, provider: Provider, m: DispatchJobData,
   });
   // A request given up while its gate was pending (timed out) did not wait for the mark:
   // the outcome is settled only once the mark is written, never before it.
-  const mark = await marked?.catch(() => undefined);
-  if (mark === undefined) return { kind: 'unsubmitted', outcome };
+  const mark = (await marked?.catch(() => undefined)) ?? (await store.transition(m.id, 'sending', { attempt: true }));
   if (mark.result !== 'moved') return { kind: 'refused', result: mark.result };
   return { kind: 'outcome', outcome, attempt: mark.attempts };
 }
