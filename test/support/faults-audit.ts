@@ -140,7 +140,9 @@ export async function auditMessages(
     const final = FINAL.includes(row.state);
     const key = final ? row.state : row.state === 'missing' ? 'missing' : 'active';
     audit.byState[key] = (audit.byState[key] ?? 0) + 1;
-    const assumedSent = row.state === 'sent' && row.arrivals === 0 && row.lastOutcome === 'ambiguous';
+    // A compacted record (delivery.retention: compact) keeps no lastOutcome, only its ambiguity.
+    const ambiguousLast = row.lastOutcome === 'ambiguous' || (row.lastOutcome === undefined && row.ambiguous > 0);
+    const assumedSent = row.state === 'sent' && row.arrivals === 0 && ambiguousLast;
     if (!final) audit.stuck.push(row);
     else if (assumedSent && row.expected === 'rejected') audit.assumedSentRefused.push(row);
     else if (assumedSent) audit.ambiguousNeverArrived.push(row);
