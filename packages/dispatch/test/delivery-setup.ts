@@ -26,6 +26,8 @@ export interface Setup {
   now: number;
   /** The engine's log lines at warn and above, parsed (what an operator's log shows). */
   logs: Record<string, unknown>[];
+  /** Called at each step of a delivery (the engine's `onStep`), when a test sets it. */
+  onStep?: (step: string, id: string) => void;
 }
 
 /** What {@link useDelivery} gives a test file. */
@@ -94,6 +96,7 @@ export function useDelivery(test: RedisPrefix): DeliveryRig {
       queues,
       logger,
       clock: () => s.now,
+      onStep: (step, id) => s.onStep?.(step, id),
     });
     return s;
   }

@@ -219,6 +219,36 @@ describe('the delivery engine’s outcome table', () => {
     expect(sentTo(s, 'a@accept.test') + sentTo(s, 'b@accept.test')).toBe(2);
     expect(s.gate.inUse).toBe(0);
   });
+
+  it('a send stalled past its place at the arrival gate asks again before its final bytes; with no room it is put off, nothing counted', async () => {
+    // 1/s + 1: two arrivals in a second. The stall (0.2 s on the engine's clock, between the
+    // gate and the request) is longer than half the jitter slack.
+    const s = await setup({}, { providers: { relay: { kind: 'smtp', rate: 1, burst: 1, concurrency: 4 } } });
+    const a = await admitted(s, 'a@accept.test');
+    expect(await s.delivery.deliver(jobOf(a), s.gate)).toBe('done');
+    s.onStep = (step) => {
+      if (step === 'sending') s.now += 200;
+    };
+    const b = await admitted(s, 'b@accept.test');
+    const delayed: { data: DispatchJobData; untilMs: number }[] = [];
+    // Its place was the second's last: asked again, the next is a second away.
+    expect(await s.delivery.deliver(jobOf(b, delayed), s.gate)).toBe('delayed');
+    expect(delayed).toHaveLength(1);
+    expect(delayed[0]!.untilMs - s.now).toBeGreaterThan(500);
+    expect(await s.store.get(b.id)).toMatchObject({ state: 'dispatched', attempts: 0 });
+    expect(sentTo(s, 'b@accept.test')).toBe(0);
+    expect(s.gate.inUse).toBe(0);
+
+    // Where the gate has room, the late send takes a new place and goes, once.
+    const roomy = await setup({}, { providers: { relay: { kind: 'smtp', rate: 100, burst: 10, concurrency: 4 } } });
+    roomy.onStep = (step) => {
+      if (step === 'sending') roomy.now += 200;
+    };
+    const c = await admitted(roomy, 'c@accept.test');
+    expect(await roomy.delivery.deliver(jobOf(c), roomy.gate)).toBe('done');
+    expect(await roomy.store.get(c.id)).toMatchObject({ state: 'sent', attempts: 1 });
+    expect(sentTo(roomy, 'c@accept.test')).toBe(1);
+  });
 });
 
 describe('what the engine learns from an outcome', () => {

@@ -27,8 +27,12 @@ export interface DeliveryJob {
 
 /** What the checks before a send found. */
 export type Ready =
-  /** Send now (the attempt is counted by the send's `submit` mark). */
-  | { kind: 'send' }
+  /**
+   * Send now (the attempt is counted by the send's `submit` mark). `placedAt`: the time the
+   * arrival gate counted the send at (at the latest; the clock before the gate's call plus
+   * its wait), which its final bytes must keep to ({@link keepPlace}).
+   */
+  | { kind: 'send'; placedAt: number }
   /** Nothing to send: given back to admission, final already, counted as sent, or expired. */
   | { kind: 'done' }
   /** Booked for a later slot: the job waits in its dispatch queue ({@link DeliveryJob.delay}). */
@@ -184,6 +188,7 @@ export async function precheck(ctx: DeliveryContext, job: DeliveryJob): Promise<
   // rate + burst in any second, however late the message is for its slot (a stall leaves
   // room behind it; sends on time and late ones never add up past it). A short wait for
   // the room is spent here, holding the connection slot.
+  const asked = clock();
   const room = await ctx.limiter.arrive({ layers: arrivalLayers(ctx, m), aheadMs: config.worker.lateAfterMs });
   if (room.outcome === 'beyond') return putOff(ctx, job, room, first);
   if (room.waitMs > 0) await sleep(room.waitMs);
@@ -192,7 +197,37 @@ export async function precheck(ctx: DeliveryContext, job: DeliveryJob): Promise<
     await store.finalize(m.id, 'expired', { ...base, reply: 'expired before sending', ifAmbiguous: 'unconfirmed' });
     return { kind: 'done' };
   }
-  return { kind: 'send' };
+  return { kind: 'send', placedAt: asked + room.waitMs };
+}
+
+/** The arrival gate had no room for a send whose final bytes came too late for its place. */
+export class NoRoomLate extends Error {
+  constructor(readonly waitMs: number) {
+    super(`late for its place at the arrival gate, no room for ${waitMs} ms`);
+  }
+}
+
+/**
+ * Just before a send's final bytes (the adapter's gate, before the `submit` mark): a send
+ * later than its place by more than half the jitter slack (a stalled or starved process, a
+ * slow signature) asks the arrival gate again and waits for its new place, so a receiver
+ * counting arrivals never sees late sends and on-time ones add up past rate + burst. The
+ * other half is for the mark's round trip and the wire. Its first place stays counted: room
+ * lost, never a second over. With no slack configured there is no check. No room within `worker.lateAfterMs`, or late again twice:
+ * {@link NoRoomLate}, and the request is given up before its final bytes (nothing counted).
+ */
+export async function keepPlace(ctx: DeliveryContext, m: DispatchJobData, placedAt: number): Promise<void> {
+  const slackMs = ctx.config.jitterSlackMs / 2;
+  if (slackMs === 0) return; // no slack configured: nothing to keep to
+  let at = placedAt;
+  for (let asks = 0; ctx.clock() - at > slackMs; asks++) {
+    if (asks === 2) throw new NoRoomLate(1);
+    const asked = ctx.clock();
+    const room = await ctx.limiter.arrive({ layers: arrivalLayers(ctx, m), aheadMs: ctx.config.worker.lateAfterMs });
+    if (room.outcome === 'beyond') throw new NoRoomLate(room.waitMs);
+    at = asked + room.waitMs;
+    if (room.waitMs > 0) await sleep(room.waitMs);
+  }
 }
 
 /** What the attempt log and the record say of a previous attempt found `submitted`. */
