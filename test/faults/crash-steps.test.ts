@@ -15,7 +15,7 @@ import { useFleet } from '../support/use-fleet.js';
 // ambiguous, and the ambiguous ones exactly those killed after the `submitted` mark and
 // before the record was final.
 
-const STEPS: readonly DeliveryStep[] = ['taken', 'sending', 'withheld', 'marked', 'answered', 'settled'];
+const STEPS: readonly DeliveryStep[] = ['taken', 'sending', 'withheld', 'placed', 'marked', 'answered', 'settled'];
 /** Killed after the mark is in Redis and before the record is final: known to be ambiguous. */
 const AFTER_MARK = new Set<DeliveryStep>(['marked', 'answered']);
 const STREAMS = ['http', 'smtp'] as const;

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createOutcomes } from '@sluice/store';
 import { overrideField, type SignalKey } from '@sluice/throttle';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
-import { jobOf, sentTo, useDelivery } from './delivery-setup.js';
+import { jobOf, sentTo, useDelivery, type Setup } from './delivery-setup.js';
 
 // The worker's outcome table, in process: the delivery engine with real collaborators on
 // real Redis, sending through the real SMTP adapter to the sandbox (whose scenario picks
@@ -222,16 +222,21 @@ describe('the delivery engine’s outcome table', () => {
 
   it('a send stalled past its place at the arrival gate asks again before its final bytes; with no room it is put off, nothing counted', async () => {
     // 1/s + 1: two arrivals in a second. The stall (0.2 s on the engine's clock, between the
-    // gate and the request) is longer than half the jitter slack.
+    // gate's count and the final bytes) is longer than half the jitter slack.
+    const stallOnce = (s: Setup): void => {
+      let stalled = false;
+      s.onStep = (step) => {
+        if (step === 'placed' && !stalled) [stalled, s.now] = [true, s.now + 200];
+      };
+    };
     const s = await setup({}, { providers: { relay: { kind: 'smtp', rate: 1, burst: 1, concurrency: 4 } } });
     const a = await admitted(s, 'a@accept.test');
     expect(await s.delivery.deliver(jobOf(a), s.gate)).toBe('done');
-    s.onStep = (step) => {
-      if (step === 'sending') s.now += 200;
-    };
+    stallOnce(s);
     const b = await admitted(s, 'b@accept.test');
     const delayed: { data: DispatchJobData; untilMs: number }[] = [];
-    // Its place was the second's last: asked again, the next is a second away.
+    // Its place was the second's last: asked again, the next is a second away, so admission
+    // books it again and it waits in its dispatch queue.
     expect(await s.delivery.deliver(jobOf(b, delayed), s.gate)).toBe('delayed');
     expect(delayed).toHaveLength(1);
     expect(delayed[0]!.untilMs - s.now).toBeGreaterThan(500);
@@ -241,9 +246,7 @@ describe('the delivery engine’s outcome table', () => {
 
     // Where the gate has room, the late send takes a new place and goes, once.
     const roomy = await setup({}, { providers: { relay: { kind: 'smtp', rate: 100, burst: 10, concurrency: 4 } } });
-    roomy.onStep = (step) => {
-      if (step === 'sending') roomy.now += 200;
-    };
+    stallOnce(roomy);
     const c = await admitted(roomy, 'c@accept.test');
     expect(await roomy.delivery.deliver(jobOf(c), roomy.gate)).toBe('done');
     expect(await roomy.store.get(c.id)).toMatchObject({ state: 'sent', attempts: 1 });

@@ -6,7 +6,8 @@ import type { Adjustments, Limiter, Signals } from '@sluice/throttle';
 import type { Latency } from '../latency.js';
 import type { DeliveryContext } from './context.js';
 import { createLearner } from './learn.js';
-import { keepPlace, precheck, standsAside, type DeliveryJob } from './precheck.js';
+import { takePlace } from './arrival.js';
+import { precheck, putOff, standsAside, type DeliveryJob } from './precheck.js';
 import { readmit } from './readmit.js';
 import { send, type Sent } from './send.js';
 import { settle } from './settle.js';
@@ -110,17 +111,12 @@ export function createDelivery(options: DeliveryOptions): Delivery {
         const ready = await precheck(ctx, job);
         if (ready.kind !== 'send') return ready.kind;
         onStep?.('sending', m.id);
-        const { placedAt } = ready;
-        sent = await send(ctx.store, provider, message, () => keepPlace(ctx, m, placedAt), onStep);
+        sent = await send(ctx.store, provider, message, () => takePlace(ctx, m, onStep), onStep);
+        if (sent.kind === 'put-off') return (await putOff(ctx, job, sent.room, ready.first)).kind;
       } finally {
         release();
       }
       if (sent.kind === 'refused') return refused(job, sent.result);
-      if (sent.kind === 'put-off') {
-        // Late for its place and no room now: back in its dispatch queue, nothing counted.
-        await job.delay(m, ctx.clock() + sent.waitMs);
-        return 'delayed';
-      }
       const { outcome, attempt } = sent;
 
       onStep?.('answered', m.id);

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   expiresAt,
   isFinalState,
@@ -28,15 +27,18 @@ export interface DeliveryJob {
 /** What the checks before a send found. */
 export type Ready =
   /**
-   * Send now (the attempt is counted by the send's `submit` mark). `placedAt`: the time the
-   * arrival gate counted the send at (at the latest; the clock before the gate's call plus
-   * its wait), which its final bytes must keep to ({@link keepPlace}).
+   * Send now: the arrival gate places it just before its final bytes (`arrival.ts`) and the
+   * send's `submit` mark counts the attempt. `first`: no attempt was submitted since it was
+   * last admitted (a put-off asks admission again).
    */
-  | { kind: 'send'; placedAt: number }
+  | { kind: 'send'; first: boolean }
   /** Nothing to send: given back to admission, final already, counted as sent, or expired. */
   | { kind: 'done' }
   /** Booked for a later slot: the job waits in its dispatch queue ({@link DeliveryJob.delay}). */
   | { kind: 'delayed' };
+
+/** A {@link Ready} that sends nothing now. */
+type NotSent = Exclude<Ready, { kind: 'send' }>;
 
 function rerouted(ctx: DeliveryContext, m: DispatchJobData): boolean {
   const { config, adjustments, keys } = ctx;
@@ -83,7 +85,7 @@ function receiverOf(ctx: DeliveryContext, m: DispatchJobData): ReceiverLimit {
 }
 
 /** The layers a provider or receiver counts arrivals at: provider, receiver and IP pool, at their effective rates. */
-function arrivalLayers(ctx: DeliveryContext, m: DispatchJobData): ArriveRequest['layers'] {
+export function arrivalLayers(ctx: DeliveryContext, m: DispatchJobData): ArriveRequest['layers'] {
   const subject = { to: m.to, tenantId: m.tenantId, provider: m.provider, receiver: receiverOf(ctx, m) };
   const [provider, receiver, pool] = quotaLayers(ctx.config, ctx.keys, subject, ctx.adjustments).layers;
   return [provider, receiver, pool];
@@ -112,7 +114,7 @@ async function admitAgain(ctx: DeliveryContext, m: DispatchJobData, why: string)
 }
 
 /** Waits in this dispatch queue for `waitMs`, admitted for then. */
-async function delayFor(ctx: DeliveryContext, job: DeliveryJob, waitMs: number): Promise<Ready> {
+async function delayFor(ctx: DeliveryContext, job: DeliveryJob, waitMs: number): Promise<NotSent> {
   const at = ctx.clock() + waitMs;
   await job.delay({ ...job.data, admittedAt: at, decidedAt: ctx.clock() }, at);
   return { kind: 'delayed' };
@@ -125,15 +127,15 @@ async function delayFor(ctx: DeliveryContext, job: DeliveryJob, waitMs: number):
  * slot or the room, whichever is later; a try after one that was submitted (its worker died)
  * waits in its queue for the room, its record untouched.
  */
-async function putOff(
+export async function putOff(
   ctx: DeliveryContext,
   job: DeliveryJob,
-  room: { waitMs: number; layer: string },
+  room: { waitMs: number; why: string },
   first: boolean,
-): Promise<Ready> {
+): Promise<NotSent> {
   const m = job.data;
   if (first) {
-    const slotMs = await admitAgain(ctx, m, `no room at the ${room.layer} for ${room.waitMs} ms`);
+    const slotMs = await admitAgain(ctx, m, room.why);
     return slotMs === undefined ? { kind: 'done' } : delayFor(ctx, job, Math.max(slotMs, room.waitMs));
   }
   await job.delay(m, ctx.clock() + room.waitMs);
@@ -184,50 +186,12 @@ export async function precheck(ctx: DeliveryContext, job: DeliveryJob): Promise<
     await readmit(ctx, m, `suspended: ${suspended.scope} ${suspended.name}`.slice(0, 60));
     return { kind: 'done' };
   }
-  // The arrival gate: sent now only if every layer a provider or receiver counts keeps
-  // rate + burst in any second, however late the message is for its slot (a stall leaves
-  // room behind it; sends on time and late ones never add up past it). A short wait for
-  // the room is spent here, holding the connection slot.
-  const asked = clock();
-  const room = await ctx.limiter.arrive({ layers: arrivalLayers(ctx, m), aheadMs: config.worker.lateAfterMs });
-  if (room.outcome === 'beyond') return putOff(ctx, job, room, first);
-  if (room.waitMs > 0) await sleep(room.waitMs);
   if (clock() >= expiresAt(m, config.delivery.lifetimeMs)) {
     // An earlier attempt may have been delivered (ambiguous): then it is `unconfirmed`.
     await store.finalize(m.id, 'expired', { ...base, reply: 'expired before sending', ifAmbiguous: 'unconfirmed' });
     return { kind: 'done' };
   }
-  return { kind: 'send', placedAt: asked + room.waitMs };
-}
-
-/** The arrival gate had no room for a send whose final bytes came too late for its place. */
-export class NoRoomLate extends Error {
-  constructor(readonly waitMs: number) {
-    super(`late for its place at the arrival gate, no room for ${waitMs} ms`);
-  }
-}
-
-/**
- * Just before a send's final bytes (the adapter's gate, before the `submit` mark): a send
- * later than its place by more than half the jitter slack (a stalled or starved process, a
- * slow signature) asks the arrival gate again and waits for its new place, so a receiver
- * counting arrivals never sees late sends and on-time ones add up past rate + burst. The
- * other half is for the mark's round trip and the wire. Its first place stays counted: room
- * lost, never a second over. With no slack configured there is no check. No room within `worker.lateAfterMs`, or late again twice:
- * {@link NoRoomLate}, and the request is given up before its final bytes (nothing counted).
- */
-export async function keepPlace(ctx: DeliveryContext, m: DispatchJobData, placedAt: number): Promise<void> {
-  const slackMs = ctx.config.jitterSlackMs / 2;
-  if (slackMs === 0) return; // no slack configured: nothing to keep to
-  let at = placedAt;
-  for (let asks = 0; ctx.clock() - at > slackMs; asks++) {
-    if (asks === 2) throw new NoRoomLate(1);
-    const asked = ctx.clock();
-    const room = await ctx.limiter.arrive({ layers: arrivalLayers(ctx, m), aheadMs: ctx.config.worker.lateAfterMs });
-    if (room.outcome === 'beyond') throw new NoRoomLate(room.waitMs);
-    at = asked + room.waitMs;
-    if (room.waitMs > 0) await sleep(room.waitMs);
-  }
+  return { kind: 'send', first };
 }
 
 /** What the attempt log and the record say of a previous attempt found `submitted`. */

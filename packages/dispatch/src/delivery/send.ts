@@ -1,7 +1,7 @@
 import type { DispatchJobData } from '@sluice/core';
 import { messageIdHeader, type Outcome, type Provider } from '@sluice/providers';
 import type { Store, TransitionResult } from '@sluice/store';
-import { NoRoomLate } from './precheck.js';
+import { NoRoom } from './arrival.js';
 import type { OnStep } from './steps.js';
 
 /** What a send came to: the provider's outcome and the attempt's number, or a refusal. */
@@ -14,16 +14,16 @@ export type Sent =
    * Or the request ended before its final bytes and the message went final meanwhile.
    */
   | { kind: 'refused'; result: Exclude<TransitionResult['result'], 'moved'> }
-  /** Given up before its final bytes and the mark, nothing counted: no room for it now, again in `waitMs`. */
-  | { kind: 'put-off'; waitMs: number };
+  /** Given up before its final bytes and the mark, nothing counted: no room at the arrival gate. */
+  | { kind: 'put-off'; room: NoRoom };
 
 /** The gate's refusal, which aborts the request: the adapter sees a failed gate. */
 class MarkRefused extends Error {}
 
 /**
  * The provider call, with the message's stable `Message-ID`. The request's final bytes
- * wait until the send is on time for its place at the arrival gate (`onTime`, which may
- * put it off: nothing counted) and the record says `submitted` (the adapter's gate): the mark counts the attempt
+ * wait until the arrival gate has placed the send (`onTime`, which may put it off: nothing
+ * counted) and the record says `submitted` (the adapter's gate): the mark counts the attempt
  * and refuses a final record, a paused campaign and a record another run submitted, in one
  * Lua call. A crash before the mark leaves the ESP an incomplete request (safe to resend),
  * one after it is known to be ambiguous. Redis unreachable at the gate: the request is
@@ -39,7 +39,7 @@ export async function send(
   onStep?: OnStep,
 ): Promise<Sent> {
   let marked: Promise<TransitionResult> | undefined;
-  let putOff: NoRoomLate | undefined;
+  let putOff: NoRoom | undefined;
   let gate: Promise<void> | undefined;
   const outcome = await provider.send(m, {
     messageIdHeader: messageIdHeader(m),
@@ -47,7 +47,7 @@ export async function send(
       (gate ??= (async () => {
         onStep?.('withheld', m.id);
         await onTime().catch((e: unknown) => {
-          if (e instanceof NoRoomLate) putOff = e;
+          if (e instanceof NoRoom) putOff = e;
           throw e;
         });
         marked = store.transition(m.id, 'submitted', { submit: true, campaignId: m.campaignId });
@@ -56,7 +56,7 @@ export async function send(
         onStep?.('marked', m.id);
       })()),
   });
-  if (putOff && !marked) return { kind: 'put-off', waitMs: putOff.waitMs };
+  if (putOff && !marked) return { kind: 'put-off', room: putOff };
   // A request given up while its gate was pending (timed out) did not wait for the mark:
   // the outcome is settled only once the mark is written, never before it.
   const mark = (await marked?.catch(() => undefined)) ?? (await store.transition(m.id, 'sending', { attempt: true }));
