@@ -1,6 +1,6 @@
 import { setPriority } from 'node:os';
 import { maxInWindow, startFleet, waitFor, type Fleet } from '../support/fleet.js';
-import { bulk, sleep, warmUp } from './support.js';
+import { bulk, round, sleep, warmUp } from './support.js';
 
 /** One run of the accuracy scenario. */
 export interface AccuracyRun {
@@ -152,8 +152,6 @@ export async function benchReceiverAccuracy(redisUrl: string, seconds: number, w
     await fleet.stop();
   }
 }
-
-const round = (n: number, digits: number): number => Number(n.toFixed(digits));
 
 /** The accuracy figures as bench-results.json keeps them. */
 export function accuracyResults(accuracy: AccuracyFigures, receiver: ReceiverAccuracy): Record<string, unknown> {

@@ -134,7 +134,25 @@ export async function benchCost(messages: number): Promise<CostFigures> {
   };
 }
 
-async function sluiceCost(messages: number): Promise<Cost> {
+/** A run on its own Redis: the Redis and its key prefix, the measured processes, and `go`, which moves the messages and resolves once they are through. */
+export interface Run<T> {
+  redis: Redis;
+  prefix: string;
+  pids: number[];
+  go: () => Promise<T>;
+}
+
+/** The bench's messages in sends of 1,000, to 50 domains. */
+const batches = (messages: number): ReturnType<typeof bulk>[] =>
+  Array.from({ length: Math.ceil(messages / 1000) }, (_, b) =>
+    bulk(Math.min(1000, messages - b * 1000), (k) => `d${(b * 1000 + k) % 50}.test`),
+  );
+
+/**
+ * Sluice's side: 1 scheduler and 2 workers, quotas far above the load, on a Redis of their
+ * own, warmed up. `go` sends the messages and resolves with their ids once all arrived.
+ */
+export async function withSluiceRun<R>(messages: number, measure: (run: Run<string[]>) => Promise<R>): Promise<R> {
   const server = await startRedisServer();
   const redis = new Redis(server.url);
   const fleet = await startFleet({
@@ -147,20 +165,18 @@ async function sluiceCost(messages: number): Promise<Cost> {
   try {
     await warmUp(fleet);
     const pids = fleet.processes.map((p) => p.child.pid!);
-    const arrived = fleet.sandbox.stats().accepted;
-    const before = await snapshot(redis, pids);
-    const ids: string[] = [];
-    for (let i = 0; i < messages; i += 1000) {
-      const sent = await fleet.client.sendBulk(bulk(Math.min(1000, messages - i), (k) => `d${(i + k) % 50}.test`));
-      for (const s of sent) ids.push(s.id);
-    }
-    await waitFor(() => fleet.sandbox.stats().accepted >= arrived + messages, 600_000, 'every arrival');
-    const keys = createKeys(fleet.prefix);
-    // The last records written are the last to turn final: wait for those, then measure.
-    await waitFor(() => allFinal(redis, keys, ids.slice(-200)), 30_000, 'the last records final');
-    const after = await snapshot(redis, pids);
-    if (!(await allFinal(redis, keys, ids))) throw new Error('cost: a record is not final after its arrival');
-    return cost(before, after, messages);
+    return await measure({
+      redis,
+      prefix: fleet.prefix,
+      pids,
+      async go() {
+        const arrived = fleet.sandbox.stats().accepted;
+        const ids: string[] = [];
+        for (const batch of batches(messages)) for (const s of await fleet.client.sendBulk(batch)) ids.push(s.id);
+        await waitFor(() => fleet.sandbox.stats().accepted >= arrived + messages, 600_000, 'every arrival');
+        return ids;
+      },
+    });
   } finally {
     await fleet.stop();
     await redis.quit();
@@ -168,14 +184,12 @@ async function sluiceCost(messages: number): Promise<Cost> {
   }
 }
 
-async function allFinal(redis: Redis, keys: ReturnType<typeof createKeys>, ids: readonly string[]): Promise<boolean> {
-  const pipeline = redis.pipeline();
-  for (const id of ids) pipeline.hget(keys.message(id), 'state');
-  const states = (await pipeline.exec())!.map(([, state]) => state);
-  return states.every((s) => s === 'sent');
-}
-
-async function twoHopCost(messages: number): Promise<Cost> {
+/**
+ * The baseline's side: bare BullMQ moving the same jobs through two queues (`addBulk` → a
+ * `Worker` adding each to a second queue → a no-op `Worker`; 3 processes) on a Redis of its
+ * own. `go` adds the jobs and resolves once all completed the second hop.
+ */
+export async function withTwoHopRun<R>(messages: number, measure: (run: Run<void>) => Promise<R>): Promise<R> {
   const server = await startRedisServer();
   const redis = new Redis(server.url);
   const prefix = 'bench-2hop';
@@ -185,15 +199,15 @@ async function twoHopCost(messages: number): Promise<Cost> {
     Array.from({ length: 3 }, () => spawnTs('two-hop-worker.ts', [server.url, prefix, '32'])),
   );
   try {
-    const pids = children.map((c) => c.pid!);
-    const before = await snapshot(redis, pids);
-    for (let i = 0; i < messages; i += 1000) {
-      await queue.addBulk(
-        bulk(Math.min(1000, messages - i), (k) => `d${(i + k) % 50}.test`).map((data) => ({ name: 'send', data })),
-      );
-    }
-    while ((await done.getCompletedCount()) < messages) await sleep(20);
-    return cost(before, await snapshot(redis, pids), messages);
+    return await measure({
+      redis,
+      prefix,
+      pids: children.map((c) => c.pid!),
+      async go() {
+        for (const batch of batches(messages)) await queue.addBulk(batch.map((data) => ({ name: 'send', data })));
+        while ((await done.getCompletedCount()) < messages) await sleep(20);
+      },
+    });
   } finally {
     await stopAll(children);
     await queue.close();
@@ -201,6 +215,34 @@ async function twoHopCost(messages: number): Promise<Cost> {
     await redis.quit();
     await server.stop();
   }
+}
+
+function sluiceCost(messages: number): Promise<Cost> {
+  return withSluiceRun(messages, async ({ redis, prefix, pids, go }) => {
+    const before = await snapshot(redis, pids);
+    const ids = await go();
+    const keys = createKeys(prefix);
+    // The last records written are the last to turn final: wait for those, then measure.
+    await waitFor(() => allFinal(redis, keys, ids.slice(-200)), 30_000, 'the last records final');
+    const after = await snapshot(redis, pids);
+    if (!(await allFinal(redis, keys, ids))) throw new Error('cost: a record is not final after its arrival');
+    return cost(before, after, messages);
+  });
+}
+
+async function allFinal(redis: Redis, keys: ReturnType<typeof createKeys>, ids: readonly string[]): Promise<boolean> {
+  const pipeline = redis.pipeline();
+  for (const id of ids) pipeline.hget(keys.message(id), 'state');
+  const states = (await pipeline.exec())!.map(([, state]) => state);
+  return states.every((s) => s === 'sent');
+}
+
+function twoHopCost(messages: number): Promise<Cost> {
+  return withTwoHopRun(messages, async ({ redis, pids, go }) => {
+    const before = await snapshot(redis, pids);
+    await go();
+    return cost(before, await snapshot(redis, pids), messages);
+  });
 }
 
 /** CPU µs per message of a process that only makes the SES SDK's calls, to a sandbox here. */

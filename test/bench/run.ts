@@ -14,6 +14,7 @@ import { benchPause } from './pause.js';
 import { benchPipeline } from './pipeline.js';
 import { benchPriority } from './priority.js';
 import { benchScripts, scriptRows } from './scripts.js';
+import { round } from './support.js';
 import { benchWaste } from './waste.js';
 
 const { values } = parseArgs({
@@ -264,11 +265,6 @@ function isolationRow(
     `${(run.withTroubleSeconds / run.aloneSeconds).toFixed(2)}×`,
     '≤ 1.25× alone + 0.2 s',
   ];
-}
-
-function round(n: number, digits = 0): number {
-  const f = 10 ** digits;
-  return Math.round(n * f) / f;
 }
 
 function fmt(n: number): string {

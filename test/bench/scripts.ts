@@ -6,12 +6,9 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { startFleet, waitFor } from '../support/fleet.js';
-import { startRedisServer } from '../support/redis-server.js';
-import { UNLIMITED } from './campaign-run.js';
-import { bulk, sleep, spawnTs, stopAll, warmUp } from './support.js';
+import type { Redis } from 'ioredis';
+import { withSluiceRun, withTwoHopRun } from './cost.js';
+import { sleep } from './support.js';
 
 /** One script's share: calls and SLOWLOG µs per message. */
 export interface ScriptTime {
@@ -67,56 +64,16 @@ async function logged(redis: Redis, messages: number, load: () => Promise<void>)
     .sort((a, b) => b.micros - a.micros);
 }
 
-/** Sluice's fleet (1 scheduler, 2 workers, quotas far above the load) and BullMQ's two hops, each on a Redis of its own. */
+/** Sluice's fleet and BullMQ's two hops (the `cost` figure's runs), each on a Redis of its own. */
 export async function benchScripts(messages: number): Promise<{ sluice: ScriptTime[]; bullmqTwoHops: ScriptTime[] }> {
-  const domains = (i: number) => (k: number) => `d${(i + k) % 50}.test`;
-  let server = await startRedisServer();
-  let redis = new Redis(server.url);
-  const fleet = await startFleet({
-    redisUrl: server.url,
-    schedulers: 1,
-    workers: 2,
-    config: UNLIMITED,
-    keep: 'counts',
-  });
-  let sluice: ScriptTime[];
-  try {
-    await warmUp(fleet);
-    const arrived = fleet.sandbox.stats().accepted;
-    sluice = await logged(redis, messages, async () => {
-      for (let i = 0; i < messages; i += 1000)
-        await fleet.client.sendBulk(bulk(Math.min(1000, messages - i), domains(i)));
-      await waitFor(() => fleet.sandbox.stats().accepted >= arrived + messages, 600_000, 'every arrival');
+  const sluice = await withSluiceRun(messages, ({ redis, go }) =>
+    logged(redis, messages, async () => {
+      await go();
       await sleep(3_000); // the records final, the outcomes acknowledged
-    });
-  } finally {
-    await fleet.stop();
-    await redis.quit();
-    await server.stop();
-  }
-  server = await startRedisServer();
-  redis = new Redis(server.url);
-  const prefix = 'bench-2hop';
-  const queue = new Queue('hop1', { connection: redis, prefix });
-  const done = new Queue('hop2', { connection: redis, prefix });
-  const children = await Promise.all(
-    Array.from({ length: 3 }, () => spawnTs('two-hop-worker.ts', [server.url, prefix, '32'])),
+    }),
   );
-  try {
-    const bullmqTwoHops = await logged(redis, messages, async () => {
-      for (let i = 0; i < messages; i += 1000) {
-        await queue.addBulk(bulk(Math.min(1000, messages - i), domains(i)).map((data) => ({ name: 'send', data })));
-      }
-      while ((await done.getCompletedCount()) < messages) await sleep(20);
-    });
-    return { sluice, bullmqTwoHops };
-  } finally {
-    await stopAll(children);
-    await queue.close();
-    await done.close();
-    await redis.quit();
-    await server.stop();
-  }
+  const bullmqTwoHops = await withTwoHopRun(messages, ({ redis, go }) => logged(redis, messages, go));
+  return { sluice, bullmqTwoHops };
 }
 
 /** The table's rows: each script of either side, calls and µs a message. */

@@ -68,3 +68,9 @@ export function bulk(n: number, domain: (i: number) => string, extra: Record<str
     ...extra,
   }));
 }
+
+/** `n` rounded to `digits` decimals, for bench-results.json. */
+export function round(n: number, digits = 0): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
