@@ -53,8 +53,8 @@ export type DeliveryResult = 'done' | 'delayed';
 export interface Delivery {
   /**
    * Delivers one dispatch job through its stages: precheck (provider standing, the record
-   * read, re-admission at a lowered rate, suspension, the arrival gate, expiry), send (the
-   * `submit` mark before the final bytes counts the attempt), learn (the
+   * read, re-admission at a lowered rate, suspension, expiry), send (the arrival gate and
+   * the `submit` mark before the final bytes: the mark counts the attempt), learn (the
    * signals and what the outcome says about its keys) and settle (the outcome table).
    * The connection permit is held from the late re-admission to the end of the send.
    */
