@@ -2,6 +2,7 @@
 // a real fleet, against the same campaign given to `sendBulk` whole in the same run.
 import { runCut, type CutRun } from './campaign-cut.js';
 import { runBulk, runInjected, type BulkRun, type InjectedRun } from './campaign-run.js';
+import { fmt, type Row } from './support.js';
 
 /** The sizes of the campaign figure's runs. */
 export interface CampaignPlan {
@@ -47,8 +48,6 @@ export async function benchCampaign(
     bulk.producerRssIdle + ((bulk.producerRssPeak - bulk.producerRssIdle) * plan.recipients) / plan.bulk;
   return { run, small, kept, bulk, bulkRssScaled, cut };
 }
-
-type Row = [string, string, string, string, string];
 
 /** The figure's rows in the bench table. */
 export function campaignRows(f: CampaignFigures): Row[] {
@@ -190,6 +189,5 @@ const parts = (r: InjectedRun): string =>
 
 /** The peak less what the campaign left in Redis after its send (mostly its records): what its window cost. */
 const windowOf = (r: InjectedRun): number => r.redisPeakAboveIdle - r.bytesPerRecipientAfterSend * r.recipients;
-const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
 const pct = (share: number): string => `${(share * 100).toFixed(1)}%`;

@@ -9,7 +9,7 @@ import { createSandbox } from '@sluice/sandbox';
 import { startFleet, waitFor } from '../support/fleet.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { UNLIMITED } from './campaign-run.js';
-import { bulk, sleep, spawnTs, stopAll, warmUp } from './support.js';
+import { bulk, fmt, type Row, sleep, spawnTs, stopAll, warmUp } from './support.js';
 
 /** What Redis and the processes spent moving a batch of messages, per message. */
 export interface Cost {
@@ -261,8 +261,6 @@ async function sdkAloneMicros(messages: number): Promise<number> {
   }
 }
 
-type Row = [string, string, string, string, string];
-
 const us = (n: number): string => `${n.toFixed(0)} µs`;
 
 /** The cost scenario's rows of the bench table. */
@@ -307,8 +305,8 @@ export function costRows(c: CostFigures): Row[] {
     ],
     [
       'cost: one Redis core’s ceiling',
-      `${Math.round(c.oneRedisPerSec).toLocaleString('en-US')}/s`,
-      `${Math.round(1e6 / b.redisMicros).toLocaleString('en-US')}/s (BullMQ two hops)`,
+      `${fmt(c.oneRedisPerSec)}/s`,
+      `${fmt(1e6 / b.redisMicros)}/s (BullMQ two hops)`,
       ratio(b.redisMicros, s.redisMicros),
       'context',
     ],

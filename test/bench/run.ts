@@ -8,13 +8,13 @@ import { accuracyResults, accuracyRows, benchAccuracy, benchReceiverAccuracy } f
 import { benchCampaign, campaignResults, campaignRows, type CampaignPlan } from './campaign.js';
 import { benchCost, costResults, costRows, costTop } from './cost.js';
 import { benchIsolation } from './isolation.js';
-import { benchLimiter } from './limiter.js';
+import { benchLimiter, limiterRows } from './limiter.js';
 import { benchMemory } from './memory.js';
 import { benchPause } from './pause.js';
 import { benchPipeline } from './pipeline.js';
 import { benchPriority } from './priority.js';
 import { benchScripts, scriptRows } from './scripts.js';
-import { round } from './support.js';
+import { fmt, round, type Row } from './support.js';
 import { benchWaste } from './waste.js';
 
 const { values } = parseArgs({
@@ -25,8 +25,8 @@ const { values } = parseArgs({
   },
 });
 const quick = values.quick;
-if (values.only !== undefined && !['campaign', 'cost', 'accuracy', 'scripts'].includes(values.only)) {
-  process.stderr.write(`bench: --only takes campaign, cost, accuracy or scripts, not ${values.only}\n`);
+if (values.only !== undefined && !['campaign', 'cost', 'accuracy', 'scripts', 'limiter'].includes(values.only)) {
+  process.stderr.write(`bench: --only takes campaign, cost, accuracy, scripts or limiter, not ${values.only}\n`);
   process.exit(2);
 }
 // The campaign figure (issue 13). Its full run is the issue's 1,000,000 against 100,000; quick
@@ -95,6 +95,15 @@ if (values.only === 'cost') {
 if (values.only === 'scripts') {
   const scripts = await benchScripts(plan.costMessages);
   finishOnly({ scripts }, scriptRows(scripts));
+}
+if (values.only === 'limiter') {
+  const server = await startRedisServer();
+  try {
+    const limiter = await benchLimiter(server.url, plan.limiterSeconds);
+    finishOnly({ limiter }, limiterRows(limiter));
+  } finally {
+    await server.stop();
+  }
 }
 if (values.only === 'accuracy') {
   const server = await startRedisServer();
@@ -173,21 +182,8 @@ try {
   };
   writeFileSync(resolve(import.meta.dirname, '../../bench-results.json'), `${JSON.stringify(results, null, 2)}\n`);
 
-  const rows: [string, string, string, string, string][] = [
-    [
-      'limiter: 5-layer decisions/s',
-      fmt(limiter.decisionsPerSec),
-      `${fmt(limiter.fiveCallsDecisionsPerSec)} (5 textbook calls)`,
-      `${limiter.ratio.toFixed(2)}×`,
-      '≥ 2× and ≥ 30,000/s',
-    ],
-    [
-      'limiter: Redis CPU per decision',
-      `${limiter.redisMicrosPerDecision.toFixed(1)} µs`,
-      `${limiter.fiveCallsRedisMicrosPerDecision.toFixed(1)} µs (5 textbook calls)`,
-      `${(limiter.fiveCallsRedisMicrosPerDecision / limiter.redisMicrosPerDecision).toFixed(2)}× less`,
-      'context',
-    ],
+  const rows: Row[] = [
+    ...limiterRows(limiter),
     [
       'pipeline: messages/s end to end',
       fmt(pipeline.messagesPerSec),
@@ -265,10 +261,6 @@ function isolationRow(
     `${(run.withTroubleSeconds / run.aloneSeconds).toFixed(2)}×`,
     '≤ 1.25× alone + 0.2 s',
   ];
-}
-
-function fmt(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
 }
 
 function printTable(header: string[], rows: string[][]): void {

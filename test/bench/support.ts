@@ -74,3 +74,11 @@ export function round(n: number, digits = 0): number {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
 }
+
+/** A whole number with thousands separators, as the bench table prints it. */
+export function fmt(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+/** One row of the bench table: figure, Sluice, baseline, ratio, target. */
+export type Row = [string, string, string, string, string];

@@ -2,11 +2,14 @@ import { readFileSync } from 'node:fs';
 
 /** What defining a script needs of a Redis client (ioredis fits). */
 export interface ScriptHost {
-  defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
+  defineCommand(name: string, definition: { numberOfKeys?: number; lua: string }): void;
 }
 
-/** A package's scripts: command name → file (`<name>-<numberOfKeys>.lua`) and key count. */
-export type ScriptTable = Record<string, { file: string; keys: number }>;
+/**
+ * A package's scripts: command name → file (`<name>-<numberOfKeys>.lua`) and key count; `'n'`
+ * (`<name>-n.lua`): as many keys as the caller passes, their count its first argument.
+ */
+export type ScriptTable = Record<string, { file: string; keys: number | 'n' }>;
 
 /** The client with the table's commands on it. */
 export type WithScripts<R, T extends ScriptTable> = R & {
@@ -24,7 +27,8 @@ export function defineScripts<R extends ScriptHost, T extends ScriptTable>(
 ): WithScripts<R, T> {
   for (const [name, { file, keys }] of Object.entries(scripts)) {
     if (typeof (redis as unknown as Record<string, unknown>)[name] !== 'function') {
-      redis.defineCommand(name, { numberOfKeys: keys, lua: readFileSync(new URL(file, dir), 'utf8') });
+      const lua = readFileSync(new URL(file, dir), 'utf8');
+      redis.defineCommand(name, keys === 'n' ? { lua } : { numberOfKeys: keys, lua });
     }
   }
   return redis as WithScripts<R, T>;

@@ -159,7 +159,7 @@ export function createStatus(options: StatusOptions): Status {
       else if (rate !== undefined) status.effectiveRate = rate;
       if (override) status.override = override;
       if (!held && rate !== undefined && rate > 0) {
-        // As the limiter sees the bucket (limiter.ts, admit-5.lua): the shared slice runs at
+        // As the limiter sees the bucket (limiter.ts, admit-n.lua): the shared slice runs at
         // `share` of the rate with its burst less the jitter slack, and takes
         // floor(burst − (TAT − now) / T) sends at once.
         const slotBurst = Math.max(1, (burst ?? Math.max(1, Math.round(rate / 10))) - Math.ceil(rate * slackSeconds));

@@ -36,7 +36,7 @@ export interface AdmitRequest {
   ticket?: Ticket | undefined;
 }
 
-/** A place in a layer's line (see `admit-5.lua`): kept by the caller and shown again. */
+/** A place in a layer's line (see `admit-n.lua`): kept by the caller and shown again. */
 export interface Ticket {
   /** The layer's bucket key: a ticket for another bucket is no place at all. */
   key: string;
@@ -129,6 +129,21 @@ export interface Limiter {
 /** The most sends a second (rate + burst) the arrival gate counts one by one; above it, slots alone pace. */
 export const MAX_GATED = 5_000;
 
+/** The most decisions in one admit-n call (~25 µs of Redis each). */
+const MAX_BATCH = 64;
+/** Batches a limiter has out at once; requests made meanwhile wait for the next. */
+const MAX_IN_FLIGHT = 2;
+
+/** A decision waiting for its batch: its layers, its numbers (JSON) and its caller. */
+interface Queued {
+  layers: Layers;
+  request: string;
+  /** Its reply: numbers, or `[-1, message]` when it failed alone. */
+  settle(reply: (number | string)[]): void;
+  /** Its batch's error. */
+  fail(error: unknown): void;
+}
+
 /** A layer's burst: its own, else 100 ms of its rate (at least 1). */
 const burstOf = (rate: number, burst: number | undefined): number => burst ?? Math.max(1, Math.round(rate / 10));
 
@@ -161,13 +176,55 @@ export function createLimiter(options: LimiterOptions): Limiter {
   };
   let calls = 0;
 
+  // Decisions asked for together go to Redis together: one admit-n call for the requests of
+  // one tick, and while MAX_IN_FLIGHT calls are out, the requests made meanwhile wait for
+  // the next. One caller alone still goes at once; many cost one script call per batch.
+  let queued: Queued[] = [];
+  let inFlight = 0;
+  let scheduled = false;
+  const kick = (): void => {
+    if (scheduled || queued.length === 0 || inFlight >= MAX_IN_FLIGHT) return;
+    scheduled = true;
+    process.nextTick(flush);
+  };
+  const flush = (): void => {
+    scheduled = false;
+    const batch = queued.length > MAX_BATCH ? queued.splice(0, MAX_BATCH) : queued;
+    if (batch === queued) queued = [];
+    inFlight++;
+    const keys = batch.flatMap((q) => q.layers.map((l) => l.key));
+    redis
+      .sluiceAdmit(keys.length, ...keys, `[${batch.map((q) => q.request).join(',')}]`)
+      .then(
+        (replies) => (replies as (number | string)[][]).forEach((reply, i) => batch[i]!.settle(reply)),
+        (error: unknown) => batch.forEach((q) => q.fail(error)),
+      )
+      .finally(() => {
+        inFlight--;
+        kick();
+      });
+    kick();
+  };
+  /** One request's reply from the batch it goes in. */
+  const decide = (layers: Layers, request: string): Promise<number[]> =>
+    new Promise((resolve, reject) => {
+      queued.push({
+        layers,
+        request,
+        settle: (reply) =>
+          reply[0] === -1 ? reject(new Error(`admit-n: ${String(reply[1])}`)) : resolve(reply as number[]),
+        fail: (error) => reject(error instanceof Error ? error : new Error(String(error))),
+      });
+      kick();
+    });
+
   return {
     get calls() {
       return calls;
     },
     async admit(request) {
       const { layers } = request;
-      // One JSON array (admit-5.lua's ARGV[1]): one argument to encode and send, not twenty.
+      // One JSON array (a request of admit-n.lua's ARGV[1]): one argument to encode and send, not twenty.
       const req = [
         allowed[request.priority],
         Math.max(0, Math.round(request.horizonMs * 1000)),
@@ -176,22 +233,29 @@ export function createLimiter(options: LimiterOptions): Limiter {
         fractions[2]!,
         lendAheadUs,
       ];
-      for (const layer of layers) {
-        if (layer.rate === undefined) req.push(0, 0);
-        else req.push(layer.rate, Math.max(1, burstOf(layer.rate, layer.burst) - Math.ceil(layer.rate * slackSeconds)));
+      for (const [i, layer] of layers.entries()) {
+        if (layer.rate === undefined) {
+          req.push(0, 0);
+          continue;
+        }
+        const burst = burstOf(layer.rate, layer.burst);
+        // Checked here, so a bad request fails alone and never reaches a batch's script.
+        if (!(layer.rate >= 0 && layer.rate < Infinity && burst >= 0 && burst < Infinity)) {
+          throw new SluiceError(
+            'invalid_argument',
+            `layers[${i}] (${LAYER_KINDS[i]}): rate and burst must be finite numbers ≥ 0`,
+            {
+              path: `layers.${i}`,
+            },
+          );
+        }
+        req.push(layer.rate, Math.max(1, burst - Math.ceil(layer.rate * slackSeconds)));
       }
       const held = request.ticket;
       const heldLayer = held ? layers.findIndex((l) => l.key === held.key) + 1 : 0;
       if (heldLayer > 0) req.push(heldLayer, held!.slice, held!.number);
       calls++;
-      const reply = (await redis.sluiceAdmit(
-        layers[0].key,
-        layers[1].key,
-        layers[2].key,
-        layers[3].key,
-        layers[4].key,
-        JSON.stringify(req),
-      )) as number[];
+      const reply = await decide(layers, JSON.stringify(req));
       const code = reply[0];
       if (code === 0) return { outcome: 'granted' };
       const waitMs = reply[1]!;

@@ -38,6 +38,32 @@ describe('limiter', () => {
     expect(granted).toBeGreaterThanOrEqual(200 * 1.5 * 0.9);
   });
 
+  it('decides concurrent requests in one batch, each as if alone: a failing one fails alone, a bad one is refused by name', async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 0 });
+    const provider = { key: keys.bucket('provider', randomUUID()), rate: 1, burst: 3 };
+    const broken = keys.bucket('receiver', randomUUID());
+    await redis.set(broken, 'not a bucket');
+    const calls = await redis.info('commandstats');
+    const asked = [
+      limiter.admit({ layers: layers({ 0: provider }), priority: 'normal', horizonMs: 0 }),
+      limiter.admit({ layers: layers({ 0: provider, 1: { key: broken, rate: 5 } }), priority: 'normal', horizonMs: 0 }),
+      ...Array.from({ length: 4 }, () =>
+        limiter.admit({ layers: layers({ 0: provider }), priority: 'normal', horizonMs: 0 }),
+      ),
+    ];
+    const results = await Promise.allSettled(asked);
+    // One script call for the six (the first goes alone only if nothing else was asked with it).
+    const evals = (info: string): number => Number(/cmdstat_evalsha:calls=(\d+)/.exec(info)?.[1] ?? 0);
+    expect(evals(await redis.info('commandstats')) - evals(calls)).toBeLessThanOrEqual(2);
+    expect(results[1]).toMatchObject({ status: 'rejected', reason: { message: expect.stringMatching(/WRONGTYPE/) } });
+    // The provider's three were spent by the first three that went, in order; the rest denied.
+    const outcomes = results.map((r) => (r.status === 'fulfilled' ? r.value.outcome : 'error'));
+    expect(outcomes).toEqual(['granted', 'error', 'granted', 'granted', 'denied', 'denied']);
+    await expect(
+      limiter.admit({ layers: layers({ 1: { key: broken, rate: Number.NaN } }), priority: 'normal', horizonMs: 0 }),
+    ).rejects.toMatchObject({ code: 'invalid_argument', path: 'layers.1' });
+  });
+
   it('is all or nothing: a denial by one layer charges no other', async () => {
     const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 0 });
     const provider = { key: keys.bucket('provider', randomUUID()), rate: 1, burst: 3 };

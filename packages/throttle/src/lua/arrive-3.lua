@@ -10,7 +10,7 @@
   (M). The N-th latest send must be at least W old. Times only grow along the ring (a send
   never goes before the one placed last), so the N-th latest by place is the N-th latest by
   time. A ring that is too small for a new N (the rate went up) is rebuilt larger, its
-  times kept in order. Field "x" is when the hash expires (us), shared with admit-5.
+  times kept in order. Field "x" is when the hash expires (us), shared with admit-n.
 
   KEYS[1..3]  layer buckets (hashes, the limiter's): provider, receiver, pool
   ARGV[1]     how far ahead a send may be placed, us (0: now only)
