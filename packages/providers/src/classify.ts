@@ -22,6 +22,14 @@ export interface Reply {
   headers?: Readonly<Record<string, string | undefined>>;
   /** HTTP: the SDK's error name (`TooManyRequestsException`, `MessageRejected`…). */
   errorName?: string;
+  /**
+   * The receiving organisation the message was for, when known (`google`, `microsoft`… as
+   * `packages/core`'s organisations name them): its own rules are read first. The text's own
+   * marks (`gsmtp`, `[TSS04]`, `OFR_…`) name it too when this is absent.
+   */
+  receiver?: string;
+  /** The host that answered (an MX host), when known: names the organisation as its MX does. */
+  host?: string;
 }
 
 /** What the rule table says about a reply. */
