@@ -20,7 +20,13 @@ export const TEMPORARY_FAMILIES = [
  * Families that are always permanent: never retried. `mailbox_full` is a full mailbox answered
  * with a 5xx (a 4xx one is `mailbox_temporary`): not retried, and not suppressed on one reply.
  */
-export const PERMANENT_FAMILIES = ['bad_recipient', 'bad_domain', 'policy_block', 'content_rejected', 'mailbox_full'] as const;
+export const PERMANENT_FAMILIES = [
+  'bad_recipient',
+  'bad_domain',
+  'policy_block',
+  'content_rejected',
+  'mailbox_full',
+] as const;
 
 /** Every family a reply can fall in. */
 export const REPLY_FAMILIES = [...TEMPORARY_FAMILIES, ...PERMANENT_FAMILIES] as const;

@@ -2,13 +2,14 @@
  * Reply classification in one place (DESIGN.md, Outcomes): a versioned rule table over
  * the status, the enhanced status code (RFC 3463) and the full reply text.
  */
-import { RULES, type ReplyRule } from './internal/reply-rules.js';
+import { BUILT_IN_ORGANISATIONS, compileOrganisations } from '@sluice/core';
+import { RECEIVER_ALIASES, RECEIVER_MARKS, RULES, type ReplyRule } from './internal/reply-rules.js';
 import { FAMILIES, type Family, type ThrottleScope } from './internal/reply-types.js';
 
 export { FAMILIES, RULES, type Family, type ReplyRule, type ThrottleScope };
 
 /** Bumped whenever a rule changes; recorded with every attempt. */
-export const CLASSIFIER_VERSION = '2026.11.30-2';
+export const CLASSIFIER_VERSION = '2026.12.02-1';
 
 /** A reply as an adapter saw it, before classification. */
 export interface Reply {
@@ -97,7 +98,29 @@ function statusMatches(rule: ReplyRule, status: number): boolean {
   return status >= rule.status[0] && status <= rule.status[1];
 }
 
-function ruleMatches(rule: ReplyRule, reply: Reply, text: string, enhanced: string | undefined): boolean {
+const organisationOfHost = compileOrganisations(BUILT_IN_ORGANISATIONS);
+
+/**
+ * The receiving organisation a reply speaks for: the one the caller names (as `packages/core`
+ * names them, or a slug such as `microsoft365` for its organisation), else the answering host's
+ * (by the same MX patterns), else a mark in the text only that organisation sends.
+ */
+export function receiverOf(reply: Reply, text: string = normaliseReplyText(reply)): string | undefined {
+  if (reply.receiver !== undefined) return RECEIVER_ALIASES[reply.receiver] ?? reply.receiver;
+  const byHost = reply.host === undefined ? undefined : organisationOfHost([{ exchange: reply.host, priority: 0 }]);
+  if (byHost !== undefined) return byHost;
+  for (const [name, mark] of Object.entries(RECEIVER_MARKS)) if (mark.test(text)) return name;
+  return undefined;
+}
+
+function ruleMatches(
+  rule: ReplyRule,
+  reply: Reply,
+  text: string,
+  enhanced: string | undefined,
+  receiver: string | undefined,
+): boolean {
+  if (rule.receiver !== undefined && rule.receiver !== receiver) return false;
   if (rule.channel !== undefined && rule.channel !== reply.channel) return false;
   if (!statusMatches(rule, reply.status)) return false;
   if (rule.enhanced !== undefined && (enhanced === undefined || !rule.enhanced.test(enhanced))) return false;
@@ -157,8 +180,14 @@ export function retryHintMs(reply: Reply, now: number, text: string = normaliseR
 }
 
 /** The first row of `rules` that matches; the table ends in a catch-all, so there always is one. */
-function firstMatch(rules: readonly ReplyRule[], reply: Reply, text: string, enhanced: string | undefined): ReplyRule {
-  for (const rule of rules) if (ruleMatches(rule, reply, text, enhanced)) return rule;
+function firstMatch(
+  rules: readonly ReplyRule[],
+  reply: Reply,
+  text: string,
+  enhanced: string | undefined,
+  receiver: string | undefined,
+): ReplyRule {
+  for (const rule of rules) if (ruleMatches(rule, reply, text, enhanced, receiver)) return rule;
   return { id: 'fallback.unknown', family: 'unknown', permanent: false };
 }
 
@@ -166,7 +195,7 @@ function firstMatch(rules: readonly ReplyRule[], reply: Reply, text: string, enh
 export function classifyReply(reply: Reply, now: number = Date.now()): Classification {
   const text = normaliseReplyText(reply);
   const enhanced = enhancedCode(reply);
-  const rule = firstMatch(RULES, reply, text, enhanced);
+  const rule = firstMatch(RULES, reply, text, enhanced, receiverOf(reply, text));
   const retryAfterMs = retryHintMs(reply, now, text);
   return {
     family: rule.family,

@@ -6,8 +6,10 @@ import {
   RULES,
   classifyReply,
   normaliseReplyText,
+  receiverOf,
   type Reply,
 } from '../src/classify.js';
+import { loadCorpus, replyOf } from './corpus.js';
 import { NOW, REPLIES } from './fixtures/replies.js';
 
 const RULE_IDS = new Set(RULES.map((r) => r.id));
@@ -83,31 +85,27 @@ describe('the rule table', () => {
   const synthetic: readonly [rule: string, reply: Reply, family: string][] = [
     ['http.429', { channel: 'http', status: 429, text: '' }, 'throttled'],
     ['http.403', { channel: 'http', status: 403, text: 'Forbidden' }, 'sender_config'],
-    [
-      'smtp.too-many-recipients-text',
-      { channel: 'smtp', status: 550, text: '550 Too many recipients' },
-      'content_rejected',
-    ],
     ['smtp.mailbox-4xx', { channel: 'smtp', status: 450, text: '450 4.2.0 Mailbox busy' }, 'mailbox_temporary'],
     [
-      'smtp.bad-sender-code',
+      'smtp.sender-code',
       { channel: 'smtp', status: 553, text: '553 5.1.7 Bad sender mailbox address syntax' },
-      'sender_config',
+      'policy_block',
     ],
     [
-      'smtp.mailbox-full-code',
-      { channel: 'smtp', status: 552, text: '552 5.2.2 Requested mail action aborted' },
-      'mailbox_temporary',
-    ],
-    [
-      'smtp.bad-address-code',
+      'smtp.bad-mailbox-code',
       { channel: 'smtp', status: 553, text: '553 5.1.3 Bad destination mailbox address syntax' },
       'bad_recipient',
     ],
     [
-      'smtp.size-text',
-      { channel: 'smtp', status: 552, text: '552 Message size exceeds fixed maximum message size' },
-      'content_rejected',
+      'smtp.daily-quota',
+      { channel: 'smtp', status: 452, text: '452 4.2.2 You have reached your monthly message limit' },
+      'quota_exhausted',
+    ],
+    ['smtp.too-many-recipients-code', { channel: 'smtp', status: 452, text: '452 4.5.3 Try again' }, 'throttled'],
+    [
+      'smtp.sender-cause-temporary-5xx',
+      { channel: 'smtp', status: 554, text: '554 5.7.1 Your IP has been temporarily rejected' },
+      'reputation_deferral',
     ],
     ['smtp.503', { channel: 'smtp', status: 503, text: '503 5.5.1 Error: need RCPT command' }, 'transient_system'],
   ];
@@ -116,9 +114,10 @@ describe('the rule table', () => {
     expect(classifyReply(reply, NOW)).toMatchObject({ rule, family });
   });
 
-  it('has no dead row: every rule is reached by a published or a synthetic reply', () => {
+  it('has no dead row: every rule is reached by a published reply (fixtures, corpus) or a synthetic one', () => {
     const reached = new Set([
       ...REPLIES.map((f) => classifyReply(f.reply, NOW).rule),
+      ...loadCorpus().map((e) => classifyReply(replyOf(e), NOW).rule),
       ...synthetic.map(([rule]) => rule),
     ]);
     expect(RULES.map((r) => r.id).filter((id) => !reached.has(id))).toEqual([]);
@@ -162,7 +161,7 @@ describe('multi-line SMTP replies', () => {
 
   it('classifies on the joined text', () => {
     const c = classifyReply({ channel: 'smtp', status: 450, text }, NOW);
-    expect(c).toMatchObject({ family: 'throttled', scope: 'receiver', enhanced: '4.2.1', rule: 'smtp.rate-text-4xx' });
+    expect(c).toMatchObject({ family: 'throttled', scope: 'receiver', enhanced: '4.2.1', rule: 'smtp.volume' });
   });
 
   it('keeps CRLF replies the same', () => {
@@ -246,5 +245,28 @@ describe('the facts an outcome carries forward', () => {
     expect(classifyReply({ channel: 'http', status: 429, text: 'Too Many Requests' }).answered).toBe(true);
     // An SMTP relay's 4xx is a receiver's answer relayed: it says nothing about the relay.
     expect(classifyReply({ channel: 'smtp', status: 451, text: '451 4.3.0 temporary failure' }).answered).toBe(true);
+  });
+});
+
+describe('rules of one receiver', () => {
+  const qq: Reply = { channel: 'smtp', status: 550, text: '550 Mailbox unavailable or access denied' };
+
+  it('apply to that receiver only: QQ’s receiving limit is a throttle there, and no verdict elsewhere', () => {
+    expect(classifyReply({ ...qq, receiver: 'qq' }, NOW)).toMatchObject({ family: 'throttled', permanent: false });
+    // From anyone else the wording does not decide: never a bad address on a guess.
+    expect(classifyReply(qq, NOW)).toMatchObject({ family: 'unknown', permanent: false, suppress: false });
+  });
+
+  it('knows the receiver by the caller’s name, the answering host or a mark only it sends', () => {
+    expect(receiverOf({ ...qq, receiver: 'microsoft365' })).toBe('microsoft');
+    expect(receiverOf({ ...qq, host: 'gmail-smtp-in.l.google.com' })).toBe('google');
+    expect(
+      receiverOf({
+        channel: 'smtp',
+        status: 451,
+        text: '451 Invalid Recipient - https://community.mimecast.com/docs/DOC-1369#451',
+      }),
+    ).toBe('mimecast');
+    expect(receiverOf(qq)).toBeUndefined();
   });
 });

@@ -3,6 +3,11 @@
 import { CLASSIFIER_VERSION } from '../src/classify.js';
 import { loadCorpus, score, type Scored } from './corpus.js';
 
+// Piped into `head`: stop quietly when the reader has had enough.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
 const scored = score(loadCorpus());
 const heldOutOnly = process.argv.includes('--held-out');
 

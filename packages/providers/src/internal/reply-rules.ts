@@ -23,35 +23,77 @@ export interface ReplyRule {
   readonly scope?: ThrottleScope;
   /** `false`: the provider gave no answer about the message (nothing came back, or its own server failed). */
   readonly answered?: false;
+  /** Where the wording was learned: a page, a source file, or the corpus entries it was written for. */
+  readonly source?: string;
+  /**
+   * The receiving organisation whose own rule this is: it applies only to replies from it
+   * (named by the caller, the answering host or a mark in the text; `classify.ts`). For wording
+   * that means something else elsewhere.
+   */
+  readonly receiver?: string;
 }
 
-// Wording shared by several rows. Rate wording is checked before the status class because
-// receivers send it with 4xx and 5xx alike, and a "slow down" is never a reason to give up.
-const RATE =
-  /rate ?limit|rate that prevents|unusual rate|too many (?:connections|messages|emails|sessions)|too (?:quickly|fast|frequent)|throttl|slow down|excessive volume|(?:sending|submission) rate|temporarily deferred|wait to send more/i;
-// A 5xx that names the sender as blocked is a verdict on the sender, even with rate wording.
-const BLOCKED = /\bblocked\b|\bbanned\b|blacklist|block ?list|\bdenied\b/i;
+/** Slugs that name an organisation by another name (the corpus's, a caller's). */
+export const RECEIVER_ALIASES: Readonly<Record<string, string>> = {
+  microsoft365: 'microsoft',
+  exchange_online: 'microsoft',
+  outlook: 'microsoft',
+  hotmail: 'microsoft',
+  aol: 'yahoo',
+  gmail: 'google',
+  icloud: 'apple',
+};
+
+/** Marks in a reply's text that only one organisation sends, when nothing else names it. */
+export const RECEIVER_MARKS: Readonly<Record<string, RegExp>> = {
+  google: /\bgsmtp\b|support\.google\.com/i,
+  microsoft: /protection\.outlook\.com|\.outlook\.com\b|\bSTOREDRV\b|\bRESOLVER\.[A-Z]+/i,
+  yahoo: /yahoo(?:inc)?\.com|yahoodns/i,
+  qq: /\bqq\.com\b/i,
+  mimecast: /mimecast/i,
+};
+
+// ---- wording shared by several rows -------------------------------------------------------
 const NETWORK =
-  /\b(?:ECONNREFUSED|ECONNRESET|ECONNABORTED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|EPIPE)\b/;
-const AUTH =
-  /\b(?:DMARC|SPF|DKIM)\b|unauthenticated|authentication (?:information|checks?)|sender identity|not verified/i;
-const INACTIVE = /\b(?:account|mailbox|user)\b.{0,60}\b(?:inactive|disabled|deactivated)\b/i;
-const MAILBOX_FULL = /over quota|quota exceeded|mailbox (?:is )?full|insufficient (?:system )?storage/i;
+  /\b(?:ECONNREFUSED|ECONNRESET|ECONNABORTED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|EPIPE)\b|connection (?:timed out|refused|reset|lost|dropped)|timed out|timeout|no route to host|lost connection|unable to connect|could not connect|did not accept our requests to connect|host not reachable|network error|failed to connect|socket error|all hosts have been failing|disconnected abruptly/i;
+// Volume-driven limits, whatever else the reply says (decision order 1).
+const VOLUME =
+  /unexpected volume|unusual rate|excessive volume|rate that prevents|receiving mail (?:at a rate|too quickly)|frequency limited|too frequent|too many (?:recipients|messages|emails|mails|sessions|connections|connected clients|concurrent|open connections|new TLS sessions|recent messages|login attempts)|too much (?:mail|recipient)|max(?:imum)? (?:number of )?messages? per (?:connection|session)|(?:recipient|connection|submission|sending) rate|rate ?limit(?:ed|s)? (?:exceeded|reached)|exceeded (?:\w+ )?rate limit|ratelimit|(?:per|this|an) hour|exceeded (?:permitted|the configured) limit|thread limit exceeded|concurrent (?:smtp )?connections|queue quota exceeded|\bthrottl/i;
+// A deferral or refusal whose stated cause is the sender: reputation, complaints, content,
+// authentication, a block list, reverse DNS (decision orders 1 and 4).
+const SENDER_CAUSE =
+  /reputation|complaints?\b|\bspam\b|unsolicited|suspicious|\b(?:DMARC|SPF|DKIM)\b|unauthenticated|authentication (?:information|checks?|level)|authenticate with|\bPTR\b|reverse ?DNS|\brDNS\b|reverse hostname|cannot find your hostname|name lookup failed|does not resolve|forged hostname|may not be mail exchanger|helo (?:command )?rejected|bad helo|helo denied|block ?list(?:ed)?|black ?list(?:ed)?|\bDNSBLs?\b|\bRBL\b|spamhaus|sender verify|sender address rejected|sender domain|from domain|domain of sender|invalid sender|emetteur invalide|unverifyable sending|not in whitelist|cloudmark|unroutable sender|sender address (?:rejected|blocked)|517 Invalid domain|\bFrom: domain\b|mismatches client ip|blocked (?:using|by)|MAIL FROM|RFC 7505 Null MX|my name was rejected|\((?:BL|DIAL|NOWL|RBL)\)|invalid ip for sending|invalid DNS MX|DNS (?:PTR|MX) resource|verification failed|barracuda reputation|\bSBRS\b|poor reputation|abuse/i;
+const GREYLIST = /gr[ea]y ?list/i;
+const SYSTEM =
+  /temporary (?:system problem|failure|error|lookup failure|local problem|internal error|server error)|internal (?:server )?error|local error in processing|insufficient system (?:resources|storage)|system resources|service (?:not |temporarily )?(?:available|unavailable)|resources temporarily unavailable|too (?:much )?(?:load|busy)|service currently unavailable|server (?:is )?busy|all server ports are busy|out of memory|queue file write error|operating system error|configuration error|unable to read controls|shutting down|backend failure|mail system full|license expired|come back later|upstream error|failed to be replicated|error on this server|temporary domain failure|\brDNS temporary failure|qqt failure|delivery (?:to the following recipients? )?(?:has been|is) delayed|hop count exceeded|too many hops|routing loop|mail loop|looping|received"? headers/i;
+const TRY_LATER =
+  /try again later|try again in|please try later|retry later|essayer plus tard|come back later|temporar(?:y|ily)\b/i;
+const MAILBOX_FULL =
+  /over ?quota|quota exceeded|exceeded (?:storage|the storage)|storage (?:quota|space|allocation)|out of storage|mailbox (?:is )?full|mailfolder is full|box is full|inbox is full|mailbox exceeds|mailbox size limit|exceeds allowed size|disk quota|exhausted allowed storage|speichervolumen|too many messages on the server|too much mail (?:data|stored)|number of messages in recipient's mailbox|possible to save the message in the target mailbox|quota violation|\bpleine\b|mailbox full/i;
 const NO_RECIPIENT =
-  /recipient ?not ?found|user unknown|unknown user|no such (?:user|mailbox)|does not exist|doesn't have an? \S+ account|mailbox unavailable|mailbox not found|invalid recipient|address rejected|addressee unknown/i;
+  /recipient ?not ?found|user unknown|unknown user|unknown recipient|no such (?:user|mailbox|recipient)|user (?:does not|doesn't) exist|(?:address|account|mailbox|recipient) (?:does not|doesn't) exist|doesn't have an? \S+ account|mailbox not found|mailbox unavailable|invalid (?:recipient|user|address|mailbox|final delivery userid)|addressee unknown|user not found|not listed in|no mailbox here|not our customer|is not a registered|unknown or illegal alias|no longer (?:valid|on server|available)|mailbox unallocated|recipient unknown|bad address syntax|address rejected: (?:user unknown|invalid|undeliverable)|not a valid (?:recipient|address)|(?:account|mailbox|user|address) (?:is |has been |was |currently )?(?:not active|inactive|disabled|deactivated|discontinued|suspended|frozen|blocked|locked or deactivated|archiv)|inactive email|compte du destinataire|destinataire invalide|archived recipient|badrcptto|ResolverAdrRecipientNotFound|RecipientNotFound|dd This user|unrouteable address|previously bounced|bounced address|has a recent history of bouncing|^invalid$|disabled recipient|ディレクトリには見つかりません|no valid recipients for this MM|banned recipient|marked as invalid|not a valid RFC-?5321 address|#5\.1\.0 Address rejected|need fully-qualified address|not allowed to receive|mailbox is not allowed/i;
 const NO_DOMAIN =
-  /domain not found|no such domain|host unknown|host not found|unrouteable|null MX|no MX|does not accept mail/i;
+  /domain (?:not found|does not exist|is not reachable)|no such domain|host (?:or domain name )?(?:unknown|not found)|host \S+ not found|couldn't find (?:any host|a mail exchanger)|unrouteable|null MX|no MX|\bNXDOMAIN\b|had no relevant answers|does not accept (?:e-?)?mail|indicated no SMTP service|illegal (?:host|MX)|invalid domain|InfoNoRecords/i;
+const CONTENT =
+  /message (?:size|length|too (?:large|big)|header size)|size (?:limit|exceeds)|too (?:large|big)|exceeds? (?:the )?(?:fixed )?(?:maximum|databytes)|request entity too large|virus|malware|infected|attachment|banned content|content presents|rfc ?(?:5322|2822|822)|not rfc|headers? (?:error|too large|is ridiculously|line is too long)|header (?:based|line)|multiple (?:from|subject)|missing a valid|message-id|disallowed header|encoded-word|8-bit data|bare (?:<?LF|line)|\bsmtplf\b|line limit|mime parts|resent-from|duplicate header|invalid characters|message content rejected|content rejected|not a valid address|does not contain a valid address|\bc=h[id]\b|addresses in From:|policy violation detected \(AS345\)|maximum size|taille limite/i;
+// "Quota" that is a sending limit, not a mailbox's.
+const NOT_A_MAILBOX =
+  /queue quota|quota for sending|submission quota|send(?:ing)? quota|relay quota|with the same Message-ID/i;
+// A spam verdict is policy, even when it also names the content (decision order 5).
+const SPAM_VERDICT =
+  /scored as spam|spam (?:detected|message|URL)|judged to be spam|\bUBE\b|anti-spoofing|blocked senders/i;
 const POLICY =
-  /block ?list|blacklist|\bblocked\b|\bbanned\b|\bspam\b|not authori[sz]ed|access denied|local policy|policy reasons/i;
-const SIZE =
-  /message size|size limits?|too (?:large|big)|exceeds? (?:the )?(?:maximum|fixed maximum) (?:message )?size/i;
+  /block|banned|denied|not allowed|not permitted|refused|reject|prohibit|not authori[sz]ed|unauthorized|local policy|policy|spam|relay|not accepted|forbidden|weren't sent|not a member|filtered|MX only|not welcome|cannot deliver mail for|unsubscribed/i;
 
 // One row a line, so the table reads as a table (prettier would spread each row over seven).
 // prettier-ignore
 /**
- * The reply classifier's table (bump `CLASSIFIER_VERSION` with any change). Sources of the
- * wording: esp-protocols.md §1.3, §2.3, §3.3, §5.4–§6, and the
- * fixtures in `test/fixtures/replies.ts`, each of which names where its text was published.
+ * The reply classifier's table (bump `CLASSIFIER_VERSION` with any change). Ordered by the
+ * decision order of DESIGN.md (Reading replies): our own account and the ESP APIs first, then
+ * receivers' own code tables, then the general wording: volume, the sender's causes, the
+ * mailbox, the address, the domain, content, policy, and the status class last. Every row was
+ * written for replies in `test/corpus/replies.jsonl` or `test/fixtures/replies.ts`, which name
+ * where each text was published.
  */
 export const RULES: readonly ReplyRule[] = [
   // ---- no answer at all --------------------------------------------------------------
@@ -61,7 +103,7 @@ export const RULES: readonly ReplyRule[] = [
 
   // ---- ESP APIs: specific names and wording before the status --------------------------
   // SES sends the daily quota under a throttling name; the text is what tells them apart.
-  { id: 'http.daily-quota', channel: 'http', text: /daily message quota exceeded/i, family: 'quota_exhausted', permanent: false, scope: 'provider' },
+  { id: 'http.daily-quota', channel: 'http', text: /daily message quota exceeded|maximum credits exceeded|messaging limits/i, family: 'quota_exhausted', permanent: false, scope: 'provider' },
   // Mailgun 420 "recipient limit exceeded, try again after <date>": a window, not a rate.
   { id: 'http.window-limit', channel: 'http', text: /\b(?:recipient|sending|message) limit exceeded\b/i, family: 'quota_exhausted', permanent: false, scope: 'provider' },
   { id: 'http.throttle-name', channel: 'http', errorName: /^(?:TooManyRequestsException|LimitExceededException|ThrottlingException|Throttling)$/, family: 'throttled', permanent: false, scope: 'provider' },
@@ -69,10 +111,10 @@ export const RULES: readonly ReplyRule[] = [
   { id: 'http.429', channel: 'http', status: 429, family: 'throttled', permanent: false, scope: 'provider' },
   // The account, not the message, is refused: temporary, so the worker marks the provider down.
   { id: 'http.account-halt-name', channel: 'http', errorName: /^(?:SendingPausedException|AccountSuspendedException|AccountSendingPausedException|UnrecognizedClientException)$/, family: 'sender_config', permanent: false },
-  { id: 'http.account-halt-text', channel: 'http', text: /sending (?:is )?paused|temporar(?:ily|y) block|account (?:is )?(?:suspended|disabled)|maximum credits exceeded/i, family: 'sender_config', permanent: false },
+  { id: 'http.account-halt-text', channel: 'http', text: /sending (?:is )?paused|temporar(?:ily|y) block|account (?:is )?(?:suspended|disabled)/i, family: 'sender_config', permanent: false },
   { id: 'http.mail-from-unverified', channel: 'http', errorName: /^MailFromDomainNotVerifiedException$/, family: 'sender_config', permanent: true },
   { id: 'http.not-verified', channel: 'http', text: /not verified|verified sender identity/i, family: 'sender_config', permanent: true },
-  { id: 'http.sandbox-domain', channel: 'http', text: /sandbox subdomains|is not allowed to send/i, family: 'sender_config', permanent: true },
+  { id: 'http.sandbox-domain', channel: 'http', text: /sandbox subdomains|is not allowed to send|free accounts are for test purposes|authorized recipients/i, family: 'sender_config', permanent: true },
   // SES refuses an address it already saw hard-bounce: the address is bad, not the message.
   { id: 'http.suppressed-address', channel: 'http', errorName: /^MessageRejected$/, text: /address blacklisted|hard bounce|suppression list/i, family: 'bad_recipient', permanent: true },
   { id: 'http.recipient-field', channel: 'http', status: [400, 499], text: /personalizations\.\d+\.(?:to|cc|bcc)\.\d+\.email|'to' parameter is not a valid address/i, family: 'bad_recipient', permanent: true },
@@ -84,56 +126,120 @@ export const RULES: readonly ReplyRule[] = [
   { id: 'http.451', channel: 'http', status: 451, family: 'sender_config', permanent: true },
   { id: 'http.4xx', channel: 'http', status: [400, 499], family: 'content_rejected', permanent: true },
 
-  // ---- SMTP: the SES endpoint speaks for the provider, not a receiver --------------------
-  { id: 'smtp.ses-daily-quota', channel: 'smtp', text: /daily message quota exceeded/i, family: 'quota_exhausted', permanent: false, scope: 'provider' },
+  // ---- SMTP: our own relay or ESP account (sender_config is only ours) ------------------
+  { id: 'smtp.ses-daily-quota', channel: 'smtp', text: /daily message quota exceeded|maximum credits exceeded|exceeded your messaging limits/i, family: 'quota_exhausted', permanent: false, scope: 'provider' },
   { id: 'smtp.ses-rate', channel: 'smtp', text: /maximum sending rate exceeded/i, family: 'throttled', permanent: false, scope: 'provider' },
+  // Our login to the smarthost, its TLS demand, or the identity it lets us send as (RFC 4954 §6).
+  { id: 'smtp.our-relay', channel: 'smtp', text: /must issue an? (?:AUTH|STARTTLS)|STARTTLS is required to send|authentication (?:is )?required|authentification requise|authentication (?:unsuccessful|failed)|incorrect authentication|invalid credentials|invalid logon|turn on SMTP authentication|client (?:was )?not authenticated to send|unauthenticated senders not allowed|SmtpClientAuthentication|application-specific password|log in via your web browser|not logged in|send mail as|does not advertise AUTH|does not support TLS|authentification invalide|is not allowed to send: (?:please activate|sandbox)|sandbox subdomains|local user only|smtp auth error|fail authentication|message sending for this account is disabled|DT:SUM|bad outbound sender|tenant has exceeded|TenantAttribution|traffic not accepted from this IP|unregistered domains|spam abuse detected|mail sending denied|relay for one of the domains|registered in your Workspace SMTP Relay|daily relay quota/i, unless: /relay quota|relaying denied|\b(?:SPF|DKIM|DMARC)\b|RESOLVER\.RST/i, family: 'sender_config', permanent: false },
+  // The identity we send as is not ours to use there: no retry fixes it until someone sets it up.
+  { id: 'smtp.our-identity', channel: 'smtp', text: /verified sender identity|email address is not verified|not owned by user|mail from not owned|unauthorized use of sender|doesn't match AUTH domain|permissions to send as|SendAsDenied|not authorized to send from/i, family: 'sender_config', permanent: true },
+  { id: 'smtp.our-relay-quota', channel: 'smtp', text: /daily (?:relay|user sending|SMTP relay) (?:quota|limit)|submission quota|daily limit for message recipients|send quota exceeded/i, family: 'quota_exhausted', permanent: false, scope: 'provider' },
+  { id: 'smtp.auth-failed', channel: 'smtp', status: [530, 538], unless: /too (?:big|many)/i, family: 'sender_config', permanent: false },
 
-  // ---- SMTP 4xx wording that says more than "later" -----------------------------------
-  // Greylisting passes on the next try, whatever code carries it (Stalwart uses 4.2.2).
-  { id: 'smtp.greylist', channel: 'smtp', status: [400, 499], text: /gr[ea]y ?list/i, family: 'greylisted', permanent: false },
-  // Before rate wording: Microsoft's 4.7.650 says "rate limited due to IP reputation".
-  { id: 'smtp.reputation', channel: 'smtp', status: [400, 499], text: /reputation|complaints/i, family: 'reputation_deferral', permanent: false, scope: 'receiver' },
-  // Before rate wording, which also says "too many": splitting the batch is the only fix.
-  { id: 'smtp.too-many-recipients', channel: 'smtp', status: [400, 599], enhanced: /^[45]\.5\.3$/, family: 'content_rejected', permanent: true },
-  { id: 'smtp.too-many-recipients-text', channel: 'smtp', status: [400, 599], text: /too many recipients/i, family: 'content_rejected', permanent: true },
-  { id: 'smtp.rate-text-4xx', channel: 'smtp', status: [400, 499], text: RATE, family: 'throttled', permanent: false, scope: 'receiver' },
-  // Some receivers answer "too fast" with 5xx; the wording wins unless it also says blocked.
-  { id: 'smtp.rate-text-5xx', channel: 'smtp', status: [500, 599], text: RATE, unless: BLOCKED, family: 'throttled', permanent: false, scope: 'receiver' },
-  { id: 'smtp.system-problem', channel: 'smtp', status: [400, 499], text: /temporary system problem|internal server error|local error in processing/i, family: 'transient_system', permanent: false },
-  // A policy-class deferral asking to come back later is the receiver pacing us (Gmail
-  // 421 4.7.0 "Try again later, closing connection", Microsoft 451 4.7.500 "Server busy").
-  { id: 'smtp.policy-try-later', channel: 'smtp', status: [400, 499], enhanced: /^4\.7\.\d{1,3}$/, text: /try again later/i, family: 'throttled', permanent: false, scope: 'receiver' },
-  { id: 'smtp.mailbox-full-4xx', channel: 'smtp', status: [400, 499], text: MAILBOX_FULL, family: 'mailbox_temporary', permanent: false },
-  { id: 'smtp.mailbox-4xx', channel: 'smtp', status: [400, 499], enhanced: /^4\.2\.\d{1,3}$/, family: 'mailbox_temporary', permanent: false },
-  { id: 'smtp.4xx', channel: 'smtp', status: [400, 499], family: 'transient_system', permanent: false },
+  // ---- receivers' own code tables (text marks that only they send) ----------------------
+  // NetEase (163/126): http://help.163.com/09/1224/17/5RAJ4LMH00753VB8.html
+  { id: 'netease.quota', channel: 'smtp', text: /\b(?:MI:STC|RP:TRC)\b/, family: 'quota_exhausted', permanent: false, scope: 'receiver' },
+  { id: 'netease.rate', channel: 'smtp', text: /\b(?:HL:I[CF]C|MI:DMC|RP:DRC|MI:SFQ|RP:QRC|RP:RCL)\b/, family: 'throttled', permanent: false, scope: 'receiver' },
+  { id: 'netease.reputation-4xx', channel: 'smtp', status: [400, 499], text: /\b(?:HL:[MR]EP|DT:RBL|WM:BLI|DT:SPM)\b/, family: 'reputation_deferral', permanent: false, scope: 'receiver' },
+  { id: 'netease.unknown', channel: 'smtp', text: /\bMI:CEL\b/, family: 'unknown', permanent: false },
+  { id: 'netease.block', channel: 'smtp', status: [500, 599], text: /\b(?:DT|MI|HL|RP|WM):[A-Z]{3}\b/, family: 'policy_block', permanent: true },
+  // QQ: "Mailbox unavailable or access denied" is its per-recipient receiving limit.
+  { id: 'qq.recipient-rate', channel: 'smtp', receiver: 'qq', text: /^Mailbox unavailable or access denied$/i, family: 'throttled', permanent: false, scope: 'receiver' },
+  // Charter/Spectrum AUP#I-13xx: connection and rate limits (spectrum.net/support/internet/understanding-email-error-codes).
+  { id: 'charter.rate', channel: 'smtp', text: /AUP#In?-?13\d\d|spectrum\.net\/support\/internet\/aup-blocked/i, family: 'throttled', permanent: false, scope: 'receiver' },
+  { id: 'cox.rate', channel: 'smtp', text: /AUP#CX(?:CNCT|THR|MXRT)/i, family: 'throttled', permanent: false, scope: 'receiver' },
+  // Yahoo: TS01–TS02 complaints, TS03/TSS06+ permanent deferral, BL/PH policy.
+  { id: 'yahoo.permanent-deferral', channel: 'smtp', text: /permanently deferred/i, family: 'policy_block', permanent: true },
+  // Yahoo "4.16.50" is its reputation deferral (help.yahoo.com/help/us/mail/defer/defer-06.html).
+  { id: 'yahoo.defer-4.16.50', channel: 'smtp', status: [400, 499], text: /temporarily deferred - 4\.16\.5\d/i, family: 'reputation_deferral', permanent: false, scope: 'receiver' },
+  // GoDaddy IB codes: "temporarily blocked" (an hour) against "blocked for the day".
+  { id: 'godaddy.temporary-block', channel: 'smtp', text: /(?:has been temporarily blocked|temporarily rejected)\b.*\bIB\d{3}\b/i, family: 'reputation_deferral', permanent: false, scope: 'receiver' },
+  { id: 'godaddy.day-block', channel: 'smtp', text: /blocked for the day/i, family: 'policy_block', permanent: true },
+  // Orange / La Poste "Service refusé, veuillez essayer plus tard": the sender refused for now.
+  { id: 'orange.refused-later', channel: 'smtp', text: /service refus(?:e|é)d?\b.*(?:try later|essayer plus tard)/i, unless: /OFR005_505|LPN007_505/, family: 'reputation_deferral', permanent: false, scope: 'receiver' },
+  { id: 'orange.end-of-data', channel: 'smtp', text: /\b(?:OFR005_505|LPN007_505)\b/, family: 'transient_system', permanent: false },
+  { id: 'yahoo.bare-code', channel: 'smtp', text: /^Message not allowed - \[\d+\]$/, family: 'unknown', permanent: false },
+  // GMX / web.de / IONOS policy cases: header checks are content, the rest policy.
+  { id: 'gmx.header-policy', channel: 'smtp', status: [500, 599], text: /policy restrictions.*(?:\(header based\)|[?&]c=h[id]\b)/i, family: 'content_rejected', permanent: true },
+  // Mimecast defers an unknown internal user with 451 by default (its 451 "Invalid Recipient").
+  { id: 'mimecast.invalid-recipient-4xx', channel: 'smtp', receiver: 'mimecast', status: [400, 499], text: /invalid recipient/i, family: 'mailbox_temporary', permanent: false },
+  { id: 'mimecast.internal-resource', channel: 'smtp', status: [400, 499], text: /internal resource (?:is )?temporarily unavailable/i, family: 'greylisted', permanent: false },
+  // Microsoft 365 5.4.1 "Recipient address rejected: Access denied": not in the tenant's directory.
+  { id: 'microsoft.directory', channel: 'smtp', enhanced: /^5\.4\.1$/, text: /recipient address(?:es)? rejected ?: access denied/i, family: 'bad_recipient', permanent: true },
+  { id: 'microsoft.wrong-region', channel: 'smtp', text: /wrong Office 365 region/i, family: 'unknown', permanent: false },
+  // Microsoft 4.7.500–4.7.899 "server busy / access denied, try later": its pacing (issue 15).
+  { id: 'microsoft.busy', channel: 'smtp', enhanced: /^4\.7\.(?:5\d\d|8\d\d)/, text: /server busy|access denied, please try again later/i, family: 'throttled', permanent: false, scope: 'receiver' },
 
-  // ---- SMTP 5xx ----------------------------------------------------------------------
-  // Our own login to the smarthost failed: the account, not the message (RFC 4954 §6).
-  { id: 'smtp.auth-failed', channel: 'smtp', status: [530, 535], enhanced: /^5\.7\.[08]$/, family: 'sender_config', permanent: false },
-  // Authentication before 5.7.x: Apple rejects DMARC failures with 5.7.1.
-  { id: 'smtp.sender-auth-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.7\.2[67]$/, family: 'sender_config', permanent: true },
-  { id: 'smtp.sender-auth-text', channel: 'smtp', status: [500, 599], text: AUTH, family: 'sender_config', permanent: true },
-  { id: 'smtp.bad-sender-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.1\.[78]$/, family: 'sender_config', permanent: true },
-  { id: 'smtp.bad-mailbox-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.1\.1$/, family: 'bad_recipient', permanent: true },
-  // "Over quota and inactive" is a dead mailbox, not a full one.
-  { id: 'smtp.inactive-mailbox', channel: 'smtp', status: [500, 599], text: INACTIVE, family: 'bad_recipient', permanent: true },
-  { id: 'smtp.mailbox-disabled-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.2\.1$/, family: 'bad_recipient', permanent: true },
-  // A full mailbox empties; a 5xx for it is retried within the family's cap, never suppressed.
-  { id: 'smtp.mailbox-full-5xx', channel: 'smtp', status: [500, 599], text: MAILBOX_FULL, family: 'mailbox_temporary', permanent: false },
-  { id: 'smtp.mailbox-full-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.2\.2$/, family: 'mailbox_temporary', permanent: false },
-  // 5.7.x is a verdict on the sender or message, never proof that the address is bad.
-  { id: 'smtp.policy-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.7\.\d{1,3}$/, family: 'policy_block', permanent: true },
+  // A reply that lists several causes, or none, decides nothing (decision order 8).
+  { id: 'smtp.bare-refusal', channel: 'smtp', text: /^(?:<?\S+@\S+>?:? )?(?:recipient address )?(?:rejected|denied)\.?$|^recipient <\S+> denied$|denied temporarily|delivery failure policy error|delivery restricted by policy|\bofr_513\b/i, family: 'unknown', permanent: false },
+  { id: 'smtp.521-unavailable', channel: 'smtp', status: 521, text: /service currently unavailable/i, family: 'unknown', permanent: false },
+  { id: 'smtp.undecided', channel: 'smtp', text: /\bmay not exist\b.*\bmay be\b|mailbox unavailable or access denied/i, family: 'unknown', permanent: false },
+  // ---- expiry with a last error: read the error (decision order 7) -----------------------
+  { id: 'smtp.expired-network', channel: 'smtp', text: /(?:expired|too old|retry timeout exceeded|giving up|could not be delivered for).*(?:connection (?:timed out|refused)|timeout|unable to connect)/i, family: 'transient_system', permanent: false },
+
+  // ---- greylisting passes on the next try, whatever code carries it -----------------------
+  { id: 'smtp.greylist', channel: 'smtp', text: GREYLIST, family: 'greylisted', permanent: false },
+
+  // ---- a mailbox that will come back (before volume: "over quota temporarily") -------------
+  { id: 'smtp.mailbox-temporary', channel: 'smtp', text: /(?:mailbox|user|recipient|account)\b.{0,40}\b(?:locked|quota|unavailable|full)\b.{0,20}\b(?:temporar|try again)|temporary failure.{0,40}quota|recipient temporarily unavailable|recipient error\. please try again|^\S*(?:@|email)\S* temporarily unavailable/i, family: 'mailbox_temporary', permanent: false },
+
+  // ---- the mailbox ------------------------------------------------------------------------
+  { id: 'smtp.mailbox-full-4xx', channel: 'smtp', status: [400, 499], text: MAILBOX_FULL, unless: NOT_A_MAILBOX, family: 'mailbox_temporary', permanent: false },
+  { id: 'smtp.mailbox-full', channel: 'smtp', text: MAILBOX_FULL, unless: NOT_A_MAILBOX, family: 'mailbox_full', permanent: true },
+
+  // ---- volume-driven limits: throttled, whatever the class (decision orders 1–3) -----------
+  // A daily, monthly or plan limit is a quota, an hour or less a rate.
+  { id: 'smtp.daily-quota', channel: 'smtp', text: /(?:daily|per day|monthly|24[- ]hours?) (?:\w+ ){0,3}(?:quota|limit)|quota for sending/i, unless: /Message-ID/i, family: 'quota_exhausted', permanent: false, scope: 'receiver' },
+  // A limit whose stated cause is the sender (complaints with no volume, authentication,
+  // reputation) is a reputation deferral below, even when worded "rate limited".
+  { id: 'smtp.volume', channel: 'smtp', text: VOLUME, unless: /blocked for the day|invalid recipients|temporarily blocked for attempting|due to (?:ip )?reputation|because (?:SPF|DKIM|the From|this message wasn't|there is no DMARC)|rate limited because|(?:DMARC|SPF|DKIM|TLS)\b.{0,60}rate limited/i, family: 'throttled', permanent: false, scope: 'receiver' },
+  { id: 'smtp.gmail-same-message-id', channel: 'smtp', text: /exceeded its quota for sending messages with the same Message-ID|Multiple destination domains per transaction|Domain policy size per transaction|Recipients belong to multiple regions|Peak SMTP relay limit/i, family: 'throttled', permanent: false, scope: 'receiver' },
+  { id: 'smtp.too-many-recipients-code', channel: 'smtp', enhanced: /^[45]\.5\.3$/, family: 'throttled', permanent: false, scope: 'receiver' },
+
+  // ---- DNS trouble on either side: the receiver's (try again) or its check of our sender ----
+  { id: 'smtp.temporary-lookup', channel: 'smtp', text: /temporary lookup failure|temporary error occurred during|rDNS Temporary Failure|SuspiciousRemoteServer|host not found, try again|malformed or unexpected name server reply|host name lookup failure|temporary domain failure/i, family: 'transient_system', permanent: false },
+  { id: 'smtp.dns-lookup-4xx', channel: 'smtp', status: [400, 499], text: /DNS look-?up/i, family: 'reputation_deferral', permanent: false, scope: 'receiver' },
+
+  // ---- the sender's causes (decision orders 1, 4 and 5) -----------------------------------
+  { id: 'smtp.sender-cause-4xx', channel: 'smtp', status: [400, 499], text: SENDER_CAUSE, unless: /too many errors/i, family: 'reputation_deferral', permanent: false, scope: 'receiver' },
+  { id: 'smtp.rate-limited-4xx', channel: 'smtp', status: [400, 499], text: /rate limited|deferred due to|whitelist/i, family: 'reputation_deferral', permanent: false, scope: 'receiver' },
+  // Text over code (decision order 6): a 5xx that says "temporarily" about the sender.
+  { id: 'smtp.sender-cause-temporary-5xx', channel: 'smtp', status: [500, 599], text: /temporarily (?:blocked|rejected|deferred)/i, family: 'reputation_deferral', permanent: false, scope: 'receiver' },
+
+  // ---- content (decision order 5): size, virus, format --------------------------------------
+  { id: 'smtp.content', channel: 'smtp', text: CONTENT, unless: SPAM_VERDICT, family: 'content_rejected', permanent: true },
+  { id: 'smtp.content-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.(?:6\.\d{1,3}|3\.4|2\.3)$/, unless: /spam|policy/i, family: 'content_rejected', permanent: true },
+
+  // ---- the sender checked by the receiver, refused (decision order 4) -----------------------
+  // The sender's domain checked by the receiver is policy, not our recipient's.
+  { id: 'smtp.sender-cause-5xx', channel: 'smtp', status: [500, 599], text: SENDER_CAUSE, unless: /recipient (?:address )?rejected: (?:user unknown|invalid)/i, family: 'policy_block', permanent: true },
+
+  // ---- the receiver's own trouble ----------------------------------------------------------
+  { id: 'smtp.network', channel: 'smtp', text: NETWORK, unless: /^retry timeout exceeded\.?$/i, family: 'transient_system', permanent: false },
+  { id: 'smtp.system', channel: 'smtp', text: SYSTEM, unless: /no such|not found|NXDOMAIN|host unknown/i, family: 'transient_system', permanent: false },
+
+  // ---- a 5xx the receiver says to retry (decision order 6) ----------------------------------
+  { id: 'smtp.try-later-5xx', channel: 'smtp', status: [500, 599], text: TRY_LATER, unless: /retrying will not succeed/i, family: 'transient_system', permanent: false },
+
+  // ---- the address and the domain -------------------------------------------------------
   // Before the recipient wording: Postfix says "Recipient address rejected: Domain not found".
-  { id: 'smtp.bad-domain-text', channel: 'smtp', status: [500, 599], text: NO_DOMAIN, family: 'bad_domain', permanent: true },
-  // Before 5.1.10: Microsoft uses it for "RecipientNotFound", RFC 7505 for a null MX.
-  { id: 'smtp.bad-recipient-text', channel: 'smtp', status: [500, 599], text: NO_RECIPIENT, family: 'bad_recipient', permanent: true },
+  // 5.1.7 and 5.1.8 are about our sender's address, whatever the text says of a domain.
+  { id: 'smtp.sender-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.1\.[78]$/, family: 'policy_block', permanent: true },
+  { id: 'smtp.bad-domain-4xx', channel: 'smtp', status: [400, 499], text: NO_DOMAIN, family: 'unknown', permanent: false },
+  { id: 'smtp.bad-domain-text', channel: 'smtp', text: NO_DOMAIN, family: 'bad_domain', permanent: true },
+  { id: 'smtp.bad-recipient-text', channel: 'smtp', text: NO_RECIPIENT, unless: /policy|sender address|or access denied/i, family: 'bad_recipient', permanent: true },
   { id: 'smtp.bad-domain-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.1\.(?:2|10)$/, family: 'bad_domain', permanent: true },
-  { id: 'smtp.bad-address-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.1\.[3-6]$/, family: 'bad_recipient', permanent: true },
-  { id: 'smtp.content-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.(?:6\.\d{1,3}|3\.4|2\.3)$/, family: 'content_rejected', permanent: true },
-  { id: 'smtp.size-text', channel: 'smtp', status: [500, 599], text: SIZE, family: 'content_rejected', permanent: true },
+  { id: 'smtp.bad-mailbox-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.(?:1\.[1346]|2\.1)$/, unless: /block|banned|denied|spam|policy|relay|not authori|prohibit|refused/i, family: 'bad_recipient', permanent: true },
+
+  // ---- policy (decision orders 4 and 5) ----------------------------------------------------
   { id: 'smtp.policy-text', channel: 'smtp', status: [500, 599], text: POLICY, family: 'policy_block', permanent: true },
+  { id: 'smtp.policy-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.7\.\d{1,3}$/, family: 'policy_block', permanent: true },
+
+  // ---- the status class ---------------------------------------------------------------------
+  { id: 'smtp.mailbox-4xx', channel: 'smtp', status: [400, 499], enhanced: /^4\.2\.\d{1,3}$/, family: 'mailbox_temporary', permanent: false },
+  { id: 'smtp.4xx', channel: 'smtp', status: [400, 499], unless: /(?:message|delivery) expired|unable to deliver this message after|too many errors|TLS required|mailbox delivery restricted|Open relay|Requested action aborted \[|TLS\/SSLv3/i, family: 'transient_system', permanent: false },
   // nodemailer too treats 503 (bad sequence) as not permanent: it is our session, not the mail.
-  { id: 'smtp.503', channel: 'smtp', status: 503, family: 'transient_system', permanent: false },
+  { id: 'smtp.503', channel: 'smtp', status: 503, unless: /send HELO|RCPT first/i, family: 'transient_system', permanent: false },
 
   // ---- nothing else said anything: temporary, with the low cap of its own family -----
   { id: 'fallback.unknown', family: 'unknown', permanent: false },
