@@ -4,6 +4,7 @@ import { campaignCommands } from './commands/campaigns.js';
 import { injectCommands } from './commands/inject.js';
 import { explainCommands } from './commands/explain.js';
 import { overrideCommands } from './commands/override.js';
+import { replyCommands } from './commands/replies.js';
 import { statusCommands } from './commands/status.js';
 import { suppressionCommands } from './commands/suppressions.js';
 import { createContext, type Command, type Io } from './context.js';
@@ -16,6 +17,7 @@ export const COMMANDS: readonly Command[] = [
   ...overrideCommands,
   ...explainCommands,
   ...suppressionCommands,
+  ...replyCommands,
 ];
 
 /** Exit codes: done, failed (Redis, unknown id, …), called wrongly. */
@@ -35,6 +37,8 @@ const FLAG_OF_PATH: Record<string, string> = {
   id: '<id>',
   campaignId: '<id>',
   count: '--count',
+  limit: '--limit',
+  receiver: '--receiver',
 };
 
 function topHelp(): string {

@@ -392,3 +392,29 @@ describe('status', () => {
     expect(s.campaigns.map((c) => c.id)).toContain('spring');
   });
 });
+
+describe('replies unknown', () => {
+  it('lists the latest unknown replies newest first, of one receiver with --receiver, and refuses a bad --limit', async () => {
+    const { createStore } = await import('@sluice/store');
+    const store = createStore({ redis, keys });
+    const kept = [
+      { at: 1_000, receiver: 'google', provider: 'ses', reply: '550 5.9.9 something new', version: 'v1' },
+      { at: 2_000, receiver: 'acme', provider: 'ses', reply: '451 what is this', version: 'v1' },
+      { at: 3_000, receiver: 'google', provider: 'smtp', reply: '421 another\nline', version: 'v1' },
+    ];
+    for (const r of kept) await store.keepUnknownReply(r);
+    const all = await sluice('replies', 'unknown', '--json');
+    expect(all.code).toBe(0);
+    expect((JSON.parse(all.stdout) as { at: number }[]).map((r) => r.at)).toEqual([3_000, 2_000, 1_000]);
+    const google = await sluice('replies', 'unknown', '--receiver', 'google', '--limit', '1');
+    expect(google.code).toBe(0);
+    expect(google.stdout).toContain('421 another line');
+    expect(google.stdout).not.toContain('something new');
+    expect(google.stdout).not.toContain('what is this');
+    const none = await sluice('replies', 'unknown', '--receiver', 'nobody');
+    expect(none.stdout).toContain('no unknown replies from nobody kept');
+    const bad = await sluice('replies', 'unknown', '--limit', '0');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--limit');
+  });
+});

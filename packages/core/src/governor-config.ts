@@ -106,6 +106,12 @@ const ruleSchema = z
      * rule stays calm on them the circuit closes, gradually (the receiver restarts at a
      * quarter of its rate and recovers from there); if not it opens again for twice as long.
      */
+    /**
+     * Only tell (scope receiver or provider): a decision `alert` in the governor's log, the
+     * process log and `status`, at most once per cool-down a key; the rate is not touched and
+     * the key's recovery is not held back.
+     */
+    alert: z.boolean().default(false),
     open: z
       .strictObject({
         openForMs: z.number().int().positive().default(60_000),
@@ -131,13 +137,17 @@ const ruleSchema = z
         message: 'a circuit rule opens circuits, and only a circuit rule does',
       });
     }
-    if (r.multiply === undefined && r.pause === undefined && !r.proportional && r.open === undefined) {
+    if (r.multiply === undefined && r.pause === undefined && !r.proportional && r.open === undefined && !r.alert) {
       ctx.addIssue({
         code: 'custom',
         path: ['multiply'],
-        message: 'a rule needs an action: multiply, proportional, pause',
+        message: 'a rule needs an action: multiply, proportional, pause, alert',
       });
     }
+    if (r.alert && (r.multiply !== undefined || r.pause !== undefined || r.proportional || r.open !== undefined))
+      ctx.addIssue({ code: 'custom', path: ['alert'], message: 'an alert rule only alerts: no other action' });
+    if (r.alert && r.scope === 'circuit')
+      ctx.addIssue({ code: 'custom', path: ['alert'], message: 'an alert is about a layer key, not a circuit' });
     if ((r.signal === 'matched') !== (r.match !== undefined)) {
       ctx.addIssue({
         code: 'custom',
@@ -165,7 +175,9 @@ export type GovernorRule = z.output<typeof ruleSchema>;
  * like, over 3 s and 20 sends) is cut to just under what it accepted, and a provider
  * refusing more than 3% for its rate (HTTP 429) the same way, so Sluice settles under a
  * capacity nobody told it; a receiver blocking half of what a pool and stream send it
- * (550 5.7.1 and the like) opens that circuit for 5 minutes.
+ * (550 5.7.1 and the like) opens that circuit for 5 minutes; a receiver whose replies the
+ * classifier cannot read (family `unknown`) for more than 5% of 100 or more attempts is
+ * reported (`sluice replies unknown` lists them), so an operator adds a rule.
  */
 export const DEFAULT_GOVERNOR_RULES = [
   {
@@ -208,6 +220,15 @@ export const DEFAULT_GOVERNOR_RULES = [
     pause: ['normal', 'low'],
   },
   {
+    id: 'unknown-replies',
+    signal: 'deferred:unknown',
+    over: 'attempted',
+    above: 0.05,
+    minVolume: 100,
+    scope: 'receiver',
+    alert: true,
+  },
+  {
     id: 'provider-throttling',
     signal: 'throttled',
     over: 'attempted',
@@ -225,7 +246,7 @@ export const governorSchema = z
   .strictObject({
     enabled: z.boolean().default(true),
     /** Bumped when the rules change; written with every decision. */
-    version: z.string().min(1).default('2026.12.02-1'),
+    version: z.string().min(1).default('2026.12.02-2'),
     /** How often the leader evaluates the rules. */
     intervalMs: z.number().int().positive().default(500),
     /** The sliding window the rules read. */

@@ -60,6 +60,8 @@ export interface Keys {
   governorLeader(): string;
   /** Every governor decision with its inputs, rule and version (a capped stream). */
   governorLog(): string;
+  /** The latest replies the classifier could not read (family `unknown`), newest last (a capped stream). */
+  unknownReplies(): string;
   /** A warming pool's day so far (hash): the signals counted into it and up to when. */
   warmup(pool: string): string;
   /** Recent send latencies of one class, ms (a capped list the workers write, the status reads). */
@@ -144,6 +146,7 @@ export function createKeys(prefix = 'sluice'): Keys {
     governorLeader: () => `${prefix}:gov:leader`,
     circuitProbes: (circuit, period) => `${prefix}:probe:${circuit}:${period}`,
     governorLog: () => `${prefix}:gov:log`,
+    unknownReplies: () => `${prefix}:replies:unknown`,
     latency: (priority) => `${prefix}:latency:${priority}`,
     opsOutcomes: () => `${prefix}:ops:outcomes`,
     warmup: (pool) => `${prefix}:warmup:${pool}`,

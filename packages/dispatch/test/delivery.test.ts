@@ -301,6 +301,20 @@ describe('what the engine learns from an outcome', () => {
     expect(receiver.count('matched:policy-57')).toBe(1);
   });
 
+  it('keeps a reply the classifier cannot read, with its receiver, for `sluice replies unknown`', async () => {
+    const odd = '554 5.9.9 Strange things are afoot at the Circle K';
+    const s = await setup({ default: { rate: 1, burst: 1, throttleReply: odd } });
+    await s.delivery.deliver(jobOf(await admitted(s, 'first@odd.test')), s.gate);
+    await s.delivery.deliver(jobOf(await admitted(s, 'second@odd.test')), s.gate);
+    const kept = await s.store.unknownReplies({ receiver: 'odd.test' });
+    expect(kept).toMatchObject([
+      { receiver: 'odd.test', provider: 'relay', reply: expect.stringContaining('Strange things') },
+    ]);
+    await s.signals.flush();
+    const receiver = await s.signals.read({ kind: 'receiver', name: 'odd.test' }, 60_000);
+    expect(receiver.count('deferred:unknown')).toBe(1);
+  });
+
   it('marks a provider down after failover.downAfter attempts in a row with no answer', async () => {
     const s = await setup({ default: { dropBeforeData: ['*@void.test'] } }, { failover: { downAfter: 2 } });
     await s.delivery.deliver(jobOf(await admitted(s, 'a@void.test')), s.gate);

@@ -194,6 +194,61 @@ describe('the governor', () => {
   });
 });
 
+describe('an alert rule', () => {
+  it('reports a receiver whose replies it cannot read past 5% of 100 attempts, once per cool-down, and slows nothing', async () => {
+    const { governor, signals, adjustments } = setup();
+    const acme = { kind: 'receiver', name: 'acme' } as const;
+    // 4 of 120: under the line; then 8 of 120 more: 12 of 240 is 5%, still not over it.
+    signals.record([acme], 'attempted', 120);
+    signals.record([acme], 'deferred:unknown', 4);
+    await signals.flush();
+    expect(await governor.tick()).toEqual([]);
+    step(100);
+    signals.record([acme], 'attempted', 120);
+    signals.record([acme], 'deferred:unknown', 8);
+    await signals.flush();
+    expect(await governor.tick()).toEqual([]);
+    step(100);
+    signals.record([acme], 'attempted', 60);
+    signals.record([acme], 'deferred:unknown', 10);
+    await signals.flush();
+    const [alert] = await governor.tick();
+    expect(alert).toMatchObject({
+      rule: 'unknown-replies',
+      scope: 'receiver',
+      name: 'acme',
+      action: 'alert',
+      from: 1,
+      to: 1,
+    });
+    expect(alert!.inputs).toMatchObject({ signal: 'deferred:unknown', count: 22, over: 'attempted', volume: 300 });
+    expect(adjustments.factor(keys.bucket('receiver', 'acme'))).toBe(1);
+    expect(await logged()).toEqual([alert]);
+    // Once per cool-down, however long it goes on.
+    step(100);
+    expect(await governor.tick()).toEqual([]);
+    step(config.governor.cooldownMs);
+    expect(await governor.tick()).toMatchObject([{ rule: 'unknown-replies', action: 'alert', name: 'acme' }]);
+  });
+
+  it('only alerts, on a layer key, named in the error', () => {
+    const rule = {
+      id: 'x',
+      signal: 'deferred:unknown',
+      over: 'attempted',
+      above: 0.05,
+      scope: 'receiver',
+      alert: true,
+    };
+    expect(() => parseConfig({ governor: { rules: [{ ...rule, multiply: 0.5 }] } })).toThrow(
+      /governor\.rules\.0\.alert.*only alerts/s,
+    );
+    expect(() => parseConfig({ governor: { rules: [{ ...rule, scope: 'circuit', open: {} }] } })).toThrow(
+      /governor\.rules\.0\.alert: an alert rule only alerts/,
+    );
+  });
+});
+
 describe('a rule that matches replies', () => {
   const cfg = parseConfig({
     governor: {

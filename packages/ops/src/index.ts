@@ -2,6 +2,7 @@ export type {
   AuditEntry,
   CampaignLaunch,
   Explanation,
+  Alert,
   KeyStatus,
   Override,
   OverrideKind,

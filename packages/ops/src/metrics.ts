@@ -76,6 +76,10 @@ const META: Record<string, { help: string; type: FleetMetric['type'] }> = {
   sluice_key_send_rate: { help: 'Attempts through a quota key over the last seconds, per second.', type: 'gauge' },
   sluice_key_tokens: { help: 'Sends a quota key could admit at once right now (its shared slice).', type: 'gauge' },
   sluice_key_factor: { help: 'Share of the configured rate in force (1 = full).', type: 'gauge' },
+  sluice_key_unknown_share: {
+    help: 'Share of a receiver’s recent attempts whose reply the classifier could not read (family unknown).',
+    type: 'gauge',
+  },
   sluice_queue_waiting: { help: 'Jobs waiting in a queue.', type: 'gauge' },
   sluice_queue_delayed: { help: 'Jobs delayed in a queue (booked slots, retries).', type: 'gauge' },
   sluice_queue_active: { help: 'Jobs being processed from a queue.', type: 'gauge' },
@@ -133,6 +137,7 @@ export function fleetMetrics(snapshot: StatusSnapshot | undefined): FleetMetric[
       put('sluice_key_send_rate', labels, k.sendRate);
       put('sluice_key_tokens', labels, k.tokens);
       put('sluice_key_factor', labels, k.factor);
+      put('sluice_key_unknown_share', labels, k.unknownShare);
     }
     for (const q of snapshot.queues) {
       const labels = { queue: q.queue, kind: q.kind, priority: q.priority ?? '' };

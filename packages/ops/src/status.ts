@@ -19,8 +19,11 @@ import {
   type Adjustments,
   type Signals,
 } from '@sluice/throttle';
-import type { KeyStatus, Override, QueueStatus, StatusSnapshot } from './types.js';
+import type { Alert, KeyStatus, Override, QueueStatus, StatusSnapshot } from './types.js';
 import { createQueues, type LaunchSummary } from '@sluice/store';
+
+/** How far back the status shows the governor's alerts. */
+const ALERTS_FOR_MS = 15 * 60_000;
 
 /** Options of {@link createStatus}. */
 export interface StatusOptions {
@@ -155,6 +158,9 @@ export function createStatus(options: StatusOptions): Status {
         sendRate: (sums[i]!.attempted ?? 0) / window,
       };
       if (k.rate !== undefined) status.configuredRate = k.rate;
+      const attempted = sums[i]!.attempted ?? 0;
+      if (k.scope === 'receiver' && attempted > 0)
+        status.unknownShare = (sums[i]!['deferred:unknown'] ?? 0) / attempted;
       if (held) status.effectiveRate = 0;
       else if (rate !== undefined) status.effectiveRate = rate;
       if (override) status.override = override;
@@ -250,6 +256,25 @@ export function createStatus(options: StatusOptions): Status {
     return out;
   }
 
+  /** The governor's `alert` decisions of the last 15 minutes, from its log (newest first). */
+  async function alerts(now: number): Promise<Alert[]> {
+    const since = now - ALERTS_FOR_MS;
+    const entries = await redis.xrevrange(keys.governorLog(), '+', String(since), 'COUNT', 500);
+    return entries.flatMap(([, fields]) => {
+      const d = JSON.parse(fields[1] ?? '{}') as {
+        at: number;
+        rule: string;
+        scope: string;
+        name: string;
+        action: string;
+        inputs?: Omit<Alert, 'at' | 'rule' | 'scope' | 'name'>;
+      };
+      if (d.action !== 'alert') return [];
+      const { signal, count, volume, ratio } = d.inputs ?? {};
+      return [{ at: d.at, rule: d.rule, scope: d.scope, name: d.name, signal, count, volume, ratio }];
+    });
+  }
+
   return {
     async snapshot() {
       const [[sec, usec], hash, campaignIds] = await Promise.all([
@@ -343,6 +368,7 @@ export function createStatus(options: StatusOptions): Status {
         latency: latencies,
         outcomes: totals,
         circuits,
+        alerts: await alerts(now),
         overrides: [...overrides.values()],
         campaigns,
       };

@@ -41,6 +41,21 @@ export interface KeyStatus {
   /** Sends the bucket could take at once right now (its shared slice), when limited. */
   tokens?: number;
   override?: Override;
+  /** A receiver's: the share of its recent attempts whose reply the classifier could not read. */
+  unknownShare?: number;
+}
+
+/** A governor rule that only tells (`alert`), tripped lately. */
+export interface Alert {
+  at: number;
+  rule: string;
+  scope: string;
+  name: string;
+  /** What it saw: the count of its signal, over how many, and their ratio. */
+  signal?: string;
+  count?: number;
+  volume?: number;
+  ratio?: number;
 }
 
 /** A queue as the status shows it. */
@@ -82,6 +97,8 @@ export interface StatusSnapshot {
     attemptsPerRecipient: number;
   };
   circuits: { name: string; state: 'open' | 'half-open'; untilMs: number }[];
+  /** The governor's alerts of the last 15 minutes, newest first (`sluice replies unknown` for rule unknown-replies). */
+  alerts: Alert[];
   overrides: Override[];
   campaigns: {
     id: string;

@@ -80,6 +80,7 @@ const SNAPSHOT: StatusSnapshot = {
     retries: 30,
     attemptsPerRecipient: 1.3,
   },
+  alerts: [],
   circuits: [
     { name: 'google|default|marketing', state: 'open', untilMs: 1_300_000 },
     { name: 'yahoo|default|marketing', state: 'half-open', untilMs: 900_000 },

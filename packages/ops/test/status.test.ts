@@ -171,3 +171,49 @@ it('shows every key, queue, latency, outcome, circuit, override and campaign the
     `status: ${s.keys.length} keys, ${s.queues.length} queues; ses tokens ${ses.tokens}, google tokens ${google.tokens}`,
   );
 });
+
+it('shows the share of a receiver’s replies it could not read, and the governor’s alerts of the last 15 minutes', async () => {
+  const now = Date.now();
+  at = now;
+  const signals = createSignals({ redis, keys, flushMs: 60_000 });
+  for (let s = 1; s <= 5; s++) {
+    const start = signals.bucketOf(now) - s * 1000;
+    await redis.hset(keys.signals('receiver', 'google', start), { attempted: 20, accepted: 18, 'deferred:unknown': 2 });
+  }
+  await signals.close();
+  const alert = (minutesAgo: number, name: string): string =>
+    JSON.stringify({
+      at: now - minutesAgo * 60_000,
+      rule: 'unknown-replies',
+      version: 'v',
+      scope: 'receiver',
+      name,
+      action: 'alert',
+      from: 1,
+      to: 1,
+      inputs: { signal: 'deferred:unknown', count: 12, over: 'attempted', volume: 200, ratio: 0.06, windowMs: 60_000 },
+    });
+  // An old alert, a cut that is not an alert, and a recent alert: only the last shows.
+  await redis.xadd(keys.governorLog(), `${now - 20 * 60_000}-0`, 'decision', alert(20, 'yahoo'));
+  await redis.xadd(
+    keys.governorLog(),
+    `${now - 60_000}-0`,
+    'decision',
+    JSON.stringify({ at: now - 60_000, action: 'lower', rule: 'soft-bounces', scope: 'receiver', name: 'google' }),
+  );
+  await redis.xadd(keys.governorLog(), `${now - 30_000}-0`, 'decision', alert(0.5, 'google'));
+  const s = await status.snapshot();
+  expect(s.keys.find((k) => k.scope === 'receiver' && k.name === 'google')?.unknownShare).toBeCloseTo(0.1);
+  expect(s.alerts).toEqual([
+    {
+      at: now - 30_000,
+      rule: 'unknown-replies',
+      scope: 'receiver',
+      name: 'google',
+      signal: 'deferred:unknown',
+      count: 12,
+      volume: 200,
+      ratio: 0.06,
+    },
+  ]);
+});

@@ -6,6 +6,7 @@ export {
   type OutcomeDetails,
   type FinalizeDetails,
   type TransitionResult,
+  type UnknownReply,
 } from './store.js';
 export { type AttemptEntry } from './attempt-entry.js';
 export { messageId, injectedId, parseInjectedId } from './ids.js';

@@ -118,7 +118,27 @@ export interface Store {
   logAttempt(id: string, attempt: AttemptEntry): Promise<void>;
   /** A message's attempt log, oldest first. */
   attempts(id: string): Promise<AttemptEntry[]>;
+  /**
+   * Keeps a reply the classifier could not read (family `unknown`): the latest 1,000 of the
+   * fleet, for an operator to write its rule (`sluice replies unknown`).
+   */
+  keepUnknownReply(reply: UnknownReply): Promise<void>;
+  /** The latest unknown replies, newest first, of one receiver or all. */
+  unknownReplies(options?: { receiver?: string; limit?: number }): Promise<UnknownReply[]>;
 }
+
+/** A reply the classifier could not read, with whom it came from. */
+export interface UnknownReply {
+  at: number;
+  receiver: string;
+  provider: string;
+  reply: string;
+  /** The classifier version that read it. */
+  version: string;
+}
+
+/** How many unknown replies the fleet keeps. */
+const UNKNOWN_KEPT = 1_000;
 
 const num = (v: string | undefined): number => (v === undefined ? 0 : Number(v));
 
@@ -267,6 +287,29 @@ export function createStore(options: StoreOptions): Store {
     async attempts(id) {
       const entries = await redis.lrange(keys.attempts(id), 0, -1);
       return entries.map((e) => JSON.parse(e) as AttemptEntry);
+    },
+
+    async keepUnknownReply(r) {
+      const entry = JSON.stringify({ ...r, reply: r.reply.slice(0, 1_000) });
+      await redis.xadd(keys.unknownReplies(), 'MAXLEN', '~', UNKNOWN_KEPT, '*', 'r', entry);
+    },
+
+    async unknownReplies(options = {}) {
+      const limit = options.limit ?? 20;
+      const out: UnknownReply[] = [];
+      // Newest first, a page at a time, until enough of the receiver's are found.
+      let end = '+';
+      for (let pages = 0; out.length < limit && pages < UNKNOWN_KEPT / 100; pages++) {
+        const page = await redis.xrevrange(keys.unknownReplies(), end, '-', 'COUNT', 100);
+        for (const [, fields] of page) {
+          const r = JSON.parse(fields[1] ?? '{}') as UnknownReply;
+          if (options.receiver === undefined || r.receiver === options.receiver) out.push(r);
+          if (out.length === limit) break;
+        }
+        if (page.length < 100) break;
+        end = `(${page[page.length - 1]![0]}`;
+      }
+      return out;
     },
 
     async campaignCounts(campaignId) {

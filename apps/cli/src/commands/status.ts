@@ -11,7 +11,7 @@ export function formatStatus(s: StatusSnapshot, now: number): string {
     [
       'Keys',
       table(
-        ['scope', 'name', 'send rate', 'effective', 'configured', 'factor', 'tokens', 'override'],
+        ['scope', 'name', 'send rate', 'effective', 'configured', 'factor', 'tokens', 'unknown', 'override'],
         s.keys.map((k) => [
           k.scope,
           k.name,
@@ -20,6 +20,7 @@ export function formatStatus(s: StatusSnapshot, now: number): string {
           rate(k.configuredRate),
           k.factor,
           k.tokens,
+          k.unknownShare === undefined ? undefined : `${(k.unknownShare * 100).toFixed(1)}%`,
           k.override
             ? `${k.override.kind === 'rate' ? `rate ${rate(k.override.rate)}` : k.override.kind} until ${when(k.override.untilMs, now)}`
             : undefined,
@@ -78,6 +79,20 @@ export function formatStatus(s: StatusSnapshot, now: number): string {
       table(
         ['circuit', 'state', 'until'],
         s.circuits.map((c) => [c.name, c.state, when(c.untilMs, now)]),
+      ),
+    ],
+    [
+      'Alerts (last 15 minutes)',
+      table(
+        ['at', 'rule', 'key', 'saw'],
+        s.alerts.map((a) => [
+          when(a.at, now),
+          a.rule,
+          `${a.scope} ${a.name}`,
+          a.ratio === undefined
+            ? `${a.count} ${a.signal}`
+            : `${a.count} of ${a.volume} attempts (${(a.ratio * 100).toFixed(1)}%) ${a.signal}`,
+        ]),
       ),
     ],
     ['Overrides', overridesTable(s.overrides, now)],

@@ -10,8 +10,11 @@ export interface GovernorDecision {
   version: string;
   scope: LayerKind | 'circuit';
   name: string;
-  /** `advance`, `hold` and `warm` are a warming pool's day judged (rule `warmup`). */
-  action: 'lower' | 'restore' | 'pause' | 'resume' | 'open' | 'close' | 'advance' | 'hold' | 'warm';
+  /**
+   * `advance`, `hold` and `warm` are a warming pool's day judged (rule `warmup`); `alert` a rule
+   * that only tells (the factor unchanged).
+   */
+  action: 'lower' | 'restore' | 'pause' | 'resume' | 'open' | 'close' | 'advance' | 'hold' | 'warm' | 'alert';
   /** The key's factor before and after (1 = its configured rate); for a warm-up, its step. */
   from: number;
   to: number;
@@ -56,4 +59,6 @@ export interface ControlContext {
   keys: Keys;
   adjustments: Adjustments;
   signals: Signals;
+  /** When each (alert rule, scope, key) last alerted: an alert repeats once per cool-down. */
+  alerted: Map<string, number>;
 }

@@ -62,7 +62,7 @@ export function createGovernor(options: GovernorOptions): Governor {
   const { config, redis, keys, adjustments, signals, logger } = options;
   const g = config.governor;
   const clock = options.clock ?? systemClock;
-  const ctx: ControlContext = { governor: g, keys, adjustments, signals };
+  const ctx: ControlContext = { governor: g, keys, adjustments, signals, alerted: new Map() };
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> = Promise.resolve();
   let closed = false;
@@ -70,10 +70,19 @@ export function createGovernor(options: GovernorOptions): Governor {
   const lease = createLease({ redis, key: keys.governorLeader(), holder: options.holder, ttlMs: g.intervalMs * 3 });
 
   async function log(decision: GovernorDecision): Promise<void> {
-    logger.info(
-      { governor: decision },
-      `governor: ${decision.action} ${decision.scope} ${decision.name} ${decision.from.toFixed(3)} → ${decision.to.toFixed(3)} (${decision.rule})`,
-    );
+    const { action, scope, name, rule, inputs } = decision;
+    if (action === 'alert') {
+      const share = inputs.ratio !== undefined ? ` (${(inputs.ratio * 100).toFixed(1)}%)` : '';
+      logger.warn(
+        { governor: decision },
+        `governor: alert ${scope} ${name}: ${inputs.signal} ${inputs.count} of ${inputs.volume} ${inputs.over}${share} (${rule})`,
+      );
+    } else {
+      logger.info(
+        { governor: decision },
+        `governor: ${action} ${scope} ${name} ${decision.from.toFixed(3)} → ${decision.to.toFixed(3)} (${rule})`,
+      );
+    }
     await redis.xadd(keys.governorLog(), 'MAXLEN', '~', 10_000, '*', 'decision', JSON.stringify(decision));
   }
 

@@ -65,6 +65,7 @@ export async function applyRule(
   const decisions: GovernorDecision[] = [];
   const scope = rule.scope;
   if (scope === 'circuit') return decisions; // a circuit rule opens circuits (circuits.ts)
+  if (rule.alert) return alerts(ctx, rule, now);
   for (const name of await signals.active(scope)) {
     const layerKey = keys.bucket(scope, name);
     const current = adjustments.governed(layerKey);
@@ -100,6 +101,37 @@ export async function applyRule(
         decisionOf(g, now, { rule: rule.id, scope, name, action: 'pause', from: 1, to: 0, inputs: result.inputs }),
       );
     }
+  }
+  return decisions;
+}
+
+/**
+ * An alert rule over every key of its scope that had signals lately: a decision `alert` for
+ * each key it trips, at most once per cool-down. It reads its own window and leaves the key's
+ * rate and its recovery alone.
+ */
+async function alerts(ctx: ControlContext, rule: GovernorRule, now: number): Promise<GovernorDecision[]> {
+  const { governor: g, keys, adjustments, signals, alerted } = ctx;
+  const decisions: GovernorDecision[] = [];
+  const scope = rule.scope as Exclude<GovernorRule['scope'], 'circuit'>;
+  for (const name of await signals.active(scope)) {
+    const id = `${rule.id}|${scope}|${name}`;
+    if (now - (alerted.get(id) ?? -Infinity) < cooldownOf(g, rule.id)) continue;
+    const result = evaluate(rule, await signals.read({ kind: scope, name }, rule.windowMs ?? g.windowMs, now));
+    if (!result.fires) continue;
+    alerted.set(id, now);
+    const factor = adjustments.factor(keys.bucket(scope, name));
+    decisions.push(
+      decisionOf(g, now, {
+        rule: rule.id,
+        scope,
+        name,
+        action: 'alert',
+        from: factor,
+        to: factor,
+        inputs: result.inputs,
+      }),
+    );
   }
   return decisions;
 }

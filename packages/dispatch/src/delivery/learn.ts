@@ -94,6 +94,22 @@ export function createLearner(ctx: DeliveryContext): Learner {
     }
   }
 
+  /**
+   * A reply the classifier could not read, kept for `sluice replies unknown`: what an
+   * operator needs to write its rule. Only these replies cost the write.
+   */
+  async function keepUnknown(m: DispatchJobData, outcome: Extract<Outcome, { kind: 'deferred' }>): Promise<void> {
+    await ctx.store
+      .keepUnknownReply({
+        at: clock(),
+        receiver: m.receiver,
+        provider: m.provider,
+        reply: outcome.reply,
+        version: outcome.version,
+      })
+      .catch((err: unknown) => logger.warn({ err }, 'unknown reply not kept'));
+  }
+
   return {
     async learn(m, outcome) {
       count(m, outcome);
@@ -108,6 +124,7 @@ export function createLearner(ctx: DeliveryContext): Learner {
       // The provider itself failing: no answer at all, or an HTTP 5xx. (A receiver's 4xx
       // relayed by an SMTP smarthost says nothing about the smarthost.)
       const noAnswer = !outcome.answered;
+      if (outcome.kind === 'deferred' && outcome.family === 'unknown') await keepUnknown(m, outcome);
       if (outcome.kind === 'deferred' && outcome.family === 'sender_config') {
         await adjustments.markDown(m.provider, config.failover.downForMs, outcome.reply);
         logger.error(
