@@ -1,5 +1,7 @@
 // `pnpm classify:report`: the classifier against the reply corpus, accuracy per family and per
 // receiver, the held-out fifth apart, and every misread. `--held-out` lists only those.
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { CLASSIFIER_VERSION } from '../src/classify.js';
 import { loadCorpus, score, type Scored } from './corpus.js';
 
@@ -8,7 +10,15 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code === 'EPIPE') process.exit(0);
   throw error;
 });
-const scored = score(loadCorpus());
+// `--corpus <file>`: another set in the corpus's format (replies never shown to the rules, to
+// measure them on), instead of the corpus.
+const fileArg = process.argv.indexOf('--corpus');
+const file = fileArg > 0 ? process.argv[fileArg + 1] : undefined;
+if (fileArg > 0 && file === undefined) {
+  process.stderr.write('classify:report: --corpus takes a file in the corpus format (JSON Lines)\n');
+  process.exit(2);
+}
+const scored = score(file === undefined ? loadCorpus() : loadCorpus(pathToFileURL(resolve(file))));
 const heldOutOnly = process.argv.includes('--held-out');
 
 const pct = (part: number, whole: number): string => (whole === 0 ? '-' : `${((100 * part) / whole).toFixed(1)}%`);
