@@ -10,9 +10,9 @@ export const GMAIL_THROTTLE_REPLY =
  * Address lists take exact addresses (case-insensitive) or globs where `*` matches any run of
  * characters, e.g. `bounce-*@example.com`. A recipient's own domain decides what happens to
  * it. On arrival the first that applies wins, in this order:
- * `dropBeforeData` > `bounce` > `block` > `defer` > `fail` > `greylist` > `rate` > accept.
+ * `dropBeforeData` > `bounce` > `block` > `busyRecipient` > `defer` > `fail` > `greylist` > `rate` > accept.
  * A refused message spends no rate token. `dropAfterData` then applies to an accepted message
- * once its data has arrived. `dropBeforeData`, `block`, `defer` and `greylist` concern SMTP only:
+ * once its data has arrived. `dropBeforeData`, `block`, `busyRecipient`, `defer` and `greylist` concern SMTP only:
  * the HTTP ESPs accept such mail, since a receiver's refusal comes back later by webhook.
  */
 export interface DomainBehaviour {
@@ -32,6 +32,11 @@ export interface DomainBehaviour {
   bounce: string[];
   /** Recipients whose server refuses us by policy: SMTP `550 5.7.1` (a block list) at RCPT. @defaultValue `[]` */
   block: string[];
+  /**
+   * Recipients receiving mail faster than their mailbox takes it: SMTP `450 4.2.1` (Gmail's
+   * per-recipient receiving rate) at RCPT, every time. @defaultValue `[]`
+   */
+  busyRecipient: string[];
   /** Recipients whose mailbox is over quota: SMTP `452 4.2.2` at RCPT. @defaultValue `[]` */
   defer: string[];
   /**
@@ -169,6 +174,7 @@ const domainBehaviourSchema = z
     burst: z.number().min(0, { message: 'must be a number >= 0' }).optional(),
     bounce: addressList,
     block: addressList,
+    busyRecipient: addressList,
     defer: addressList,
     fail: addressList,
     greylist: z.boolean().default(false),

@@ -10,6 +10,7 @@ const DEFAULTS = {
   latencyMs: 0,
   bounce: [],
   block: [],
+  busyRecipient: [],
   defer: [],
   fail: [],
   greylist: false,

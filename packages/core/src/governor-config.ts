@@ -12,10 +12,10 @@ export type GovernedScope = (typeof GOVERNED_SCOPES)[number];
 const signalField = z
   .string()
   .regex(
-    /^(attempted|accepted|rejected|throttled|bounced_hard|bounced_soft|complained|recipient_deferred|deferred:[a-z_]+|rejected:[a-z_]+)$/,
+    /^(attempted|accepted|rejected|throttled|bounced_hard|bounced_soft|complained|recipient_deferred|listed|deferred:[a-z_]+|rejected:[a-z_]+)$/,
     {
       message:
-        'must be a signal: attempted, accepted, rejected, throttled, bounced_hard, bounced_soft, complained, recipient_deferred, deferred:<family> or rejected:<family>',
+        'must be a signal: attempted, accepted, rejected, throttled, bounced_hard, bounced_soft, complained, recipient_deferred, listed, deferred:<family> or rejected:<family>',
     },
   );
 
@@ -175,7 +175,8 @@ export type GovernorRule = z.output<typeof ruleSchema>;
  * like, over 3 s and 20 sends) is cut to just under what it accepted, and a provider
  * refusing more than 3% for its rate (HTTP 429) the same way, so Sluice settles under a
  * capacity nobody told it; a receiver blocking half of what a pool and stream send it
- * (550 5.7.1 and the like) opens that circuit for 5 minutes; a receiver whose replies the
+ * (550 5.7.1 and the like) opens that circuit for 5 minutes, and one saying our IPs are on a
+ * block list opens it at once for 10 minutes (one probe then); a receiver whose replies the
  * classifier cannot read (family `unknown`) for more than 5% of 100 or more attempts is
  * reported (`sluice replies unknown` lists them), so an operator adds a rule.
  */
@@ -199,6 +200,13 @@ export const DEFAULT_GOVERNOR_RULES = [
     minVolume: 20,
     scope: 'circuit',
     open: { openForMs: 300_000, probes: 3 },
+  },
+  {
+    id: 'listed',
+    signal: 'listed',
+    atLeast: 1,
+    scope: 'circuit',
+    open: { openForMs: 600_000, probes: 1 },
   },
   {
     id: 'soft-bounces',
@@ -246,7 +254,7 @@ export const governorSchema = z
   .strictObject({
     enabled: z.boolean().default(true),
     /** Bumped when the rules change; written with every decision. */
-    version: z.string().min(1).default('2026.12.02-2'),
+    version: z.string().min(1).default('2026.12.02-3'),
     /** How often the leader evaluates the rules. */
     intervalMs: z.number().int().positive().default(500),
     /** The sliding window the rules read. */

@@ -4,12 +4,12 @@
  */
 import { BUILT_IN_ORGANISATIONS, compileOrganisations } from '@sluice/core';
 import { RECEIVER_ALIASES, RECEIVER_MARKS, RULES, type ReplyRule } from './internal/reply-rules.js';
-import { FAMILIES, type Family, type ThrottleScope } from './internal/reply-types.js';
+import { FAMILIES, type Family, type ReplyScope, type ThrottleScope } from './internal/reply-types.js';
 
-export { FAMILIES, RULES, type Family, type ReplyRule, type ThrottleScope };
+export { FAMILIES, RULES, type Family, type ReplyRule, type ReplyScope, type ThrottleScope };
 
 /** Bumped whenever a rule changes; recorded with every attempt. */
-export const CLASSIFIER_VERSION = '2026.12.02-1';
+export const CLASSIFIER_VERSION = '2026.12.02-2';
 
 /** A reply as an adapter saw it, before classification. */
 export interface Reply {
@@ -40,8 +40,11 @@ export interface Classification {
   permanent: boolean;
   /** Only `bad_recipient` and `bad_domain` suppress the address. */
   suppress: boolean;
-  /** For rate families: whose rate to lower (HTTP 429 → the provider; SMTP 421 4.7.28 → the receiver). */
-  scope?: ThrottleScope;
+  /**
+   * What the reply is about, where it is acted on: a rate (HTTP 429 → the provider; SMTP 421
+   * 4.7.28 → the receiver; 450 4.2.1 → one recipient), or the IP pool (a block-list listing).
+   */
+  scope?: ReplyScope;
   /** The reply's own hint, ms from now: `Retry-After`, `X-RateLimit-Reset`, "try again in N seconds". */
   retryAfterMs?: number;
   /** The enhanced status code found in the text, e.g. `5.1.1`. */

@@ -13,6 +13,7 @@ export {
   type Classification,
   type Family,
   type Reply,
+  type ReplyScope,
   type ThrottleScope,
 } from './classify.js';
 export type { ProviderOptions } from './internal/options.js';

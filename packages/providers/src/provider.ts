@@ -1,5 +1,5 @@
 import type { QueuedMessage } from '@sluice/core';
-import type { Classification, Family, ThrottleScope } from './classify.js';
+import type { Classification, Family, ReplyScope, ThrottleScope } from './classify.js';
 
 /** What every non-accepted outcome carries for the attempt log. */
 interface Classified {
@@ -20,6 +20,8 @@ interface Classified {
    * response, connection refused or lost) or its own server failed (HTTP 5xx).
    */
   answered: boolean;
+  /** What the reply is about, when the classifier says (a throttle's scope; `pool` for a block-list listing). */
+  scope?: ReplyScope;
 }
 
 /**
@@ -97,7 +99,8 @@ export function outcomeFrom(c: Classification, reply: string): Outcome {
     ...(c.retryAfterMs !== undefined ? { retryAfterMs: c.retryAfterMs } : {}),
     ...(c.enhanced !== undefined ? { enhanced: c.enhanced } : {}),
   };
-  if (c.permanent) return { ...base, kind: 'rejected', suppress: c.suppress };
-  if (c.scope !== undefined) return { ...base, kind: 'throttled', scope: c.scope };
-  return { ...base, kind: 'deferred' };
+  if (c.permanent)
+    return { ...base, ...(c.scope !== undefined ? { scope: c.scope } : {}), kind: 'rejected', suppress: c.suppress };
+  if (c.scope !== undefined && c.scope !== 'pool') return { ...base, kind: 'throttled', scope: c.scope };
+  return { ...base, ...(c.scope !== undefined ? { scope: c.scope } : {}), kind: 'deferred' };
 }

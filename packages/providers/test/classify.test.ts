@@ -161,7 +161,12 @@ describe('multi-line SMTP replies', () => {
 
   it('classifies on the joined text', () => {
     const c = classifyReply({ channel: 'smtp', status: 450, text }, NOW);
-    expect(c).toMatchObject({ family: 'throttled', scope: 'receiver', enhanced: '4.2.1', rule: 'smtp.volume' });
+    expect(c).toMatchObject({
+      family: 'throttled',
+      scope: 'recipient',
+      enhanced: '4.2.1',
+      rule: 'smtp.recipient-rate',
+    });
   });
 
   it('keeps CRLF replies the same', () => {
@@ -268,5 +273,45 @@ describe('rules of one receiver', () => {
       }),
     ).toBe('mimecast');
     expect(receiverOf(qq)).toBeUndefined();
+  });
+});
+
+describe('what a reply is about (scope)', () => {
+  const smtp = (status: number, text: string): Reply => ({ channel: 'smtp', status, text });
+  it('one recipient receiving too fast: a throttle of that recipient, not of its receiver', () => {
+    expect(
+      classifyReply(
+        smtp(
+          450,
+          '450 4.2.1 The user you are trying to contact is receiving mail at a rate that prevents additional messages from being delivered.',
+        ),
+        NOW,
+      ),
+    ).toMatchObject({ family: 'throttled', scope: 'recipient', permanent: false });
+  });
+  it('our IPs on a block list: the pool, refused (5xx) or deferred (4xx)', () => {
+    expect(
+      classifyReply(
+        smtp(554, '554 5.7.1 Service unavailable; Client host [203.0.113.5] blocked using zen.spamhaus.org'),
+        NOW,
+      ),
+    ).toMatchObject({
+      family: 'policy_block',
+      scope: 'pool',
+      suppress: false,
+    });
+    expect(
+      classifyReply(smtp(450, '450 4.7.1 Client host [203.0.113.5] blocked using bl.spamcop.net'), NOW),
+    ).toMatchObject({
+      family: 'reputation_deferral',
+      scope: 'pool',
+      permanent: false,
+    });
+  });
+  it('a receiver’s rate stays the receiver’s', () => {
+    expect(classifyReply(smtp(421, '421 4.7.0 Error: too many connections from 203.0.113.5'), NOW)).toMatchObject({
+      family: 'throttled',
+      scope: 'receiver',
+    });
   });
 });

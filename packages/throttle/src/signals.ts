@@ -17,7 +17,8 @@ export interface SignalKey {
  * ESPs report later (bounces, complaints). `deferred:<family>` counts temporary failures
  * by reply family; `matched:<rule>` the replies a governor rule's `match` describes;
  * `recipient_deferred` a recipient's first temporary failure, so each deferred recipient
- * counts once however often it is deferred.
+ * counts once however often it is deferred; `listed` (under a circuit) a reply saying our IPs
+ * are on a block list.
  * Sluice's own waits (a busy quota) are never signals: a rule must not
  * react to Sluice holding itself back.
  */
@@ -31,6 +32,7 @@ export type SignalField =
   | 'bounced_soft'
   | 'complained'
   | 'recipient_deferred'
+  | 'listed'
   | `deferred:${string}`
   | `matched:${string}`;
 

@@ -3,7 +3,7 @@ import { bareAddress, compileAddressPattern, domainOf } from './address.js';
 import { TokenBucket, type BucketState } from './bucket.js';
 
 /** A refusal of one recipient, in precedence order (the first that applies wins). */
-export type RefusalKind = 'drop-before-data' | 'bounce' | 'block' | 'defer' | 'fail' | 'greylist';
+export type RefusalKind = 'drop-before-data' | 'bounce' | 'block' | 'busy-recipient' | 'defer' | 'fail' | 'greylist';
 
 /** What the sandbox does with one message (HTTP) or one RCPT (SMTP), decided on arrival. */
 export type Decision =
@@ -30,22 +30,31 @@ export interface SmtpEnvelope {
 }
 
 type Matcher = (address: string) => boolean;
-type ListKey = 'dropBeforeData' | 'bounce' | 'block' | 'defer' | 'fail' | 'dropAfterData';
+type ListKey = 'dropBeforeData' | 'bounce' | 'block' | 'busyRecipient' | 'defer' | 'fail' | 'dropAfterData';
 
 interface Compiled {
   behaviour: DomainBehaviour;
   lists: Record<ListKey, Matcher[]>;
 }
 
-const LIST_KEYS: readonly ListKey[] = ['dropBeforeData', 'bounce', 'block', 'defer', 'fail', 'dropAfterData'];
+const LIST_KEYS: readonly ListKey[] = [
+  'dropBeforeData',
+  'bounce',
+  'block',
+  'busyRecipient',
+  'defer',
+  'fail',
+  'dropAfterData',
+];
 
 // Receiver-side refusals: an HTTP ESP takes the message and learns of these later, by webhook.
-const SMTP_ONLY = new Set<RefusalKind>(['drop-before-data', 'block', 'defer', 'greylist']);
+const SMTP_ONLY = new Set<RefusalKind>(['drop-before-data', 'block', 'busy-recipient', 'defer', 'greylist']);
 
 const REFUSALS: readonly { kind: Exclude<RefusalKind, 'greylist'>; list: ListKey }[] = [
   { kind: 'drop-before-data', list: 'dropBeforeData' },
   { kind: 'bounce', list: 'bounce' },
   { kind: 'block', list: 'block' },
+  { kind: 'busy-recipient', list: 'busyRecipient' },
   { kind: 'defer', list: 'defer' },
   { kind: 'fail', list: 'fail' },
 ];

@@ -23,6 +23,8 @@ const NO_SUCH_USER =
 const OVER_QUOTA =
   '4.2.2 The email account that you tried to reach is over quota. Please direct the recipient to https://support.google.com/mail/?p=OverQuotaTemp - gsmtp';
 const TEMPORARY_PROBLEM = '4.3.0 Temporary system problem. Try again later.';
+const BUSY_RECIPIENT =
+  '4.2.1 The user you are trying to contact is receiving mail at a rate that prevents additional messages from being delivered. Please resend your message at a later time. If the user is able to receive mail at that time, your message will be delivered. For more information, go to https://support.google.com/mail/?p=ReceivingRate - gsmtp';
 const GREYLISTED = '4.7.1 Greylisted, please try again later';
 const BAD_CREDENTIALS =
   '5.7.8 Username and Password not accepted. For more information, go to https://support.google.com/mail/?p=BadCredentials - gsmtp';
@@ -103,6 +105,9 @@ export async function startSmtp(ctx: SandboxContext, options: SmtpOptions): Prom
       case 'block':
         ctx.recorder.count(domain, 'rejected');
         return callback(reply(550, blockList(session.remoteAddress)));
+      case 'busy-recipient':
+        ctx.recorder.count(domain, 'deferred');
+        return callback(reply(450, BUSY_RECIPIENT));
       case 'defer':
         ctx.recorder.count(domain, 'deferred');
         return callback(reply(452, OVER_QUOTA));

@@ -42,7 +42,17 @@ export function createLearner(ctx: DeliveryContext): Learner {
       for (const rule of matches({ reply: outcome.reply, ...classified })) signals.record(on, `matched:${rule}`);
     }
     if (outcome.kind === 'rejected') signals.record(on, `rejected:${outcome.family}`);
-    if (outcome.kind === 'throttled') {
+    // A block-list listing of our IPs is about the pool at that receiver: its circuit counts it.
+    if (outcome.kind !== 'accepted' && outcome.kind !== 'ambiguous' && outcome.scope === 'pool') {
+      signals.record(
+        on.filter((k) => k.kind === 'circuit'),
+        'listed',
+      );
+    }
+    if (outcome.kind === 'throttled' && outcome.scope === 'recipient') {
+      // One recipient receiving too fast: nobody's rate is at fault, so no key is throttled.
+      signals.record(on, 'deferred:throttled');
+    } else if (outcome.kind === 'throttled') {
       // A throttle counts against whoever refused: a receiver's 421 says nothing about the
       // provider (or pool) that carried it, and a provider's 429 nothing about the receiver.
       // For those keys it is a deferral by family (a receiver throttling a cold pool's IPs
@@ -69,9 +79,13 @@ export function createLearner(ctx: DeliveryContext): Learner {
     }
   }
 
-  /** A throttle: the provider paused when out of quota, else the refusing key slowed down. */
+  /**
+   * A throttle: the provider paused when out of its quota, else the refusing key slowed down;
+   * one recipient's receiving limit slows nobody (its message waits its retry).
+   */
   async function throttled(m: DispatchJobData, outcome: Extract<Outcome, { kind: 'throttled' }>): Promise<void> {
-    if (outcome.family === 'quota_exhausted') {
+    if (outcome.scope === 'recipient') return;
+    if (outcome.family === 'quota_exhausted' && outcome.scope === 'provider') {
       // Until the next GetAccount reading says whether the rolling window has room again.
       const provider = config.providers[m.provider];
       const untilMs =

@@ -1,8 +1,10 @@
 import {
+  circuitId,
   expiresAt,
   isFinalState,
   layerKeysOf,
   layerNamesOf,
+  poolOf,
   receiverNamed,
   type DispatchJobData,
   type ReceiverLimit,
@@ -184,6 +186,15 @@ export async function precheck(ctx: DeliveryContext, job: DeliveryJob): Promise<
   const suspended = suspendedBy(ctx, m);
   if (suspended !== undefined) {
     await readmit(ctx, m, `suspended: ${suspended.scope} ${suspended.name}`.slice(0, 60));
+    return { kind: 'done' };
+  }
+  // Its circuit opened since admission (the receiver lists our IPs, or refuses most of what
+  // it is sent): back to admission, which holds it until a probe may go, so mail booked
+  // before the opening does not meet the same refusal. No attempt is spent.
+  const circuit = circuitId({ receiver: m.receiver, pool: poolOf(config, m.provider), stream: m.stream });
+  const open = ctx.adjustments.circuit(circuit);
+  if (open !== undefined && clock() < open.untilMs) {
+    await readmit(ctx, m, `circuit open: ${circuit}`.slice(0, 60));
     return { kind: 'done' };
   }
   if (clock() >= expiresAt(m, config.delivery.lifetimeMs)) {

@@ -8,5 +8,14 @@ import { REPLY_FAMILIES, type ReplyFamily } from '@sluice/core';
 export const FAMILIES = REPLY_FAMILIES;
 export type Family = ReplyFamily;
 
-/** Whose rate a throttle lowers. */
-export type ThrottleScope = 'provider' | 'receiver';
+/**
+ * Whose pace a throttle is about: the provider's (an ESP's 429), the receiver's (a 421 4.7.28),
+ * or one recipient's (a mailbox receiving faster than it takes: only that recipient waits).
+ */
+export type ThrottleScope = 'provider' | 'receiver' | 'recipient';
+
+/**
+ * What a reply is about, where the worker and governor act on it: a throttle's scope, or the
+ * IP pool (a block-list listing of our addresses: that receiver's circuit for the pool opens).
+ */
+export type ReplyScope = ThrottleScope | 'pool';
