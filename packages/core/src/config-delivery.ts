@@ -147,6 +147,21 @@ export const suppressionSchema = z
           .default(7 * 86_400_000),
       })
       .prefault({}),
+    /**
+     * A full mailbox answered with a 5xx (family `mailbox_full`) is not retried; the address is
+     * suppressed once `count` of them fall within `windowMs` (one full mailbox empties; one full
+     * for a month is abandoned).
+     */
+    mailboxFull: z
+      .strictObject({
+        count: z.number().int().min(1).max(1000).default(3),
+        windowMs: z
+          .number()
+          .int()
+          .positive()
+          .default(30 * 86_400_000),
+      })
+      .prefault({}),
   })
   .prefault({});
 

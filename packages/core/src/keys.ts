@@ -43,6 +43,8 @@ export interface Keys {
   /** A message's attempt log (list of JSON entries): reply, family, classifier version. */
   attempts(id: string): string;
   /** Soft bounces of one address of a tenant (sorted set of event ids by time), for the window. */
+  /** A tenant's address's full-mailbox rejections (sorted set message id → ms), within `suppression.mailboxFull.windowMs`. */
+  mailboxFull(tenantId: string, address: string): string;
   softBounces(tenantId: string, address: string): string;
   /** Marks an ESP event applied (string with a TTL), so the ESP's retries of it change nothing. */
   feedbackEvent(provider: string, eventId: string): string;
@@ -138,6 +140,7 @@ export function createKeys(prefix = 'sluice'): Keys {
     adjustments: () => `${limiter}:adjust`,
     attempts: (id) => `${prefix}:attempts:${id}`,
     softBounces: (tenantId, address) => `${prefix}:soft:${tenantId}:${address}`,
+    mailboxFull: (tenantId, address) => `${prefix}:mbfull:${tenantId}:${address}`,
     feedbackEvent: (provider, eventId) => `${prefix}:evt:${provider}:${eventId}`,
     feedbackSignal: (provider, eventId) => `${prefix}:evtsig:${provider}:${eventId}`,
     webhookToken: (provider, token) => `${prefix}:whtok:${provider}:${token}`,

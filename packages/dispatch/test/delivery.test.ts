@@ -301,6 +301,29 @@ describe('what the engine learns from an outcome', () => {
     expect(receiver.count('matched:policy-57')).toBe(1);
   });
 
+  it('a full mailbox sent as 5xx is rejected, not retried, and suppresses the address only at the count', async () => {
+    const full = '552 5.2.2 The email account that you tried to reach is over quota and inactive. - gsmtp';
+    const s = await setup(
+      { default: { rate: 0.01, burst: 1, throttleReply: full } },
+      { suppression: { mailboxFull: { count: 2 } } },
+    );
+    // The first message takes the only token: the rest meet the full mailbox.
+    await s.delivery.deliver(jobOf(await admitted(s, 'warm@full.test')), s.gate);
+    const first = await admitted(s, 'Box@full.test');
+    await s.delivery.deliver(jobOf(first), s.gate);
+    expect(await s.store.get(first.id)).toMatchObject({ state: 'rejected' });
+    expect(await s.store.suppressed(first.tenantId, 'box@full.test')).toBeNull();
+    // The same job again (a redelivered job): a final message is neither sent nor counted again.
+    await s.delivery.deliver(jobOf(first), s.gate);
+    expect(await s.store.suppressed(first.tenantId, 'box@full.test')).toBeNull();
+    const second = await admitted(s, 'box@full.test');
+    await s.delivery.deliver(jobOf(second), s.gate);
+    expect(await s.store.get(second.id)).toMatchObject({ state: 'rejected' });
+    expect(await s.store.suppressed(first.tenantId, 'box@full.test')).toMatch(/2 full-mailbox rejections/);
+    const log = await s.store.attempts(second.id);
+    expect(log.map((e) => e.action)).toEqual(['final: rejected, recipient suppressed (mailbox full 2 times)']);
+  });
+
   it('keeps a reply the classifier cannot read, with its receiver, for `sluice replies unknown`', async () => {
     const odd = '554 5.9.9 Strange things are afoot at the Circle K';
     const s = await setup({ default: { rate: 1, burst: 1, throttleReply: odd } });

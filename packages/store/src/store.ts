@@ -4,7 +4,7 @@ import { defineScripts, type StoreRedis } from './internal/scripts.js';
 import type { AttemptEntry } from './attempt-entry.js';
 import type { MessageRecord } from './message-record.js';
 import { COMPACT_STATES, compactSlot, readCompact } from './compact.js';
-import { suppressionReason } from './suppressions.js';
+import { encodeSuppression, suppressionReason } from './suppressions.js';
 import { acceptArgs, finalizeArgs, type FinalizeDetails } from './record-args.js';
 
 export type { FinalizeDetails, OutcomeDetails } from './record-args.js';
@@ -123,6 +123,15 @@ export interface Store {
    * fleet, for an operator to write its rule (`sluice replies unknown`).
    */
   keepUnknownReply(reply: UnknownReply): Promise<void>;
+  /**
+   * Counts a full-mailbox rejection (family `mailbox_full`) of a tenant's address, once per
+   * message, and suppresses the address when `limit.count` fall within `limit.windowMs`.
+   * Whether it is suppressed now, and the count in the window.
+   */
+  countMailboxFull(
+    r: { tenantId: string; address: string; messageId: string; provider: string; reply: string },
+    limit: { count: number; windowMs: number },
+  ): Promise<{ suppressed: boolean; count: number }>;
   /** The latest unknown replies, newest first, of one receiver or all. */
   unknownReplies(options?: { receiver?: string; limit?: number }): Promise<UnknownReply[]>;
 }
@@ -287,6 +296,37 @@ export function createStore(options: StoreOptions): Store {
     async attempts(id) {
       const entries = await redis.lrange(keys.attempts(id), 0, -1);
       return entries.map((e) => JSON.parse(e) as AttemptEntry);
+    },
+
+    async countMailboxFull(r, limit) {
+      const address = r.address.toLowerCase();
+      const at = Date.now();
+      const supKey = keys.suppression(r.tenantId);
+      const entry = encodeSuppression({
+        source: 'mailbox-full',
+        at,
+        provider: r.provider,
+        reason: `${limit.count} full-mailbox rejections, last: ${r.reply}`,
+      });
+      // The soft-bounce counter of apply-event-4 with a message's id as the member: a replayed
+      // settle counts the same rejection once.
+      const [code, count] = (await redis.sluiceApplyEvent(
+        supKey,
+        supKey,
+        keys.mailboxFull(r.tenantId, address),
+        supKey,
+        1,
+        'soft',
+        address,
+        entry,
+        at,
+        at,
+        limit.windowMs,
+        limit.count,
+        r.messageId,
+        '',
+      )) as [number, number];
+      return { suppressed: code === 2 || code === 3, count };
     },
 
     async keepUnknownReply(r) {

@@ -4,9 +4,18 @@ import type { Keys } from '@sluice/core';
 /**
  * Why an address is suppressed: `bounce` (an ESP's hard bounce), `complaint` (a spam
  * report), `unsubscribe` (through the ESP), `soft-bounces` (too many in the window),
- * `reply` (a worker's own permanent rejection, such as 550 5.1.1), `manual` (added by hand).
+ * `reply` (a worker's own permanent rejection, such as 550 5.1.1), `mailbox-full` (a full
+ * mailbox answered with a 5xx, too often in the window), `manual` (added by hand).
  */
-export const SUPPRESSION_SOURCES = ['bounce', 'complaint', 'unsubscribe', 'soft-bounces', 'reply', 'manual'] as const;
+export const SUPPRESSION_SOURCES = [
+  'bounce',
+  'complaint',
+  'unsubscribe',
+  'soft-bounces',
+  'reply',
+  'mailbox-full',
+  'manual',
+] as const;
 /** One of {@link SUPPRESSION_SOURCES}. */
 export type SuppressionSource = (typeof SUPPRESSION_SOURCES)[number];
 

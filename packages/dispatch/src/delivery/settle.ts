@@ -135,7 +135,18 @@ export async function settle(
       }
       return;
     case 'rejected':
-      await log(outcome.suppress ? 'final: rejected, recipient suppressed' : 'final: rejected');
+      if (outcome.family === 'mailbox_full') {
+        // Not suppressed on one reply: only once the mailbox has been full too often.
+        const { suppressed, count } = await store.countMailboxFull(
+          { tenantId: m.tenantId, address: m.to, messageId: m.id, provider: m.provider, reply: outcome.reply },
+          config.suppression.mailboxFull,
+        );
+        await log(
+          suppressed
+            ? `final: rejected, recipient suppressed (mailbox full ${count} times)`
+            : `final: rejected (mailbox full ${count} of ${config.suppression.mailboxFull.count})`,
+        );
+      } else await log(outcome.suppress ? 'final: rejected, recipient suppressed' : 'final: rejected');
       await store.finalize(m.id, 'rejected', {
         ...base,
         outcome: outcome.family,
