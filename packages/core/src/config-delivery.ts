@@ -130,38 +130,29 @@ export const backpressureSchema = z
   })
   .prefault({});
 
-/** Suppression from delivery feedback (ESP webhooks). */
+/** Replies that suppress an address once `count` of them fall within `windowMs` (3 by default). */
+const countWithin = (windowMs: number) =>
+  z
+    .strictObject({
+      count: z.number().int().min(1).max(1000).default(3),
+      windowMs: z.number().int().positive().default(windowMs),
+    })
+    .prefault({});
+
+/** Suppression from delivery feedback (ESP webhooks) and full mailboxes. */
 export const suppressionSchema = z
   .strictObject({
     /**
      * Soft bounces (a temporary failure the ESP gave up on) of one address suppress it
      * once `count` of them fall within `windowMs`: one full mailbox is not a dead one.
      */
-    softBounces: z
-      .strictObject({
-        count: z.number().int().min(1).max(1000).default(3),
-        windowMs: z
-          .number()
-          .int()
-          .positive()
-          .default(7 * 86_400_000),
-      })
-      .prefault({}),
+    softBounces: countWithin(7 * 86_400_000),
     /**
      * A full mailbox answered with a 5xx (family `mailbox_full`) is not retried; the address is
      * suppressed once `count` of them fall within `windowMs` (one full mailbox empties; one full
      * for a month is abandoned).
      */
-    mailboxFull: z
-      .strictObject({
-        count: z.number().int().min(1).max(1000).default(3),
-        windowMs: z
-          .number()
-          .int()
-          .positive()
-          .default(30 * 86_400_000),
-      })
-      .prefault({}),
+    mailboxFull: countWithin(30 * 86_400_000),
   })
   .prefault({});
 
