@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { PERMANENT_FAMILIES, TEMPORARY_FAMILIES } from '@sluice/core';
 import { classifyReply, FAMILIES, type Classification, type Family, type Reply } from '../src/classify.js';
 
 /**
@@ -29,21 +30,11 @@ export interface CorpusEntry {
 }
 
 /** Families that are never retried: reading a deferral as one of these loses mail. */
-const PERMANENT: ReadonlySet<Family> = new Set<Family>([
-  'bad_recipient',
-  'bad_domain',
-  'policy_block',
-  'content_rejected',
-  'mailbox_full',
-]);
-const DEFERRALS: ReadonlySet<Family> = new Set<Family>([
-  'throttled',
-  'quota_exhausted',
-  'greylisted',
-  'reputation_deferral',
-  'mailbox_temporary',
-  'transient_system',
-]);
+const PERMANENT: ReadonlySet<Family> = new Set<Family>(PERMANENT_FAMILIES);
+/** The deferrals: every temporary family but our own account and the undecided. */
+const DEFERRALS: ReadonlySet<Family> = new Set<Family>(
+  TEMPORARY_FAMILIES.filter((f) => f !== 'sender_config' && f !== 'unknown'),
+);
 const NOT_THE_ADDRESS: ReadonlySet<Family> = new Set<Family>(['policy_block', 'reputation_deferral', 'throttled']);
 
 /**

@@ -23,8 +23,6 @@ export interface ReplyRule {
   readonly scope?: ReplyScope;
   /** `false`: the provider gave no answer about the message (nothing came back, or its own server failed). */
   readonly answered?: false;
-  /** Where the wording was learned: a page, a source file, or the corpus entries it was written for. */
-  readonly source?: string;
   /**
    * The receiving organisation whose own rule this is: it applies only to replies from it
    * (named by the caller, the answering host or a mark in the text; `classify.ts`). For wording
