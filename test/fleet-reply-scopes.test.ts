@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import { createKeys } from '@sluice/core';
 import type { GovernorDecision } from '@sluice/dispatch';
 import { waitFor } from './support/fleet.js';
 import { RELAY } from './support/scenarios.js';
@@ -8,7 +9,8 @@ import { useFleet } from './support/use-fleet.js';
 // default governor rules: one recipient receiving mail faster than its mailbox takes it (Gmail's
 // 450 4.2.1) waits alone while the rest of its receiver keeps its pace; a receiver saying our
 // IPs are on a block list (Microsoft's 550 5.7.1 S3140) opens that receiver's circuit for the
-// pool at once, and another receiver's mail goes on as before.
+// pool at once, and another receiver's mail goes on as before; a receiver taking two
+// connections at once (Microsoft's 421 4.3.2) gets fewer connections, not a lower rate.
 const fleet = useFleet({
   schedulers: 1,
   workers: 2,
@@ -17,6 +19,7 @@ const fleet = useFleet({
       'busy.test': { busyRecipient: ['hot@busy.test'] },
       'listed.test': { block: ['*@listed.test'] },
       'fine.test': {},
+      'crowded.test': { maxConcurrent: 2, latencyMs: 300 },
     },
   },
   config: {
@@ -25,8 +28,10 @@ const fleet = useFleet({
       { name: 'busy', domains: ['busy.test'], rate: 20, burst: 4 },
       { name: 'listed', domains: ['listed.test'], rate: 20, burst: 4 },
       { name: 'fine', domains: ['fine.test'], rate: 20, burst: 4 },
+      { name: 'crowded', domains: ['crowded.test'], rate: 50, burst: 10, connections: 8 },
     ],
     governor: { intervalMs: 250, evidenceMs: 200 },
+    backpressure: { cooldownMs: 500 },
   },
 });
 
@@ -93,4 +98,37 @@ it('opens the circuit of the receiver that lists our IPs at once, and only that 
   expect(refused).toBeLessThan(20);
   expect(waiting).toBeGreaterThan(40);
   expect(span).toBeLessThan(9);
+}, 60_000);
+
+it('gives a receiver that has too many connections fewer at once, and leaves its rate alone', async () => {
+  const { client, sandbox, redis, prefix } = fleet();
+  const crowded = await client.sendBulk(Array.from({ length: 60 }, (_, i) => ({ ...base, to: `c${i}@crowded.test` })));
+  const started = Date.now();
+  const sent = async (): Promise<number> =>
+    (await Promise.all(crowded.map((s) => client.messages.status(s.id)))).filter((r) => r?.state === 'sent').length;
+  const refusedSoFar = (): number => sandbox.stats().byDomain['crowded.test']?.throttled ?? 0;
+  await waitFor(async () => (await sent()) >= 30, 45_000, 'half of crowded.test sent');
+  const refusedFirstHalf = refusedSoFar();
+  await waitFor(async () => (await sent()) === 60, 45_000, 'crowded.test sent');
+  const seconds = (Date.now() - started) / 1000;
+  const refused = refusedSoFar();
+  const arrivals = sandbox
+    .accepted()
+    .filter((a) => a.to[0]!.endsWith('@crowded.test'))
+    .map((a) => a.arrivedAt)
+    .sort((a, b) => a - b);
+  const fields = Object.keys(await redis.hgetall(createKeys(prefix).adjustments())).filter((f) =>
+    f.includes('crowded'),
+  );
+  const span = (arrivals.at(-1)! - arrivals[0]!) / 1000;
+  console.log(
+    `crowded.test: 60 sent in ${seconds.toFixed(1)} s (${span.toFixed(1)} s at the receiver), ${refused} refused for connections (${refusedFirstHalf} before half were sent); adjustments ${fields.join(', ')}`,
+  );
+  // Its connection slots were lowered, its rate was not (by backpressure or the governor).
+  expect(fields.some((f) => f.includes(':conn:crowded'))).toBe(true);
+  expect(fields.filter((f) => !f.includes(':conn:'))).toEqual([]);
+  expect((await decisions()).filter((d) => d.name === 'crowded' && d.action === 'lower')).toEqual([]);
+  // The two workers' slots come down to the receiver's two within a few cuts, and the refusals
+  // stop: the second half goes without (a few in flight while the last cut came back aside).
+  expect(refused - refusedFirstHalf).toBeLessThanOrEqual(3);
 }, 60_000);

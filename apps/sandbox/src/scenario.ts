@@ -37,6 +37,12 @@ export interface DomainBehaviour {
    * per-recipient receiving rate) at RCPT, every time. @defaultValue `[]`
    */
   busyRecipient: string[];
+  /**
+   * SMTP: transactions for this domain's recipients in progress at once (from the RCPT accepted
+   * to the answer to DATA); one more is refused at RCPT with Microsoft's `421 4.3.2` "maximum
+   * number of concurrent server connections" and its connection closed. Unset means no limit.
+   */
+  maxConcurrent?: number;
   /** Recipients whose mailbox is over quota: SMTP `452 4.2.2` at RCPT. @defaultValue `[]` */
   defer: string[];
   /**
@@ -172,6 +178,7 @@ const domainBehaviourSchema = z
     latencyMs: z.number().int().min(0).max(600_000).default(0),
     rate: z.number().min(0, { message: 'must be a number of messages per second >= 0' }).optional(),
     burst: z.number().min(0, { message: 'must be a number >= 0' }).optional(),
+    maxConcurrent: z.number().int().positive({ message: 'must be a whole number of transactions >= 1' }).optional(),
     bounce: addressList,
     block: addressList,
     busyRecipient: addressList,

@@ -13,6 +13,13 @@ export const receiverSchema = z.strictObject({
   organisation: name.optional(),
   rate,
   burst: burst.optional(),
+  /**
+   * Sends in flight to this receiver at once, per worker process (its connection slots, as
+   * Postfix's destination concurrency is per instance). A reply saying "too many connections"
+   * lowers them fleet-wide, and they come back as a lowered rate does (`backpressure`).
+   * @defaultValue none: as many as the worker's provider slots allow
+   */
+  connections: z.number().int().positive().optional(),
 });
 
 const organisationPatternSchema = z.strictObject({

@@ -21,6 +21,11 @@ export interface Keys {
   bucket(layer: LayerKind, name: string): string;
   /** A provider's connection-slot semaphore (sorted set of leases). */
   slots(provider: string): string;
+  /**
+   * A receiver's connection slots as an adjustments entry (no key of its own): what "too many
+   * connections" lowers, beside the receiver's rate (`bucket('receiver', …)`).
+   */
+  receiverConnections(receiver: string): string;
   /** The live holders of a provider's slots (sorted set by expiry), for fair shares. */
   slotHolders(provider: string): string;
   /** A message's record: state, attempts, last reply. */
@@ -130,6 +135,7 @@ export function createKeys(prefix = 'sluice'): Keys {
     dispatchQueue: (p) => `dispatch-${p}`,
     bucket: (layer, name) => `${limiter}:${LAYER_TAG[layer]}:${name}`,
     slots: (provider) => `${limiter}:slots:${provider}`,
+    receiverConnections: (receiver) => `${limiter}:conn:${receiver}`,
     slotHolders: (provider) => `${limiter}:holders:${provider}`,
     message: (id) => `${prefix}:msg:${id}`,
     suppression: (tenantId) => `${prefix}:sup:${tenantId}`,

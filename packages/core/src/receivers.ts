@@ -1,4 +1,5 @@
 import type { ReceiverPolicy, SluiceConfig } from './config.js';
+import { BUILT_IN_ORGANISATIONS } from './organisations.js';
 
 /** The receiver bucket a recipient domain falls in. */
 export interface ReceiverLimit {
@@ -7,6 +8,8 @@ export interface ReceiverLimit {
   /** Per second; undefined means no receiver limit. */
   rate: number | undefined;
   burst: number | undefined;
+  /** Sends in flight at once per worker process (`receivers[].connections`); undefined: no own cap. */
+  connections?: number;
 }
 
 function matches(policy: ReceiverPolicy, domain: string): boolean {
@@ -15,7 +18,12 @@ function matches(policy: ReceiverPolicy, domain: string): boolean {
   );
 }
 
-const fromPolicy = (p: ReceiverPolicy): ReceiverLimit => ({ name: p.name, rate: p.rate, burst: p.burst });
+const fromPolicy = (p: ReceiverPolicy): ReceiverLimit => ({
+  name: p.name,
+  rate: p.rate,
+  burst: p.burst,
+  ...(p.connections !== undefined ? { connections: p.connections } : {}),
+});
 const fromDefaults = (config: SluiceConfig, name: string): ReceiverLimit => ({
   name,
   rate: config.defaults.receiver.rate,
@@ -69,4 +77,17 @@ export function receiverOfOrganisation(
 export function receiverNamed(config: SluiceConfig, name: string): ReceiverLimit {
   const policy = config.receivers.find((p) => p.name === name);
   return policy ? fromPolicy(policy) : fromDefaults(config, name);
+}
+
+/**
+ * The receiving organisation behind a receiver bucket's name (`DispatchJobData.receiver`): its
+ * policy's `organisation`, else the name itself when it names an organisation (a bucket named
+ * after one), else undefined (a domain's own bucket). The reply classifier reads that
+ * organisation's own rules first.
+ */
+export function organisationNamed(config: SluiceConfig, name: string): string | undefined {
+  const policy = config.receivers.find((p) => p.name === name);
+  if (policy?.organisation !== undefined) return policy.organisation;
+  const known = [...config.organisations.patterns, ...(config.organisations.builtIn ? BUILT_IN_ORGANISATIONS : [])];
+  return known.some((o) => o.name === name) ? name : undefined;
 }

@@ -53,6 +53,12 @@ export interface SendContext {
    */
   beforeSubmit?: () => Promise<void>;
   signal?: AbortSignal;
+  /**
+   * The receiving organisation of the recipient's domain (`google`, `microsoft`… as
+   * `packages/core`'s organisations name them), when known: an SMTP reply is read with that
+   * organisation's own rules first (`classifyReply`'s `receiver`).
+   */
+  receiver?: string;
 }
 
 /** What `check()` learned. */

@@ -193,16 +193,23 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
     done();
   });
 
-  function failed(error: unknown, submission: Submission, messageId: string): Outcome {
+  function failed(error: unknown, submission: Submission, context: SendContext): Outcome {
     const err = (error ?? {}) as SmtpError;
+    // The receiving organisation, so its own rules are read first.
+    const receiver = context.receiver === undefined ? {} : { receiver: context.receiver };
     if (typeof err.responseCode === 'number') {
-      return classified({ channel: 'smtp', status: err.responseCode, text: hide(err.response ?? err.message ?? '') });
+      return classified({
+        channel: 'smtp',
+        status: err.responseCode,
+        text: hide(err.response ?? err.message ?? ''),
+        ...receiver,
+      });
     }
     // Given up on a reused connection before its data went out: the server's own answer.
-    const words = lastWords.get(bare(messageId));
+    const words = lastWords.get(bare(context.messageIdHeader));
     const reply = words === undefined ? undefined : replyIn(words);
     if (reply !== undefined && !submission.submitted)
-      return classified({ channel: 'smtp', status: reply.status, text: hide(reply.text) });
+      return classified({ channel: 'smtp', status: reply.status, text: hide(reply.text), ...receiver });
     // No reply at all: refused, dropped, timed out. After the data went out, nobody knows.
     return unanswered('smtp', hide(errorText(error)), submission.submitted);
   }
@@ -223,7 +230,7 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
         const info = await transporter.sendMail(toMailOptions(message, context));
         // One recipient per message: a refused recipient is the whole message refused.
         const refused = (info.rejectedErrors as SmtpError[] | undefined)?.[0];
-        if (refused !== undefined) return failed(refused, submission, context.messageIdHeader);
+        if (refused !== undefined) return failed(refused, submission, context);
         const to = message.to.toLowerCase();
         if (!info.accepted.some((a) => String(a).toLowerCase() === to)) {
           return unanswered('smtp', hide(`no recipient accepted: ${info.response}`), submission.submitted);
@@ -231,7 +238,7 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
         const id = info.serverMessageId ?? queuedAs(info.response) ?? info.messageId;
         return { kind: 'accepted', providerMessageId: id, reply: info.response, answered: true };
       } catch (error) {
-        return failed(error, submission, context.messageIdHeader);
+        return failed(error, submission, context);
       } finally {
         streaming.delete(context.messageIdHeader);
         lastWords.delete(bare(context.messageIdHeader));

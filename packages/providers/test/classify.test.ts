@@ -309,9 +309,17 @@ describe('what a reply is about (scope)', () => {
     });
   });
   it('a receiver’s rate stays the receiver’s', () => {
-    expect(classifyReply(smtp(421, '421 4.7.0 Error: too many connections from 203.0.113.5'), NOW)).toMatchObject({
-      family: 'throttled',
-      scope: 'receiver',
-    });
+    expect(
+      classifyReply(smtp(421, '421 4.7.28 Our system has detected an unusual rate of unsolicited mail - gsmtp'), NOW),
+    ).toMatchObject({ family: 'throttled', scope: 'receiver' });
+  });
+  it('too many connections at once is about the receiver’s connections, not its rate', () => {
+    for (const text of [
+      '421 4.7.0 Error: too many connections from 203.0.113.5',
+      '421 4.3.2 The maximum number of concurrent connections per resource forest has exceeded a limit, closing transmission channel.',
+      '421 Too many concurrent SMTP connections from this IP address; please try again later.',
+    ]) {
+      expect(classifyReply(smtp(421, text), NOW), text).toMatchObject({ family: 'throttled', scope: 'connections' });
+    }
   });
 });

@@ -26,6 +26,8 @@ const TEMPORARY_PROBLEM = '4.3.0 Temporary system problem. Try again later.';
 const BUSY_RECIPIENT =
   '4.2.1 The user you are trying to contact is receiving mail at a rate that prevents additional messages from being delivered. Please resend your message at a later time. If the user is able to receive mail at that time, your message will be delivered. For more information, go to https://support.google.com/mail/?p=ReceivingRate - gsmtp';
 const GREYLISTED = '4.7.1 Greylisted, please try again later';
+const TOO_MANY_CONNECTIONS =
+  '4.3.2 The maximum number of concurrent server connections has exceeded a limit, closing transmission channel';
 const BAD_CREDENTIALS =
   '5.7.8 Username and Password not accepted. For more information, go to https://support.google.com/mail/?p=BadCredentials - gsmtp';
 const blockList = (ip: string): string =>
@@ -79,6 +81,24 @@ function parseReply(configured: string): Error {
 export async function startSmtp(ctx: SandboxContext, options: SmtpOptions): Promise<SmtpSink> {
   // Keyed by the envelope object, which smtp-server replaces for every transaction.
   const transactions = new WeakMap<SMTPServerEnvelope, Transaction>();
+  /** Per domain, the sessions with a transaction in progress for it (`maxConcurrent`). */
+  const inProgress = new Map<string, Set<string>>();
+
+  /** Ends a session's transaction for `maxConcurrent`: answered, failed or its connection gone. */
+  function done(session: SMTPServerSession): void {
+    for (const sessions of inProgress.values()) sessions.delete(session.id);
+  }
+
+  /** Whether a new transaction for `domain` would pass its `maxConcurrent`; takes its place if so. */
+  function enter(domain: string, session: SMTPServerSession): boolean {
+    const max = ctx.policy().behaviourOf(domain).maxConcurrent;
+    if (max === undefined) return true;
+    const sessions = inProgress.get(domain) ?? new Set<string>();
+    inProgress.set(domain, sessions);
+    if (!sessions.has(session.id) && sessions.size >= max) return false;
+    sessions.add(session.id);
+    return true;
+  }
 
   function destroy(session: SMTPServerSession): void {
     for (const connection of server.connections as Set<Connection>) {
@@ -123,6 +143,11 @@ export async function startSmtp(ctx: SandboxContext, options: SmtpOptions): Prom
         // A 421 makes smtp-server close the connection after the reply, as Gmail does.
         return callback(parseReply(decision.throttleReply));
       case 'accept': {
+        if (!enter(domain, session)) {
+          ctx.recorder.count(domain, 'throttled');
+          // A 421 makes smtp-server close the connection after the reply.
+          return callback(reply(421, TOO_MANY_CONNECTIONS));
+        }
         const tx = transactions.get(envelope);
         if (tx === undefined) {
           transactions.set(envelope, { domain, latencyMs: decision.latencyMs, dropAfterData: decision.dropAfterData });
@@ -190,8 +215,12 @@ export async function startSmtp(ctx: SandboxContext, options: SmtpOptions): Prom
         return;
       }
       onMessage(Buffer.concat(chunks), stream.sizeExceeded, session).then(
-        (id) => callback(null, id === undefined ? undefined : `2.0.0 OK queued as ${id}`),
+        (id) => {
+          done(session);
+          callback(null, id === undefined ? undefined : `2.0.0 OK queued as ${id}`);
+        },
         (error: unknown) => {
+          done(session);
           ctx.logger.error({ err: error }, 'smtp: DATA failed');
           callback(reply(451, TEMPORARY_PROBLEM));
         },
@@ -229,6 +258,8 @@ export async function startSmtp(ctx: SandboxContext, options: SmtpOptions): Prom
       callback();
     },
     onMailFrom(_address, session, callback) {
+      // A new transaction: whatever the session had in progress was given up (RSET).
+      done(session);
       if (ctx.scenario().silence.smtp === 'before-data') {
         ctx.logger.debug({ session: session.id }, 'smtp: silent at MAIL FROM');
         return;
@@ -237,6 +268,7 @@ export async function startSmtp(ctx: SandboxContext, options: SmtpOptions): Prom
     },
     onRcptTo,
     onData,
+    onClose: done,
   });
   // A client resetting its connection is routine here (drops do it on purpose).
   const onError = (error: Error): void => ctx.logger.debug({ err: error }, 'smtp: connection error');

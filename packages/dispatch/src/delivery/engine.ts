@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { createKeys, systemClock, type Clock, type PriorityClass, type SluiceConfig } from '@sluice/core';
+import { createKeys, organisationNamed, systemClock, type Clock, type PriorityClass, type SluiceConfig } from '@sluice/core';
 import type { Provider } from '@sluice/providers';
 import type { Campaigns, Queues, Store } from '@sluice/store';
 import type { Adjustments, Limiter, Signals } from '@sluice/throttle';
@@ -7,7 +7,8 @@ import type { Latency } from '../latency.js';
 import type { DeliveryContext } from './context.js';
 import { createLearner } from './learn.js';
 import { takePlace } from './arrival.js';
-import { precheck, putOff, standsAside, type DeliveryJob } from './precheck.js';
+import { CONNECTION_WAIT_MS, createReceiverConnections } from './connections.js';
+import { delayFor, precheck, putOff, standsAside, type DeliveryJob } from './precheck.js';
 import { readmit } from './readmit.js';
 import { send, type Sent } from './send.js';
 import { settle } from './settle.js';
@@ -56,7 +57,8 @@ export interface Delivery {
    * read, re-admission at a lowered rate, suspension, expiry), send (the arrival gate and
    * the `submit` mark before the final bytes: the mark counts the attempt), learn (the
    * signals and what the outcome says about its keys) and settle (the outcome table).
-   * The connection permit is held from the late re-admission to the end of the send.
+   * The connection permit, and a slot of the receiver's connections, are held from the late
+   * re-admission to the end of the send.
    */
   deliver(job: DeliveryJob, gate: DeliveryGate): Promise<DeliveryResult>;
 }
@@ -77,6 +79,7 @@ export function createDelivery(options: DeliveryOptions): Delivery {
     clock: options.clock ?? systemClock,
   };
   const learner = createLearner(ctx);
+  const connections = createReceiverConnections(ctx);
   const { onStep } = options;
   const renderer = createRenderer(options.campaigns ?? { content: () => Promise.resolve(null) });
 
@@ -106,14 +109,21 @@ export function createDelivery(options: DeliveryOptions): Delivery {
       if (message === undefined) return 'done';
 
       const release = await gate.acquire(m.priority);
+      let connection: (() => void) | undefined;
       let sent: Sent;
       try {
         const ready = await precheck(ctx, job);
         if (ready.kind !== 'send') return ready.kind;
+        // Every connection slot of its receiver is in use here: it looks again shortly, and
+        // the provider permit goes to mail for other receivers meanwhile.
+        connection = connections.take(m);
+        if (connection === undefined) return (await delayFor(ctx, job, CONNECTION_WAIT_MS)).kind;
         onStep?.('sending', m.id);
-        sent = await send(ctx.store, provider, message, () => takePlace(ctx, m, onStep), onStep);
+        const organisation = organisationNamed(config, m.receiver);
+        sent = await send(ctx.store, provider, message, organisation, () => takePlace(ctx, m, onStep), onStep);
         if (sent.kind === 'put-off') return (await putOff(ctx, job, sent.room, ready.first)).kind;
       } finally {
+        connection?.();
         release();
       }
       if (sent.kind === 'refused') return refused(job, sent.result);

@@ -49,8 +49,9 @@ export function createLearner(ctx: DeliveryContext): Learner {
         'listed',
       );
     }
-    if (outcome.kind === 'throttled' && outcome.scope === 'recipient') {
-      // One recipient receiving too fast: nobody's rate is at fault, so no key is throttled.
+    if (outcome.kind === 'throttled' && (outcome.scope === 'recipient' || outcome.scope === 'connections')) {
+      // One recipient receiving too fast, or too many connections at once: nobody's rate is
+      // at fault, so no key is throttled (the receiver's connection slots are lowered below).
       signals.record(on, 'deferred:throttled');
     } else if (outcome.kind === 'throttled') {
       // A throttle counts against whoever refused: a receiver's 421 says nothing about the
@@ -80,11 +81,20 @@ export function createLearner(ctx: DeliveryContext): Learner {
   }
 
   /**
-   * A throttle: the provider paused when out of its quota, else the refusing key slowed down;
-   * one recipient's receiving limit slows nobody (its message waits its retry).
+   * A throttle: the provider paused when out of its quota, too many connections lowers the
+   * receiver's connection slots, else the refusing key slowed down; one recipient's receiving
+   * limit slows nobody (its message waits its retry).
    */
   async function throttled(m: DispatchJobData, outcome: Extract<Outcome, { kind: 'throttled' }>): Promise<void> {
     if (outcome.scope === 'recipient') return;
+    if (outcome.scope === 'connections') {
+      const { cut, factor } = await adjustments.slowDown(keys.receiverConnections(m.receiver));
+      if (cut) {
+        const reply = outcome.reply.slice(0, 200);
+        logger.info({ receiver: m.receiver, factor, reply }, 'too many connections: receiver connection slots lowered');
+      }
+      return;
+    }
     if (outcome.family === 'quota_exhausted' && outcome.scope === 'provider') {
       // Until the next GetAccount reading says whether the rolling window has room again.
       const provider = config.providers[m.provider];

@@ -116,7 +116,7 @@ async function admitAgain(ctx: DeliveryContext, m: DispatchJobData, why: string)
 }
 
 /** Waits in this dispatch queue for `waitMs`, admitted for then. */
-async function delayFor(ctx: DeliveryContext, job: DeliveryJob, waitMs: number): Promise<NotSent> {
+export async function delayFor(ctx: DeliveryContext, job: DeliveryJob, waitMs: number): Promise<NotSent> {
   const at = ctx.clock() + waitMs;
   await job.delay({ ...job.data, admittedAt: at, decidedAt: ctx.clock() }, at);
   return { kind: 'delayed' };

@@ -25,7 +25,8 @@ class MarkRefused extends Error {}
  * wait until the arrival gate has placed the send (`onTime`, which may put it off: nothing
  * counted) and the record says `submitted` (the adapter's gate): the mark counts the attempt
  * and refuses a final record, a paused campaign and a record another run submitted, in one
- * Lua call. A crash before the mark leaves the ESP an incomplete request (safe to resend),
+ * Lua call. `receiver` is the recipient's receiving organisation, for reading its replies.
+ * A crash before the mark leaves the ESP an incomplete request (safe to resend),
  * one after it is known to be ambiguous. Redis unreachable at the gate: the request is
  * aborted, a transient failure. A request that ended before its final bytes (refused at
  * RCPT, a connection refused or lost, the mark failed) had no mark: its attempt is counted
@@ -35,6 +36,7 @@ export async function send(
   store: Store,
   provider: Provider,
   m: DispatchJobData,
+  receiver: string | undefined,
   onTime: () => Promise<void>,
   onStep?: OnStep,
 ): Promise<Sent> {
@@ -43,6 +45,7 @@ export async function send(
   let gate: Promise<void> | undefined;
   const outcome = await provider.send(m, {
     messageIdHeader: messageIdHeader(m),
+    ...(receiver !== undefined ? { receiver } : {}),
     beforeSubmit: () =>
       (gate ??= (async () => {
         onStep?.('withheld', m.id);

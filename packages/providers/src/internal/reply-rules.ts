@@ -62,6 +62,9 @@ const VOLUME =
 const SENDER_CAUSE =
   /reputation|complaints?\b|\bspam\b|unsolicited|suspicious|\b(?:DMARC|SPF|DKIM)\b|unauthenticated|authentication (?:information|checks?|level)|authenticate with|\bPTR\b|reverse ?DNS|\brDNS\b|reverse hostname|cannot find your hostname|name lookup failed|does not resolve|forged hostname|may not be mail exchanger|helo (?:command )?rejected|bad helo|helo denied|block ?list(?:ed)?|black ?list(?:ed)?|\bDNSBLs?\b|\bRBL\b|spamhaus|sender verify|sender address rejected|sender domain|from domain|domain of sender|invalid sender|emetteur invalide|unverifyable sending|not in whitelist|cloudmark|unroutable sender|untrusted IP|cannot say you are me|remote ip check|helo ?host|sender ip ad+ress rejected|is filtered|register your IP|deliver mails? directly|sender address (?:rejected|blocked)|517 Invalid domain|\bFrom: domain\b|mismatches client ip|blocked (?:using|by)|MAIL FROM|RFC 7505 Null MX|my name was rejected|\((?:BL|DIAL|NOWL|RBL)\)|invalid ip for sending|invalid DNS MX|DNS (?:PTR|MX) resource|verification failed|barracuda reputation|\bSBRS\b|poor reputation|abuse/i;
 const GREYLIST = /gr[ea]y ?list/i;
+// Too many connections at once from us: about the receiver's connection slots, not its rate.
+const CONNECTIONS =
+  /too many (?:open |concurrent |simultaneous |smtp )*(?:connections|sessions|connected clients)|maximum number of (?:concurrent|simultaneous) (?:server )?connections|concurrent (?:smtp )?connections|trop de connexions|connection (?:count )?limit (?:exceeded|reached)|\bHL:ICC\b|AUP#CXCNCT/i;
 // Our addresses on a block list (DNSBL): about the IP pool we send from, at that receiver.
 const LISTED =
   /block ?list|black ?list|\bDNSBLs?\b|\bRBL\b|spamhaus|blocked using|(?<!not )listed (?:in|on|at|by)|is listed|barracuda reputation|cloudmark|\b[SXP]BL\b|\[BL\d\d\]|\((?:BL|RBL)\)|sorbs|spamcop|abuseat|mail-abuse|black ip/i;
@@ -146,7 +149,8 @@ export const RULES: readonly ReplyRule[] = [
   // ---- receivers' own code tables (text marks that only they send) ----------------------
   // NetEase (163/126): http://help.163.com/09/1224/17/5RAJ4LMH00753VB8.html
   { id: 'netease.quota', channel: 'smtp', text: /\b(?:MI:STC|RP:TRC)\b/, family: 'quota_exhausted', permanent: false, scope: 'receiver' },
-  { id: 'netease.rate', channel: 'smtp', text: /\b(?:HL:I[CF]C|MI:DMC|RP:DRC|MI:SFQ|RP:QRC|RP:RCL)\b/, family: 'throttled', permanent: false, scope: 'receiver' },
+  { id: 'netease.connections', channel: 'smtp', text: /\bHL:ICC\b/, family: 'throttled', permanent: false, scope: 'connections' },
+  { id: 'netease.rate', channel: 'smtp', text: /\b(?:HL:IFC|MI:DMC|RP:DRC|MI:SFQ|RP:QRC|RP:RCL)\b/, family: 'throttled', permanent: false, scope: 'receiver' },
   { id: 'netease.reputation-4xx', channel: 'smtp', status: [400, 499], text: /\b(?:HL:[MR]EP|DT:RBL|WM:BLI|DT:SPM)\b/, family: 'reputation_deferral', permanent: false, scope: 'receiver' },
   { id: 'netease.unknown', channel: 'smtp', text: /\bMI:CEL\b/, family: 'unknown', permanent: false },
   { id: 'netease.block', channel: 'smtp', status: [500, 599], text: /\b(?:DT|MI|HL|RP|WM):[A-Z]{3}\b/, family: 'policy_block', permanent: true },
@@ -154,7 +158,7 @@ export const RULES: readonly ReplyRule[] = [
   { id: 'qq.recipient-rate', channel: 'smtp', receiver: 'qq', text: /^Mailbox unavailable or access denied$/i, family: 'throttled', permanent: false, scope: 'recipient' },
   // Charter/Spectrum AUP#I-13xx: connection and rate limits (spectrum.net/support/internet/understanding-email-error-codes).
   { id: 'charter.rate', channel: 'smtp', text: /AUP#In?-?13\d\d|spectrum\.net\/support\/internet\/aup-blocked/i, family: 'throttled', permanent: false, scope: 'receiver' },
-  { id: 'cox.rate', channel: 'smtp', text: /AUP#CX(?:CNCT|THR|MXRT)/i, family: 'throttled', permanent: false, scope: 'receiver' },
+  { id: 'cox.connections', channel: 'smtp', text: /AUP#CXCNCT/i, family: 'throttled', permanent: false, scope: 'connections' },
   // Yahoo: TS01–TS02 complaints, TS03/TSS06+ permanent deferral, BL/PH policy.
   { id: 'yahoo.permanent-deferral', channel: 'smtp', text: /permanently deferred/i, family: 'policy_block', permanent: true },
   // Yahoo "4.16.50" is its reputation deferral (help.yahoo.com/help/us/mail/defer/defer-06.html).
@@ -164,7 +168,7 @@ export const RULES: readonly ReplyRule[] = [
   { id: 'aliyun.rcpt-attempts', channel: 'smtp', receiver: 'aliyun', text: /number of RCPT attempts is achieved the maximum threshold/i, family: 'quota_exhausted', permanent: false },
   { id: 'aliyun.rcpt-total', channel: 'smtp', receiver: 'aliyun', text: /total of RCPTs is achieved the maximum threshold/i, family: 'throttled', permanent: false, scope: 'receiver' },
   { id: 'aliyun.unavailable', channel: 'smtp', receiver: 'aliyun', text: /"RCPT TO" mailbox unavailable/i, family: 'unknown', permanent: false },
-  { id: 'vade.connections', channel: 'smtp', receiver: 'vade', status: [400, 499], text: /^4\.2\.1 Connection refused$/i, family: 'throttled', permanent: false, scope: 'receiver' },
+  { id: 'vade.connections', channel: 'smtp', receiver: 'vade', status: [400, 499], text: /^4\.2\.1 Connection refused$/i, family: 'throttled', permanent: false, scope: 'connections' },
   { id: 'vade.refused', channel: 'smtp', receiver: 'vade', status: [500, 599], text: /Connection refused/i, family: 'policy_block', permanent: true },
   { id: 'vade.deferred', channel: 'smtp', receiver: 'vade', text: /Connection deferred/i, family: 'transient_system', permanent: false },
   // AOL's documented refusal codes (postmaster.info.aol.com/errors): RTR, RLY, DYN, HVU, CON.
@@ -209,6 +213,7 @@ export const RULES: readonly ReplyRule[] = [
   // ---- volume-driven limits: throttled, whatever the class (decision orders 1–3) -----------
   // A daily, monthly or plan limit is a quota, an hour or less a rate.
   { id: 'smtp.daily-quota', channel: 'smtp', text: /(?:daily|per day|monthly|24[- ]hours?) (?:\w+ ){0,3}(?:quota|limit)|quota for sending|within 24 hours|\bper day\b/i, unless: /Message-ID/i, family: 'quota_exhausted', permanent: false, scope: 'receiver' },
+  { id: 'smtp.connections', channel: 'smtp', text: CONNECTIONS, unless: /per (?:minute|hour|second)|frequency/i, family: 'throttled', permanent: false, scope: 'connections' },
   { id: 'smtp.recipient-rate', channel: 'smtp', text: RECIPIENT_RATE, family: 'throttled', permanent: false, scope: 'recipient' },
   // A limit whose stated cause is the sender (complaints with no volume, authentication,
   // reputation) is a reputation deferral below, even when worded "rate limited".

@@ -9,10 +9,12 @@ export const FAMILIES = REPLY_FAMILIES;
 export type Family = ReplyFamily;
 
 /**
- * Whose pace a throttle is about: the provider's (an ESP's 429), the receiver's (a 421 4.7.28),
- * or one recipient's (a mailbox receiving faster than it takes: only that recipient waits).
+ * Whose pace a throttle is about: the provider's (an ESP's 429), the receiver's rate (a 421
+ * 4.7.28), the receiver's connections (too many at once: its connection slots are lowered, not
+ * its rate), or one recipient's (a mailbox receiving faster than it takes: only that recipient
+ * waits).
  */
-export type ThrottleScope = 'provider' | 'receiver' | 'recipient';
+export type ThrottleScope = 'provider' | 'receiver' | 'connections' | 'recipient';
 
 /**
  * What a reply is about, where the worker and governor act on it: a throttle's scope, or the
