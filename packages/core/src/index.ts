@@ -46,7 +46,14 @@ export {
   type RetryFamily,
 } from './families.js';
 export { loadConfig, DEFAULT_CONFIG_PATH, type LoadConfigOptions } from './load-config.js';
-export { receiverFor, listedReceiver, receiverOfOrganisation, receiverNamed, organisationNamed, type ReceiverLimit } from './receivers.js';
+export {
+  receiverFor,
+  listedReceiver,
+  receiverOfOrganisation,
+  receiverNamed,
+  organisationNamed,
+  type ReceiverLimit,
+} from './receivers.js';
 export {
   BUILT_IN_ORGANISATIONS,
   ORGANISATIONS_VERSION,

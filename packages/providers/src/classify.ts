@@ -3,13 +3,14 @@
  * the status, the enhanced status code (RFC 3463) and the full reply text.
  */
 import { BUILT_IN_ORGANISATIONS, compileOrganisations } from '@sluice/core';
-import { RECEIVER_ALIASES, RECEIVER_MARKS, RULES, type ReplyRule } from './internal/reply-rules.js';
-import { FAMILIES, type Family, type ReplyScope, type ThrottleScope } from './internal/reply-types.js';
+import { RECEIVER_ALIASES, RECEIVER_MARKS, RECEIVER_RULES } from './internal/receiver-rules.js';
+import { RULES } from './internal/reply-rules.js';
+import { FAMILIES, type Family, type ReplyRule, type ReplyScope, type ThrottleScope } from './internal/reply-types.js';
 
-export { FAMILIES, RULES, type Family, type ReplyRule, type ReplyScope, type ThrottleScope };
+export { FAMILIES, RECEIVER_RULES, RULES, type Family, type ReplyRule, type ReplyScope, type ThrottleScope };
 
 /** Bumped whenever a rule changes; recorded with every attempt. */
-export const CLASSIFIER_VERSION = '2026.12.02-2';
+export const CLASSIFIER_VERSION = '2026.12.03-2';
 
 /** A reply as an adapter saw it, before classification. */
 export interface Reply {
@@ -67,6 +68,18 @@ const ENHANCED = /\b([245])\.(\d{1,3})\.(\d{1,3})\b/;
 const BASIC_PREFIX = /^\s*\d{3}[- ]/;
 const LEADING_ENHANCED = /^\s*[245]\.\d{1,3}\.\d{1,3}\s+/;
 const SUPPRESSING: ReadonlySet<Family> = new Set<Family>(['bad_recipient', 'bad_domain']);
+/**
+ * A permanent family's reading under an SMTP 4xx: what the receiver says about the same cause
+ * when it means "not now" (a block is a deferral, a bad address a mailbox that may come back,
+ * content its checker's trouble).
+ */
+const AS_4XX: Readonly<Record<string, Family>> = {
+  bad_recipient: 'mailbox_temporary',
+  mailbox_full: 'mailbox_temporary',
+  bad_domain: 'unknown',
+  policy_block: 'reputation_deferral',
+  content_rejected: 'transient_system',
+};
 const UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000 };
 const WAIT_TEXT =
   /\b(?:try again in|retry in|wait|greylisted for)\s+(\d{1,6})\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h)\b/i;
@@ -104,16 +117,18 @@ function statusMatches(rule: ReplyRule, status: number): boolean {
 const organisationOfHost = compileOrganisations(BUILT_IN_ORGANISATIONS);
 
 /**
- * The receiving organisation a reply speaks for: the one the caller names (as `packages/core`
- * names them, or a slug such as `microsoft365` for its organisation), else the answering host's
- * (by the same MX patterns), else a mark in the text only that organisation sends.
+ * The receiving organisations a reply speaks for, whose own rule sets are read: the one the
+ * caller names (as `packages/core` names them, or a slug such as `microsoft365` for its
+ * organisation), the answering host's (by the same MX patterns), and each whose marks (its code
+ * tables, its own host names) the text carries.
  */
-export function receiverOf(reply: Reply, text: string = normaliseReplyText(reply)): string | undefined {
-  if (reply.receiver !== undefined) return RECEIVER_ALIASES[reply.receiver] ?? reply.receiver;
+export function receiversOf(reply: Reply, text: string = normaliseReplyText(reply)): ReadonlySet<string> {
+  const found = new Set<string>();
+  if (reply.receiver !== undefined) found.add(RECEIVER_ALIASES[reply.receiver] ?? reply.receiver);
   const byHost = reply.host === undefined ? undefined : organisationOfHost([{ exchange: reply.host, priority: 0 }]);
-  if (byHost !== undefined) return byHost;
-  for (const [name, mark] of Object.entries(RECEIVER_MARKS)) if (mark.test(text)) return name;
-  return undefined;
+  if (byHost !== undefined) found.add(byHost);
+  for (const [name, mark] of Object.entries(RECEIVER_MARKS)) if (mark.test(text)) found.add(name);
+  return found;
 }
 
 function ruleMatches(
@@ -121,9 +136,9 @@ function ruleMatches(
   reply: Reply,
   text: string,
   enhanced: string | undefined,
-  receiver: string | undefined,
+  receivers: ReadonlySet<string>,
 ): boolean {
-  if (rule.receiver !== undefined && rule.receiver !== receiver) return false;
+  if (rule.receiver !== undefined && !receivers.has(rule.receiver)) return false;
   if (rule.channel !== undefined && rule.channel !== reply.channel) return false;
   if (!statusMatches(rule, reply.status)) return false;
   if (rule.enhanced !== undefined && (enhanced === undefined || !rule.enhanced.test(enhanced))) return false;
@@ -188,17 +203,25 @@ function firstMatch(
   reply: Reply,
   text: string,
   enhanced: string | undefined,
-  receiver: string | undefined,
+  receivers: ReadonlySet<string>,
 ): ReplyRule {
-  for (const rule of rules) if (ruleMatches(rule, reply, text, enhanced, receiver)) return rule;
-  return { id: 'fallback.unknown', family: 'unknown', permanent: false };
+  for (const rule of rules) if (ruleMatches(rule, reply, text, enhanced, receivers)) return rule;
+  return { id: 'fallback.unknown', family: 'unknown', permanent: false, source: 'issue 15 decision order 8' };
+}
+
+/** The row as the reply's class allows it: an SMTP 4xx is not final unless the row says so. */
+function asSent(rule: ReplyRule, reply: Reply): ReplyRule {
+  const temporary = reply.channel === 'smtp' && reply.status >= 400 && reply.status < 500;
+  if (!temporary || !rule.permanent || rule.finalEvenAs4xx) return rule;
+  return { ...rule, id: `${rule.id}.4xx`, family: AS_4XX[rule.family] ?? rule.family, permanent: false };
 }
 
 /** Classifies one reply. Pure: `now` (epoch ms) only turns an absolute reset time into a wait. */
 export function classifyReply(reply: Reply, now: number = Date.now()): Classification {
   const text = normaliseReplyText(reply);
   const enhanced = enhancedCode(reply);
-  const rule = firstMatch(RULES, reply, text, enhanced, receiverOf(reply, text));
+  const matched = firstMatch(RULES, reply, text, enhanced, receiversOf(reply, text));
+  const rule = asSent(matched, reply);
   const retryAfterMs = retryHintMs(reply, now, text);
   return {
     family: rule.family,

@@ -3,10 +3,11 @@ import {
   CLASSIFIER_VERSION,
   FAMILIES,
   MAX_HINT_MS,
+  RECEIVER_RULES,
   RULES,
   classifyReply,
   normaliseReplyText,
-  receiverOf,
+  receiversOf,
   type Reply,
 } from '../src/classify.js';
 import { loadCorpus, replyOf } from './corpus.js';
@@ -81,7 +82,8 @@ describe('the rule table', () => {
   });
 
   // Rows no published reply above reaches, each with the smallest reply that should reach
-  // it. These texts are synthetic (RFC 3463 / RFC 5321 codes with plain wording).
+  // it. These texts are synthetic (RFC 3463 / RFC 5321 codes with plain wording, or a code of a
+  // receiver's published table in its own form).
   const synthetic: readonly [rule: string, reply: Reply, family: string][] = [
     ['http.429', { channel: 'http', status: 429, text: '' }, 'throttled'],
     ['http.403', { channel: 'http', status: 403, text: 'Forbidden' }, 'sender_config'],
@@ -108,6 +110,10 @@ describe('the rule table', () => {
       'reputation_deferral',
     ],
     ['smtp.503', { channel: 'smtp', status: 503, text: '503 5.5.1 Error: need RCPT command' }, 'transient_system'],
+    // Spectrum's code table gives each code's meaning, not the reply line: its AUP#I-<code> form.
+    ['charter.listed', { channel: 'smtp', status: 554, text: '554 5.7.1 AUP#I-1220' }, 'policy_block'],
+    ['charter.system', { channel: 'smtp', status: 451, text: '451 4.3.0 AUP#I-1090' }, 'transient_system'],
+    ['charter.size', { channel: 'smtp', status: 552, text: '552 5.3.4 AUP#O-1530' }, 'content_rejected'],
   ];
 
   it.each(synthetic)('reaches %s (synthetic reply)', (rule, reply, family) => {
@@ -263,16 +269,25 @@ describe('rules of one receiver', () => {
   });
 
   it('knows the receiver by the caller’s name, the answering host or a mark only it sends', () => {
-    expect(receiverOf({ ...qq, receiver: 'microsoft365' })).toBe('microsoft');
-    expect(receiverOf({ ...qq, host: 'gmail-smtp-in.l.google.com' })).toBe('google');
-    expect(
-      receiverOf({
+    expect([...receiversOf({ ...qq, receiver: 'microsoft365' })]).toEqual(['microsoft']);
+    expect([...receiversOf({ ...qq, host: 'gmail-smtp-in.l.google.com' })]).toEqual(['google']);
+    expect([
+      ...receiversOf({
         channel: 'smtp',
         status: 451,
         text: '451 Invalid Recipient - https://community.mimecast.com/docs/DOC-1369#451',
       }),
-    ).toBe('mimecast');
-    expect(receiverOf(qq)).toBeUndefined();
+    ]).toEqual(['mimecast']);
+    expect(receiversOf(qq).size).toBe(0);
+    // A recipient's address is no mark: Yahoo's rules are not read for a Google reply about one.
+    expect([...receiversOf({ ...qq, text: '550 5.1.1 <bob@yahoo.com> user unknown - gsmtp' })]).toEqual(['google']);
+  });
+
+  it('every rule names where it was learned, and every set belongs to a known organisation', () => {
+    for (const rule of [...RULES]) expect(rule.source.length, rule.id).toBeGreaterThan(8);
+    for (const [receiver, rules] of Object.entries(RECEIVER_RULES)) {
+      for (const rule of rules) expect(rule.id.split('.')[0], rule.id).toBe(receiver);
+    }
   });
 });
 

@@ -1,5 +1,12 @@
 import type { Logger } from 'pino';
-import { createKeys, organisationNamed, systemClock, type Clock, type PriorityClass, type SluiceConfig } from '@sluice/core';
+import {
+  createKeys,
+  organisationNamed,
+  systemClock,
+  type Clock,
+  type PriorityClass,
+  type SluiceConfig,
+} from '@sluice/core';
 import type { Provider } from '@sluice/providers';
 import type { Campaigns, Queues, Store } from '@sluice/store';
 import type { Adjustments, Limiter, Signals } from '@sluice/throttle';

@@ -1,0 +1,148 @@
+import type { ReplyRule } from './reply-types.js';
+
+/**
+ * Receivers' own rule sets (issue 15), keyed by the receiving organisation: wording and codes
+ * that mean something particular from that organisation (its code tables, its words for a limit).
+ * A set is read only for a reply from its organisation, before the general rows' volume,
+ * sender and mailbox wording (`reply-rules.ts`). An organisation is named as `packages/core`'s
+ * organisations name them; `classify.ts` finds it from the caller, the answering host or
+ * {@link RECEIVER_MARKS}. Each rule names where it was learned (`source`).
+ */
+
+/** Slugs that name an organisation by another name (the corpus's, a caller's). */
+export const RECEIVER_ALIASES: Readonly<Record<string, string>> = {
+  microsoft365: 'microsoft',
+  exchange_online: 'microsoft',
+  outlook: 'microsoft',
+  hotmail: 'microsoft',
+  aol: 'yahoo',
+  gmail: 'google',
+  icloud: 'apple',
+  laposte: 'orange',
+  webde: 'gmx',
+  'web.de': 'gmx',
+  ionos: 'gmx',
+  spectrum: 'charter',
+};
+
+/**
+ * Marks in a reply's text that only one organisation sends: its code tables and its own host
+ * names, never a domain that could be a recipient's address. A reply may carry the marks of
+ * more than one (a receiver quoting another's answer): each one's set is read.
+ */
+export const RECEIVER_MARKS: Readonly<Record<string, RegExp>> = {
+  google: /\bgsmtp\b|support\.google\.com/i,
+  microsoft:
+    /protection\.outlook\.com|\.outlook\.com\b|\bSTOREDRV\b|\bRESOLVER\.[A-Z]+|\bNonExistentDomain\b|InfoDomainNonexistent|\(S\d{4,5}\)|aka\.ms\//i,
+  yahoo:
+    /yahoodns|\[(?:TSS?|GL|BL|PH)\d\d\]|temporarily deferred - 4\.16\.5\d|\b(?:RTR|RLY|DYN|HVU|CON):[A-Z0-9]{2}\b|^Message not allowed - \[\d+\]$|postmaster\.(?:yahooinc|aol)\.com/i,
+  qq: /service\.(?:exmail\.|mail\.)?qq\.com/i,
+  mimecast: /mimecast/i,
+  netease: /\b(?:DT|MI|HL|RP|WM):[A-Z]{3}\b|help\.163\.com|\bmxmail\.netease\.com/,
+  charter: /AUP#[-A-Za-z]*1\d{3}\b|spectrum\.net\/support/i,
+  cox: /AUP#CX[A-Z]+/i,
+  godaddy: /\bIB\d{3}\b|secureserver\.net/i,
+  orange: /\b(?:OFR|LPN)\d{3}_\d{3}\b|\bmwinf\w+|wanadoo|\bme\.orange\.fr/i,
+  gmx: /\bgmx\.(?:net|de|com)\b|web\.de\b|kundenserver\.de|\bionos\.|\(header based\)|[?&]c=h[id]\b/i,
+  aliyun: /aliyun|alibaba|mxhichina/i,
+  vade: /vadesecure|\bOXSUS\d+/i,
+};
+
+/** One rule of an organisation's set: the set names its organisation. */
+export type ReceiverRule = Omit<ReplyRule, 'receiver'>;
+
+// One row a line, so each set reads as a table.
+// prettier-ignore
+/** Every organisation's own rules. Bump `CLASSIFIER_VERSION` with any change. */
+export const RECEIVER_RULES: Readonly<Record<string, readonly ReceiverRule[]>> = {
+  google: [
+    // Gmail's 4.7.28 is its volume limit whatever else the text says (decision order 1).
+    { id: 'google.rate-4.7.28', channel: 'smtp', enhanced: /^4\.7\.28$/, family: 'throttled', permanent: false, scope: 'receiver', source: 'https://support.google.com/a/answer/3726730 (421 4.7.28); azumakuniyuki/feb-2024-no-auth-no-entry (Google SMTP error page snapshots)' },
+    // Our connection without TLS, refused as 5xx: our own setting (decision order 4); as 4xx Gmail rate-limits it (a reputation deferral).
+    { id: 'google.tls-required', channel: 'smtp', status: [500, 599], text: /(?:wasn't|was not) sent over a TLS connection/i, family: 'sender_config', permanent: false, source: 'https://support.google.com/a/answer/3726730 (550 5.7.29)' },
+    // Gmail as our relay: its sending limits are our account's quota, not a mailbox's.
+    { id: 'google.sending-quota', channel: 'smtp', text: /\bemail quota exceeded|(?:daily )?user sending (?:quota|limit) exceeded/i, family: 'quota_exhausted', permanent: false, scope: 'provider', source: 'https://support.google.com/a/answer/3726730 (550 5.4.5, 550 5.7.1 Email quota exceeded)' },
+  ],
+  netease: [
+    // NetEase (163/126): http://help.163.com/09/1224/17/5RAJ4LMH00753VB8.html
+    { id: 'netease.quota', channel: 'smtp', text: /\b(?:MI:STC|RP:TRC)\b/, family: 'quota_exhausted', permanent: false, scope: 'receiver', source: 'http://help.163.com/09/1224/17/5RAJ4LMH00753VB8.html' },
+    { id: 'netease.connections', channel: 'smtp', text: /\bHL:ICC\b/, family: 'throttled', permanent: false, scope: 'connections', source: 'http://help.163.com/09/1224/17/5RAJ4LMH00753VB8.html' },
+    { id: 'netease.rate', channel: 'smtp', text: /\b(?:HL:IFC|MI:DMC|RP:DRC|MI:SFQ|RP:QRC|RP:RCL)\b/, family: 'throttled', permanent: false, scope: 'receiver', source: 'http://help.163.com/09/1224/17/5RAJ4LMH00753VB8.html' },
+    { id: 'netease.reputation-4xx', channel: 'smtp', status: [400, 499], text: /\b(?:HL:[MR]EP|DT:RBL|WM:BL[IU]|DT:SPM)\b/, family: 'reputation_deferral', permanent: false, scope: 'receiver', source: 'http://help.163.com/09/1224/17/5RAJ4LMH00753VB8.html' },
+    { id: 'netease.unknown', channel: 'smtp', text: /\bMI:C[CE]L\b/, family: 'unknown', permanent: false, source: 'http://help.163.com/09/1224/17/5RAJ4LMH00753VB8.html' },
+    { id: 'netease.block', channel: 'smtp', status: [500, 599], text: /\b(?:DT|MI|HL|RP|WM):[A-Z]{3}\b/, family: 'policy_block', permanent: true, source: 'http://help.163.com/09/1224/17/5RAJ4LMH00753VB8.html' },
+  ],
+  qq: [
+    // QQ: "Mailbox unavailable or access denied" is its per-recipient receiving limit.
+    { id: 'qq.recipient-rate', channel: 'smtp', text: /^Mailbox unavailable or access denied$/i, family: 'throttled', permanent: false, scope: 'recipient', source: 'github:ActiveCampaign/smtp-field-manual:data/codes/550.json' },
+  ],
+  charter: [
+    // Spectrum's AUP#I-<code> table (spectrumbusiness.net/support/internet/understanding-email-error-codes, as sisimai's rhost/spectrum.rb records it).
+    { id: 'charter.connections', channel: 'smtp', text: /AUP#[-A-Za-z]*13[0-4]\d\b/, family: 'throttled', permanent: false, scope: 'connections', source: 'github:sisimai/rb-sisimai:lib/sisimai/rhost/spectrum.rb (1300-1340: concurrent connections)' },
+    { id: 'charter.rate', channel: 'smtp', text: /AUP#[-A-Za-z]*1(?:3[5-9]\d|4\d\d|54\d|55\d|58\d)\b|spectrum\.net\/support\/internet\/aup-blocked/i, family: 'throttled', permanent: false, scope: 'receiver', source: 'github:sisimai/rb-sisimai:lib/sisimai/rhost/spectrum.rb (1350-1490, 1540-1580: messages, recipients, session); https://www.spamresource.com/2019/10/charterroadrunner-bounces.html' },
+    { id: 'charter.listed', channel: 'smtp', text: /AUP#[-A-Za-z]*12[0-5]\d\b/, family: 'policy_block', permanent: true, scope: 'pool', source: 'github:sisimai/rb-sisimai:lib/sisimai/rhost/spectrum.rb (1200-1250: Cloudmark CSI, Spamhaus)' },
+    { id: 'charter.system', channel: 'smtp', text: /AUP#[-A-Za-z]*1(?:090|260)\b/, family: 'transient_system', permanent: false, source: 'github:sisimai/rb-sisimai:lib/sisimai/rhost/spectrum.rb (1090: cannot be processed now; 1260: IPv6)' },
+    { id: 'charter.size', channel: 'smtp', text: /AUP#[-A-Za-z]*1530\b/, family: 'content_rejected', permanent: true, source: 'github:sisimai/rb-sisimai:lib/sisimai/rhost/spectrum.rb (1530: over 20 MB)' },
+    { id: 'charter.blocked', channel: 'smtp', text: /AUP#[-A-Za-z]*1(?:0[0-8]\d|1[0-9]\d|560)\b/, family: 'policy_block', permanent: true, source: 'github:sisimai/rb-sisimai:lib/sisimai/rhost/spectrum.rb (1000-1080 blocked, 1100-1150 no PTR, 1160-1190 policy, 1560 invalid recipients)' },
+  ],
+  cox: [
+    { id: 'cox.connections', channel: 'smtp', text: /AUP#CXCNCT/i, family: 'throttled', permanent: false, scope: 'connections', source: 'https://forums.cox.com/discussions/internet/cox-has-marked-my-email-server-as-a-spammer---how-to-resolve/136978' },
+  ],
+  yahoo: [
+    // Yahoo: TS01–TS02 complaints, TS03/TSS06+ permanent deferral, BL/PH policy.
+    { id: 'yahoo.permanent-deferral', channel: 'smtp', text: /permanently deferred/i, family: 'policy_block', permanent: true, finalEvenAs4xx: true, source: 'github:sisimai/go-sisimai:rhost/for-yahooinc.go' },
+    // Yahoo "4.16.50" is its reputation deferral (help.yahoo.com/help/us/mail/defer/defer-06.html).
+    { id: 'yahoo.defer-4.16.50', channel: 'smtp', status: [400, 499], text: /temporarily deferred - 4\.16\.5\d/i, family: 'reputation_deferral', permanent: false, scope: 'receiver', source: 'http://blog.deliverability.com/2008/09/a-few-days-ago.html' },
+    // AOL's documented refusal codes (postmaster.info.aol.com/errors): RTR, RLY, DYN, HVU, CON.
+    { id: 'yahoo.aol-codes', channel: 'smtp', status: [500, 599], text: /\b(?:RTR|RLY|DYN|HVU|CON):[A-Z0-9]{2}\b/, family: 'policy_block', permanent: true, source: 'http://postmaster.info.aol.com/errors/' },
+    // AOL's codes under a 4xx: the same causes, for now (postmaster.info.aol.com/errors/421dynt1.html).
+    { id: 'yahoo.aol-codes-4xx', channel: 'smtp', status: [400, 499], text: /\b(?:RTR|RLY|DYN|HVU|CON):[A-Z0-9]{2}\b/, family: 'reputation_deferral', permanent: false, scope: 'receiver', source: 'http://postmaster.info.aol.com/errors/421dynt1.html; https://wordtothewise.com/2012/10/mail-problems-at-aol' },
+    { id: 'yahoo.gl01', channel: 'smtp', status: [400, 499], text: /\[GL01\]/, family: 'reputation_deferral', permanent: false, scope: 'receiver', source: 'http://support.blackpearlmail.com/knowledgebase/articles/650530-bounce-messages' },
+    { id: 'yahoo.bare-code', channel: 'smtp', text: /^Message not allowed - \[\d+\]$/, family: 'unknown', permanent: false, source: 'github:ActiveCampaign/smtp-field-manual:data/codes/554.json' },
+  ],
+  aliyun: [
+    // Alibaba Mail (Aliyun) and Vade speak their own words for limits and connections.
+    { id: 'aliyun.local-sender', channel: 'smtp', text: /Mailfrom account is a local account/i, family: 'policy_block', permanent: true, source: 'http://bestwisewords.com/document_detail/36612.html' },
+    { id: 'aliyun.rcpt-attempts', channel: 'smtp', text: /number of RCPT attempts is achieved the maximum threshold/i, family: 'quota_exhausted', permanent: false, source: 'http://bestwisewords.com/document_detail/36612.html' },
+    { id: 'aliyun.rcpt-total', channel: 'smtp', text: /total of RCPTs is achieved the maximum threshold/i, family: 'throttled', permanent: false, scope: 'receiver', source: 'http://bestwisewords.com/document_detail/36612.html' },
+    { id: 'aliyun.unavailable', channel: 'smtp', text: /"RCPT TO" mailbox unavailable/i, family: 'unknown', permanent: false, source: 'http://sh-aliyun.com/index.php/Products/detail/cid/0/pid/87.html' },
+  ],
+  vade: [
+    // Vade (OX/Vade Secure postmaster): "Connection refused" under 4.2.1 is too many connections.
+    { id: 'vade.connections', channel: 'smtp', status: [400, 499], text: /^4\.2\.1 Connection refused$/i, family: 'throttled', permanent: false, scope: 'connections', source: 'https://postmaster-oxsus.vadesecure.com/' },
+    { id: 'vade.refused', channel: 'smtp', status: [500, 599], text: /Connection refused/i, family: 'policy_block', permanent: true, source: 'https://postmaster-oxsus.vadesecure.com/' },
+    { id: 'vade.deferred', channel: 'smtp', text: /Connection deferred/i, family: 'transient_system', permanent: false, source: 'https://postmaster-oxsus.vadesecure.com/' },
+  ],
+  godaddy: [
+    // GoDaddy IB codes: "temporarily blocked" (an hour) against "blocked for the day".
+    { id: 'godaddy.temporary-block', channel: 'smtp', text: /(?:has been temporarily blocked|temporarily rejected)\b.*\bIB\d{3}\b/i, family: 'reputation_deferral', permanent: false, scope: 'receiver', source: 'github:fm/smtp-codes:data/codes/554.json' },
+    { id: 'godaddy.day-block', channel: 'smtp', text: /blocked for the day/i, family: 'policy_block', permanent: true, source: 'github:fm/smtp-codes:data/codes/554.json' },
+  ],
+  orange: [
+    // Orange / La Poste "Service refusé, veuillez essayer plus tard": the sender refused for now.
+    { id: 'orange.refused-later', channel: 'smtp', text: /service refus(?:e|é)d?\b.*(?:try later|essayer plus tard)/i, unless: /OFR005_505|LPN007_505/, family: 'reputation_deferral', permanent: false, scope: 'receiver', source: 'github:sisimai/set-of-emails:maildir/bsd/rhost-franceptt-07.eml' },
+    { id: 'orange.end-of-data', channel: 'smtp', text: /\b(?:OFR005_505|LPN007_505)\b/, family: 'transient_system', permanent: false, source: 'github:sisimai/set-of-emails:maildir/bsd/rhost-franceptt-08.eml' },
+  ],
+  gmx: [
+    // GMX / web.de / IONOS policy cases: header checks are content, the rest policy.
+    { id: 'gmx.header-policy', channel: 'smtp', status: [500, 599], text: /policy restrictions.*(?:\(header based\)|[?&]c=h[id]\b)/i, family: 'content_rejected', permanent: true, source: 'https://github.com/zammad/zammad/issues/4630' },
+  ],
+  mimecast: [
+    // Mimecast defers an unknown internal user with 451 by default (its 451 "Invalid Recipient").
+    { id: 'mimecast.invalid-recipient-4xx', channel: 'smtp', status: [400, 499], text: /invalid recipient/i, family: 'mailbox_temporary', permanent: false, source: 'github:ActiveCampaign/smtp-field-manual:data/codes/451.json' },
+    { id: 'mimecast.internal-resource', channel: 'smtp', status: [400, 499], text: /internal resource (?:is )?temporarily unavailable/i, family: 'greylisted', permanent: false, source: 'https://community.mimecast.com/s/article/Mimecast-SMTP-Error-Codes-842605754' },
+  ],
+  microsoft: [
+    // Microsoft 365 5.4.1 "Recipient address rejected: Access denied": not in the tenant's directory.
+    { id: 'microsoft.directory', channel: 'smtp', enhanced: /^5\.4\.1$/, text: /recipient address(?:es)? rejected ?: access denied/i, family: 'bad_recipient', permanent: true, source: 'github:sisimai/set-of-emails:maildir/bsd/lhost-mfilter-04.eml' },
+    { id: 'microsoft.wrong-region', channel: 'smtp', text: /wrong Office 365 region/i, family: 'unknown', permanent: false, source: 'github:fm/smtp-codes:data/codes/451.json' },
+    { id: 'microsoft.nonexistent-domain', channel: 'smtp', status: [500, 599], text: /NonExistentDomain|InfoDomainNonexistent/, family: 'bad_domain', permanent: true, source: 'github:crisp-oss/email-bounce-parser:test/fixtures/550_5_4_310_server_unknown.txt' },
+    // Microsoft 4.7.500–4.7.899 "server busy / access denied, try later": its pacing (issue 15).
+    { id: 'microsoft.busy', channel: 'smtp', enhanced: /^4\.7\.(?:5\d\d|8\d\d)/, text: /server busy|access denied, please try again later/i, family: 'throttled', permanent: false, scope: 'receiver', source: 'https://github.com/MicrosoftDocs/OfficeDocs-Exchange/issues/2499' },
+  ],
+};
+
+/** The sets as rows of the table, each naming its organisation. */
+export const RECEIVER_ROWS: readonly ReplyRule[] = Object.entries(RECEIVER_RULES).flatMap(([receiver, rules]) =>
+  rules.map((rule) => ({ ...rule, receiver })),
+);
