@@ -57,6 +57,13 @@ export const deliverySchema = z
         for (const f of RETRY_FAMILIES) out[f] = { ...RETRY_DEFAULTS[f], ...given[f] };
         return out;
       }),
+    /**
+     * How long a recipient's mail waits after it answered that it receives faster than its
+     * mailbox takes (Gmail's `450 4.2.1`: a reply of scope `recipient`), unless the reply
+     * names a longer wait. Its other messages wait too, without an attempt; other recipients
+     * are not slowed.
+     */
+    recipientHoldMs: z.number().int().min(0).max(86_400_000).default(60_000),
     lifetimeMs: perClass(z.number().int().positive()).default({
       critical: 15 * 60_000,
       high: 60 * 60_000,

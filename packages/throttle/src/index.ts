@@ -15,6 +15,7 @@ export { createSlots, type Slots, type SlotsOptions } from './slots.js';
 export { quotaLayers, type CampaignLimit, type LayerAdjustments, type LayerSubject } from './layers.js';
 export {
   createAdjustments,
+  MAX_RECIPIENT_HOLDS,
   overrideField,
   removeOverride,
   slowFactor,

@@ -6,6 +6,7 @@ import {
   adjustmentField,
   createAdjustments,
   decodeAdjustment,
+  MAX_RECIPIENT_HOLDS,
   encodeAdjustment,
   quotaLayers,
   slowFactor,
@@ -279,5 +280,40 @@ describe('overrides', () => {
     expect(await hget(adjustmentField('override', unreadable))).toBeNull();
     const audit = await redis.xrange(keys.audit(), '-', '+');
     expect(audit.filter(([, f]) => f.includes(layerKey))).toHaveLength(1);
+  });
+});
+
+describe('recipient holds', () => {
+  it('holds a busy recipient for every process, by a hash of its address, until the hold ends', async () => {
+    const t = steppedClock();
+    const writer = adjustments(t.clock);
+    const reader = adjustments(t.clock);
+    await reader.start();
+    expect(await writer.holdRecipient('Hot@Busy.test', t.clock() + 60_000)).toBe(true);
+    await reader.refresh();
+    // Any case of the address is the same recipient; another recipient is not held.
+    expect(reader.recipientHeldUntil('hot@busy.test')).toBe(t.clock() + 60_000);
+    expect(reader.recipientHeldUntil('cold@busy.test')).toBeUndefined();
+    // No address sits in the shared hash.
+    expect(Object.keys(await redis.hgetall(keys.adjustments())).join()).not.toContain('busy.test');
+    // A shorter hold does not cut a longer one short.
+    await writer.holdRecipient('hot@busy.test', t.clock() + 1_000);
+    await reader.refresh();
+    expect(reader.recipientHeldUntil('hot@busy.test')).toBe(t.clock() + 60_000);
+    t.step(60_001);
+    expect(reader.recipientHeldUntil('hot@busy.test')).toBeUndefined();
+  });
+
+  it('keeps at most MAX_RECIPIENT_HOLDS in force, and an ended hold makes room', async () => {
+    const t = steppedClock();
+    const a = adjustments(t.clock);
+    for (let i = 0; i < MAX_RECIPIENT_HOLDS; i++)
+      expect(await a.holdRecipient(`r${i}@x.test`, t.clock() + 1_000)).toBe(true);
+    expect(await a.holdRecipient('one-more@x.test', t.clock() + 1_000)).toBe(false);
+    expect(a.recipientHeldUntil('one-more@x.test')).toBeUndefined();
+    t.step(1_001);
+    expect(await a.holdRecipient('one-more@x.test', t.clock() + 1_000)).toBe(true);
+    // The ended holds were taken out of the hash, not left to every reader.
+    expect(await redis.hlen(keys.adjustments())).toBe(1);
   });
 });

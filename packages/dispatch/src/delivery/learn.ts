@@ -83,10 +83,17 @@ export function createLearner(ctx: DeliveryContext): Learner {
   /**
    * A throttle: the provider paused when out of its quota, too many connections lowers the
    * receiver's connection slots, else the refusing key slowed down; one recipient's receiving
-   * limit slows nobody (its message waits its retry).
+   * limit slows nobody, and holds that recipient's mail (`delivery.recipientHoldMs`).
    */
   async function throttled(m: DispatchJobData, outcome: Extract<Outcome, { kind: 'throttled' }>): Promise<void> {
-    if (outcome.scope === 'recipient') return;
+    if (outcome.scope === 'recipient') {
+      // Its other messages wait with it, at every process, without spending an attempt.
+      const holdMs = Math.max(outcome.retryAfterMs ?? 0, config.delivery.recipientHoldMs);
+      if (holdMs > 0 && !(await adjustments.holdRecipient(m.to, clock() + holdMs))) {
+        logger.warn({ receiver: m.receiver }, 'recipient not held: too many recipients held at once');
+      }
+      return;
+    }
     if (outcome.scope === 'connections') {
       const { cut, factor } = await adjustments.slowDown(keys.receiverConnections(m.receiver));
       if (cut) {

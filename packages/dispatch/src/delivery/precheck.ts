@@ -197,6 +197,12 @@ export async function precheck(ctx: DeliveryContext, job: DeliveryJob): Promise<
     await readmit(ctx, m, `circuit open: ${circuit}`.slice(0, 60));
     return { kind: 'done' };
   }
+  // Its recipient receives faster than its mailbox takes (it said so to another message):
+  // it waits in its queue until the hold ends. No attempt is spent.
+  const heldUntil = ctx.adjustments.recipientHeldUntil(m.to);
+  if (heldUntil !== undefined && heldUntil < expiresAt(m, config.delivery.lifetimeMs)) {
+    return delayFor(ctx, job, heldUntil - clock());
+  }
   if (clock() >= expiresAt(m, config.delivery.lifetimeMs)) {
     // An earlier attempt may have been delivered (ambiguous): then it is `unconfirmed`.
     await store.finalize(m.id, 'expired', { ...base, reply: 'expired before sending', ifAmbiguous: 'unconfirmed' });

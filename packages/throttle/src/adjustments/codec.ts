@@ -176,6 +176,8 @@ const FAMILIES = {
   },
   /** An operator override of a layer key: JSON; unreadable JSON is no override. */
   override: { prefix: 'ovr:', decode: decodeOverride, encode: (o: OverrideState): string => JSON.stringify(o) },
+  /** A recipient receiving faster than its mailbox takes (by a hash of its address): until when its mail waits. */
+  recipientHold: { prefix: 'rcpt:', decode: Number, encode: String },
   /** A provider's rate cap from its account limits (SES `MaxSendRate`). */
   cap: { prefix: 'cap:', decode: Number, encode: String },
   /** A provider paused (out of quota): `untilMs,reason`. */

@@ -6,6 +6,7 @@ import { createFactors } from './factors.js';
 import { createHashCopy } from './hash-copy.js';
 import { createOverrideReader } from './overrides.js';
 import { createProviders } from './providers.js';
+import { createRecipientHolds } from './recipient-holds.js';
 import type { Adjustments, AdjustmentsOptions } from './types.js';
 import { createWarmups } from './warmup.js';
 
@@ -31,6 +32,7 @@ export {
 } from './codec.js';
 export { slowFactor } from './factors.js';
 export { removeOverride, sweepOverrides } from './overrides.js';
+export { MAX_RECIPIENT_HOLDS } from './recipient-holds.js';
 export type { Adjustments, AdjustmentsOptions, BackpressureOptions, ProviderStanding } from './types.js';
 
 /**
@@ -73,5 +75,6 @@ export function createAdjustments(options: AdjustmentsOptions): Adjustments {
     ...createCampaignPauses(copy),
     ...createWarmups(copy),
     ...createProviders(copy),
+    ...createRecipientHolds(copy),
   };
 }

@@ -79,6 +79,16 @@ export interface Adjustments {
   warmup(pool: string): WarmupState | undefined;
   /** Records a warming pool's progress (the governor's, or the first scheduler to see the pool). */
   setWarmup(pool: string, state: WarmupState, options?: { onlyIfAbsent?: boolean }): Promise<void>;
+  /**
+   * Until when a recipient's mail waits (epoch ms), after it answered that it receives faster
+   * than its mailbox takes (a reply of scope `recipient`); undefined when it is not held.
+   */
+  recipientHeldUntil(address: string): number | undefined;
+  /**
+   * Holds a recipient's mail until `untilMs` (a later hold already kept wins). Returns false
+   * when `MAX_RECIPIENT_HOLDS` are in force and it was not kept.
+   */
+  holdRecipient(address: string, untilMs: number): Promise<boolean>;
   /** Sets (or, with `undefined`, lifts) the governor's factor of a layer key. */
   setGoverned(layerKey: string, factor: number | undefined, rule: string, from?: number): Promise<void>;
   /** When a layer key's rate was last cut deeply (epoch ms), if it was. */
