@@ -114,6 +114,24 @@ describe('the rule table', () => {
     ['charter.listed', { channel: 'smtp', status: 554, text: '554 5.7.1 AUP#I-1220' }, 'policy_block'],
     ['charter.system', { channel: 'smtp', status: 451, text: '451 4.3.0 AUP#I-1090' }, 'transient_system'],
     ['charter.size', { channel: 'smtp', status: 552, text: '552 5.3.4 AUP#O-1530' }, 'content_rejected'],
+    // The second reading (reply-lexicon.ts): words near each other, in any order and script.
+    ['smtp.near.recipient', { channel: 'smtp', status: 550, text: '550 Empfänger unbekannt' }, 'bad_recipient'],
+    [
+      'smtp.near.mailbox-full',
+      { channel: 'smtp', status: 552, text: '552 La boîte de ce destinataire est saturée' },
+      'mailbox_full',
+    ],
+    [
+      'smtp.near.window-limit',
+      { channel: 'smtp', status: 550, text: '550 You have used up the allowance of your plan' },
+      'quota_exhausted',
+    ],
+    ['smtp.near.volume', { channel: 'smtp', status: 550, text: '550 Zu viele Nachrichten, bitte warten' }, 'throttled'],
+    [
+      'smtp.near.content',
+      { channel: 'smtp', status: 550, text: '550 Deine Nachricht ist zu groß' },
+      'content_rejected',
+    ],
   ];
 
   it.each(synthetic)('reaches %s (synthetic reply)', (rule, reply, family) => {
@@ -336,5 +354,32 @@ describe('what a reply is about (scope)', () => {
     ]) {
       expect(classifyReply(smtp(421, text), NOW), text).toMatchObject({ family: 'throttled', scope: 'connections' });
     }
+  });
+});
+
+describe('the second reading (words near each other)', () => {
+  const smtp = (text: string) => classifyReply({ channel: 'smtp', status: Number(text.slice(0, 3)), text }, NOW);
+
+  it('reads wording no phrase row names, in either order and other scripts', () => {
+    expect(smtp('550 Пользователь не найден')).toMatchObject({ family: 'bad_recipient', suppress: true });
+    expect(smtp('550 The e-mail account you tried to reach was deleted')).toMatchObject({ family: 'bad_recipient' });
+    expect(smtp('552 Boîte du destinataire pleine')).toMatchObject({ family: 'mailbox_full', suppress: false });
+    expect(smtp('550 Attachment too big for this server')).toMatchObject({ family: 'content_rejected' });
+  });
+
+  it('keeps the 4xx invariant: a deferral about the address or the mailbox is retried', () => {
+    expect(smtp('450 Empfänger unbekannt')).toMatchObject({ family: 'mailbox_temporary', permanent: false });
+    expect(smtp('452 Postfach des Benutzers ist voll')).toMatchObject({ family: 'mailbox_temporary' });
+  });
+
+  it('never turns the sender, a choice of causes or a sending quota into a verdict on the recipient', () => {
+    expect(smtp('550 Sender address unknown')).not.toMatchObject({ family: 'bad_recipient' });
+    expect(smtp('550 Destinatario desconocido o mailbox lleno')).toMatchObject({ family: 'unknown' });
+    expect(smtp('550 Your outgoing quota is exceeded')).not.toMatchObject({ family: 'mailbox_full' });
+  });
+
+  it('reads a limit of size or a count of bad addresses as what it is, not volume', () => {
+    expect(smtp('552 Message size exceeds fixed limit')).toMatchObject({ family: 'content_rejected' });
+    expect(smtp('550 Too many invalid recipients')).not.toMatchObject({ family: 'throttled' });
   });
 });

@@ -1,4 +1,18 @@
 import { RECEIVER_ROWS } from './receiver-rules.js';
+import {
+  EITHER,
+  MAILBOX_OVER,
+  MESSAGE_UNFIT,
+  NOT_A_MAILBOX as NOT_A_FULL_MAILBOX,
+  NOT_CONTENT,
+  NOT_SYSTEM,
+  NOT_THE_RECIPIENT,
+  NOT_VOLUME,
+  RECEIVER_TROUBLE,
+  RECIPIENT_GONE,
+  TOO_MUCH_TRAFFIC,
+  WINDOW_LIMIT,
+} from './reply-lexicon.js';
 import type { ReplyRule } from './reply-types.js';
 
 export type { ReplyRule };
@@ -178,6 +192,14 @@ export const RULES: readonly ReplyRule[] = [
   { id: 'smtp.bad-recipient-text', channel: 'smtp', text: NO_RECIPIENT, unless: /policy|sender address|or access denied/i, family: 'bad_recipient', permanent: true, source: 'github:ActiveCampaign/smtp-field-manual:data/codes/550.json' },
   { id: 'smtp.bad-domain-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.1\.(?:2|10)$/, family: 'bad_domain', permanent: true, source: 'github:sisimai/go-sisimai:rhost/for-google.go' },
   { id: 'smtp.bad-mailbox-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.(?:1\.[1346]|2\.1)$/, unless: /will not accept|block|banned|denied|spam|policy|relay|not authori|unauthori|prohibit|refused/i, family: 'bad_recipient', permanent: true, source: 'github:sisimai/set-of-emails:maildir/bsd/lhost-exchange2007-01.eml' },
+
+  // ---- the second reading (`reply-lexicon.ts`): words near each other, for wording no row above names ----
+  { id: 'smtp.near.recipient', channel: 'smtp', text: RECIPIENT_GONE, unless: new RegExp(`${NOT_THE_RECIPIENT.source}|policy|denied|blocked|refused|temporar|try again|later|${EITHER.source}`, 'i'), family: 'bad_recipient', permanent: true, source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
+  { id: 'smtp.near.mailbox-full', channel: 'smtp', text: MAILBOX_OVER, unless: NOT_A_FULL_MAILBOX, family: 'mailbox_full', permanent: true, source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
+  { id: 'smtp.near.window-limit', channel: 'smtp', text: WINDOW_LIMIT, unless: /Message-ID|size/i, family: 'quota_exhausted', permanent: false, scope: 'receiver', source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
+  { id: 'smtp.near.volume', channel: 'smtp', text: TOO_MUCH_TRAFFIC, unless: NOT_VOLUME, family: 'throttled', permanent: false, scope: 'receiver', source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
+  { id: 'smtp.near.content', channel: 'smtp', text: MESSAGE_UNFIT, unless: NOT_CONTENT, family: 'content_rejected', permanent: true, source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
+  { id: 'smtp.near.system', channel: 'smtp', text: RECEIVER_TROUBLE, unless: NOT_SYSTEM, family: 'transient_system', permanent: false, source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
 
   // ---- policy (decision orders 4 and 5) ----------------------------------------------------
   { id: 'smtp.policy-text', channel: 'smtp', status: [500, 599], text: POLICY, family: 'policy_block', permanent: true, source: 'github:ActiveCampaign/smtp-field-manual:data/codes/550.json' },

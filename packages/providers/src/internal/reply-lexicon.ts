@@ -1,0 +1,94 @@
+/**
+ * The second reading: what a reply is about, in words near each other, for wording no row of the
+ * table names. The rows of `reply-rules.ts` were each learned from replies; every fresh set of
+ * replies brought new phrasings of the same things ("mailbox ( x ) not found or inactivated",
+ * "Folder full", "sending too fast"), so a phrase list alone misses a third of replies it has not
+ * met. A reading here pairs a subject (the address, the mailbox, the message) with what is said
+ * of it (unknown, full, too large), a few words apart in either order, in the languages the corpus
+ * meets. The rows reading them come after every phrase row of the table (before the bare
+ * policy wording and the status class), so a phrase the table knows still decides first.
+ */
+
+/** `a` and `b` (regex sources) within `gap` words of each other, in either order; any script. */
+function near(a: string, b: string, gap = 4): string {
+  const word = "[\\p{L}\\d_'’-]";
+  const gapOf = `${word}*(?:[^\\p{L}\\d_\\n]+${word}+){0,${gap}}?[^\\p{L}\\d_\\n]+`;
+  const start = '(?<![\\p{L}\\d_])';
+  return `(?:${start}(?:${a})${gapOf}(?:${b})|${start}(?:${b})${gapOf}(?:${a}))`;
+}
+
+function anyOf(...sources: string[]): RegExp {
+  return new RegExp(sources.join('|'), 'iu');
+}
+
+/** Two causes offered as possible ("unknown or mailbox full"): the reply does not decide (order 8). */
+const EITHER =
+  /\b(?:or|o|ou|oder)\b (?:the )?(?:mail ?box|inbox|user|recipient)|\b(?:unknown|desconocido|inconnue?|unbekannt) (?:or|o|ou|oder)\b/i;
+
+// ---- the address does not exist ----------------------------------------------------------
+const ADDRESS =
+  'user(?:name)?s?|mail ?box(?:es)?|mailbox|account|recipient|rcpt|address(?:ee)?|e-?mail|destinat\\w*|local[- ]?part|alias|benutzer|empf[aä]nger|postfach|adresse|destinataire|utilisateur|bo[iî]te|destinatario|usuario|buz[oó]n|casella|utente|gebruiker|ontvanger|odbiorc\\w*|adres\\w*|u[zż]ytkownik\\w*|пользовател\\w*|адрес\\w*|ящик\\w*';
+const DOES_NOT_EXIST =
+  "unknown|not (?:be )?(?:found|known|exist\\w*|valid|recogni[sz]ed|registered|present)|(?:does|do|did)(?:n't| not) exist|non-?existent|nonexist\\w*|no longer (?:exists?|valid|active|in use|available)|invalid|unrecogni[sz]ed|unregistered|deactivated|inactivated|inactive|deleted|removed|terminated|closed|unbekannt|existiert nicht|nicht (?:vorhanden|gefunden)|inconnue?|n'existe pas|inexistante?|introuvable|no existe|desconocido|inexistente|sconosciut[oa]|inesistente|non esiste|bestaat niet|onbekend|nie istnieje|nieznan\\w*|не существует|неизвестн\\w*|не найден\\w*";
+/** What is said of someone other than the recipient: the sender, our client, its domain. */
+const NOT_THE_RECIPIENT =
+  /\bsender|\bfrom\b|mail from|return[- ]path|envelope from|\bhelo\b|\behlo\b|client|your (?:ip|host|server|address|domain)|reverse|\bptr\b|rdns|certificate|api ?key|password|credential|login|authenticat|\bdomain\b|\bhost\b|\bdns\b|\bmx\b/i;
+export const RECIPIENT_GONE = anyOf(near(ADDRESS, DOES_NOT_EXIST, 5));
+
+// ---- the mailbox is full ------------------------------------------------------------------
+const MAILBOX =
+  'mail ?box(?:es)?|mailbox|inbox|in-box|postbox|mail ?folder|folder|storage|disk|space|quota|postfach|speicher\\w*|bo[iî]te|casilla|buz[oó]n|casella|brievenbus|skrzynk\\w*|ящик\\w*';
+const FULL =
+  'full|exceed\\w*|overflow\\w*|over (?:its |the |their )?(?:limit|quota|capacity|size)|insufficient|no (?:more )?(?:space|room)|not enough (?:space|room)|(?:limit|capacity|maximum) (?:reached|exceeded)|voll|[üu]berschritten|pleine?|satur[ée]e?|lleno|llena|piena|pieno|vol\\b|pełn\\w*|переполнен\\w*';
+/** Quotas that are a sending limit, or a message too large for the server, not a mailbox. */
+const NOT_A_MAILBOX = new RegExp(
+  `${EITHER.source}|send|sending|relay|submission|outgoing|outbound|per (?:second|minute|hour|day)|rate|daily|monthly|message (?:size|too)|size of (?:the |this |your )?message|message (?:is )?larger|attachment|system storage|disk space|write error|transfer|queue|recipients?\\b.{0,20}\\b(?:limit|exceed)`,
+  'i',
+);
+export const MAILBOX_OVER = anyOf(near(MAILBOX, FULL, 4));
+
+// ---- sending too much, too fast -------------------------------------------------------------
+const TOO =
+  'too (?:many|much|fast|quickly|often|frequent\\w*|rapid\\w*)|excessive|exceed\\w* (?:the |our |your |a |its )?(?:\\w+ )?(?:rate|threshold|frequency)|rate[- ]?limit\\w*|frequency|zu viele|trop de|demasiad[oa]s|troppi|troppe|te veel|za dużo|слишком много';
+const TRAFFIC =
+  'mails?|e-?mails?|messages?|msgs?|recipients?|rcpts?|connections?|sessions?|requests?|deliver\\w*|sending|sends?|submissions?|transactions?|traffic|nachrichten|verbindungen|conexiones|mensajes|messaggi|connessioni|berichten|wiadomości|сообщени\\w*|писем';
+/** "Too many" of things that are a sender's fault, not its volume. */
+const NOT_VOLUME =
+  /invalid|unknown|bad (?:recipients?|commands?)|errors?\b|hops|failed|failures|bounce|complaint|spam|reputation|\bspf\b|dkim|dmarc|authenticat|untrusted|new or|\btls\b|\bssl\b|size|length|load|received headers|loop|daily|per day|today|24 ?h|monthly|per month|this month/i;
+export const TOO_MUCH_TRAFFIC = anyOf(near(TOO, TRAFFIC, 4));
+
+// ---- a daily, monthly or plan limit -------------------------------------------------------
+const WINDOW =
+  'daily|per day|a day|each day|today|24[- ]?h(?:ours?|rs?)?|monthly|per month|this month|billing period|plan|subscription|tageslimit|journali[eè]re?|diario|giornalier[oa]';
+const LIMIT = 'limit\\w*|quota\\w*|allowance|maximum|cap|allotment|credits?|kontingent';
+export const WINDOW_LIMIT = anyOf(near(WINDOW, LIMIT, 3));
+
+// ---- the message itself: size, format, attachments ----------------------------------------------
+const MESSAGE_PART =
+  'message|mail|e-?mail|attachments?|files?|data|body|lines?|headers?|mime|part|nachricht|anhang|pi[eè]ce jointe|adjunto|allegato|bijlage|załącznik\\w*|вложени\\w*|письм\\w*';
+const TOO_BIG =
+  'too (?:large|big|long)|oversi[sz]ed?|exceed\\w* (?:the )?(?:\\w+ )?(?:size|length)|size (?:limit|exceeded|too)|larger than|zu gro(?:ß|ss)|trop (?:volumineux|gros|grand)|demasiado grande|troppo grande|te groot|za duż\\w*|слишком больш\\w*';
+const MALFORMED =
+  'malformed|mal-formed|corrupt\\w*|badly formatted|improperly formatted|not (?:rfc|standards?)[- ]?complian\\w*|non-?compliant|syntax error|invalid (?:format|syntax|encoding|mime|headers?|characters?)|unparse?able|cannot be parsed|could not be parsed';
+const FORBIDDEN_FILE = '(?:attachments?|file (?:types?|extensions?|names?)|executables?)';
+const NOT_ALLOWED =
+  'not (?:allowed|permitted|accepted)|forbidden|prohibited|blocked|banned|dangerous|unsafe|rejected|refused|disallowed';
+export const MESSAGE_UNFIT = anyOf(
+  near(MESSAGE_PART, TOO_BIG, 4),
+  near(MESSAGE_PART, MALFORMED, 4),
+  near(FORBIDDEN_FILE, NOT_ALLOWED, 4),
+  'virus|malware|trojan|infected|ransomware|viren|virenbefund',
+);
+/** A spam or phishing verdict names the message too: it is policy (decision order 5). */
+const NOT_CONTENT = /spam|phish|junk|\bUBE\b|suspicious|reputation|blocked (?:by|using)|policy/i;
+
+// ---- the receiver's own trouble ---------------------------------------------------------------
+const SERVER = 'server|system|service(?! provider)|host|backend|database|storage|disk|queue|process\\w*|mta|smtp';
+const TROUBLE =
+  'error|failure|fault|problem|trouble|unavailable|not available|overloaded|maintenance|down\\b|busy|exception|crash\\w*|unreachable|timeout|timed out|not responding';
+export const RECEIVER_TROUBLE = anyOf(near(SERVER, TROUBLE, 3));
+/** Trouble that is someone's verdict or check, not the receiver's system. */
+const NOT_SYSTEM =
+  /spam|unwanted|unsolicited|abuse|policy|blocked|denied|reject|reputation|\bspf\b|dkim|dmarc|authenticat|user unknown|no such|not found|does not exist|invalid|syntax|certificate|tls|ssl/i;
+
+export { EITHER, NOT_THE_RECIPIENT, NOT_A_MAILBOX, NOT_VOLUME, NOT_CONTENT, NOT_SYSTEM };
