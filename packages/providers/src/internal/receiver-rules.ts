@@ -46,6 +46,8 @@ export const RECEIVER_MARKS: Readonly<Record<string, RegExp>> = {
   gmx: /\bgmx\.(?:net|de|com)\b|web\.de\b|kundenserver\.de|\bionos\.|\(header based\)|[?&]c=h[id]\b/i,
   aliyun: /aliyun|alibaba|mxhichina/i,
   vade: /vadesecure|\bOXSUS\d+/i,
+  sophos: /\bXGEMAIL_\d{4}\b|\.hydra\.sophos\.com/i,
+  socketlabs: /socketlabs\.com/i,
 };
 
 /** One rule of an organisation's set: the set names its organisation. */
@@ -139,6 +141,14 @@ export const RECEIVER_RULES: Readonly<Record<string, readonly ReceiverRule[]>> =
     { id: 'microsoft.nonexistent-domain', channel: 'smtp', status: [500, 599], text: /NonExistentDomain|InfoDomainNonexistent/, family: 'bad_domain', permanent: true, source: 'github:crisp-oss/email-bounce-parser:test/fixtures/550_5_4_310_server_unknown.txt' },
     // Microsoft 4.7.500–4.7.899 "server busy / access denied, try later": its pacing (issue 15).
     { id: 'microsoft.busy', channel: 'smtp', enhanced: /^4\.7\.(?:5\d\d|8\d\d)/, text: /server busy|access denied, please try again later/i, family: 'throttled', permanent: false, scope: 'receiver', source: 'https://github.com/MicrosoftDocs/OfficeDocs-Exchange/issues/2499' },
+  ],
+  sophos: [
+    // Sophos Email gives the cause only as its code: XGEMAIL_0011 is a recipient the protected domain does not have.
+    { id: 'sophos.no-recipient', channel: 'smtp', text: /\bXGEMAIL_0011\b/, family: 'bad_recipient', permanent: true, source: 'https://docs.sophos.com/central/customer/help/en-us/ManageYourProducts/EmailSecurity/SMTPErrorCodes/index.html' },
+  ],
+  // SocketLabs as our relay: the sender it refuses is the one we configured.
+  socketlabs: [
+    { id: 'socketlabs.our-sender', channel: 'smtp', status: [500, 599], enhanced: /^5\.1\.7$/, family: 'sender_config', permanent: true, source: 'https://github.com/mdn/kuma/issues/7121 (552 5.1.7, support.socketlabs.com/kb/84)' },
   ],
 };
 

@@ -37,12 +37,12 @@ export const RECIPIENT_GONE = anyOf(near(ADDRESS, DOES_NOT_EXIST, 5));
 
 // ---- the mailbox is full ------------------------------------------------------------------
 const MAILBOX =
-  'mail ?box(?:es)?|mailbox|inbox|in-box|postbox|mail ?folder|folder|storage|disk|space|quota|postfach|speicher\\w*|bo[iî]te|casilla|buz[oó]n|casella|brievenbus|skrzynk\\w*|ящик\\w*';
+  'mail ?box(?:es)?|mailbox|inbox|in-box|account(?:\\(s\\))?|postbox|mail ?folder|folder|storage|disk|space|quota|postfach|speicher\\w*|bo[iî]te|casilla|buz[oó]n|casella|brievenbus|skrzynk\\w*|ящик\\w*';
 const FULL =
-  'full|exceed\\w*|overflow\\w*|over (?:its |the |their )?(?:limit|quota|capacity|size)|insufficient|no (?:more )?(?:space|room)|not enough (?:space|room)|(?:limit|capacity|maximum) (?:reached|exceeded)|voll|[üu]berschritten|pleine?|satur[ée]e?|lleno|llena|piena|pieno|vol\\b|pełn\\w*|переполнен\\w*';
+  'full|exceed\\w*|overflow\\w*|over (?:its |the |their )?(?:allowed |permitted )?(?:limit|quota|capacity|size)|insufficient|no (?:more )?(?:space|room)|not (?:have )?enough (?:space|room)|(?:limit|capacity|maximum) (?:reached|exceeded)|voll|[üu]berschritten|pleine?|satur[ée]e?|lleno|llena|piena|pieno|vol\\b|pełn\\w*|переполнен\\w*';
 /** Quotas that are a sending limit, or a message too large for the server, not a mailbox. */
 const NOT_A_MAILBOX = new RegExp(
-  `${EITHER.source}|send|sending|relay|submission|outgoing|outbound|per (?:second|minute|hour|day)|rate|daily|monthly|message (?:size|too)|size of (?:the |this |your )?message|message (?:is )?larger|attachment|system storage|disk space|write error|transfer|queue|recipients?\\b.{0,20}\\b(?:limit|exceed)`,
+  `${EITHER.source}|send|sending|relay|submission|outgoing|outbound|per (?:second|minute|hour|day)|rate|daily|monthly|message (?:size|too)|size of (?:the |this |your )?message|message (?:is )?larger|attachment|system storage|insufficient disk space|write error|transfer|queue|your account|recipients\\b.{0,20}\\b(?:limit|exceed)|recipient (?:limit|count)`,
   'i',
 );
 export const MAILBOX_OVER = anyOf(near(MAILBOX, FULL, 4));
@@ -54,14 +54,14 @@ const TRAFFIC =
   'mails?|e-?mails?|messages?|msgs?|recipients?|rcpts?|connections?|sessions?|requests?|deliver\\w*|sending|sends?|submissions?|transactions?|traffic|nachrichten|verbindungen|conexiones|mensajes|messaggi|connessioni|berichten|wiadomości|сообщени\\w*|писем';
 /** "Too many" of things that are a sender's fault, not its volume. */
 const NOT_VOLUME =
-  /invalid|unknown|bad (?:recipients?|commands?)|errors?\b|hops|failed|failures|bounce|complaint|spam|reputation|\bspf\b|dkim|dmarc|authenticat|untrusted|new or|\btls\b|\bssl\b|size|length|load|received headers|loop|daily|per day|today|24 ?h|monthly|per month|this month/i;
+  /invalid|rejected|unknown|bad (?:recipients?|commands?)|errors?\b|hops|failed|failures|bounce|complaint|spam|reputation|\bspf\b|dkim|dmarc|authenticat|untrusted|new or|\btls\b|\bssl\b|size|length|load|received headers|loop|daily|per day|today|24 ?h|monthly|per month|this month/i;
 export const TOO_MUCH_TRAFFIC = anyOf(near(TOO, TRAFFIC, 4));
 
 // ---- a daily, monthly or plan limit -------------------------------------------------------
 const WINDOW =
-  'daily|per day|a day|each day|today|24[- ]?h(?:ours?|rs?)?|monthly|per month|this month|billing period|plan|subscription|tageslimit|journali[eè]re?|diario|giornalier[oa]';
+  'your account|daily|per day|a day|each day|today|24[- ]?h(?:ours?|rs?)?|monthly|per month|this month|billing period|plan|subscription|tageslimit|journali[eè]re?|diario|giornalier[oa]';
 const LIMIT = 'limit\\w*|quota\\w*|allowance|maximum|cap|allotment|credits?|kontingent';
-export const WINDOW_LIMIT = anyOf(near(WINDOW, LIMIT, 3));
+export const WINDOW_LIMIT = anyOf(near(WINDOW, LIMIT, 5));
 
 // ---- the message itself: size, format, attachments ----------------------------------------------
 const MESSAGE_PART =
@@ -70,7 +70,8 @@ const TOO_BIG =
   'too (?:large|big|long)|oversi[sz]ed?|exceed\\w* (?:the )?(?:\\w+ )?(?:size|length)|size (?:limit|exceeded|too)|larger than|zu gro(?:ß|ss)|trop (?:volumineux|gros|grand)|demasiado grande|troppo grande|te groot|za duż\\w*|слишком больш\\w*';
 const MALFORMED =
   'malformed|mal-formed|corrupt\\w*|badly formatted|improperly formatted|not (?:rfc|standards?)[- ]?complian\\w*|non-?compliant|syntax error|invalid (?:format|syntax|encoding|mime|headers?|characters?)|unparse?able|cannot be parsed|could not be parsed';
-const FORBIDDEN_FILE = '(?:attachments?|file (?:types?|extensions?|names?)|executables?)';
+const FORBIDDEN_FILE =
+  '(?:attachments?|file (?:types?|extensions?|names?)|executables?|(?:multi-?part )?mime (?:parts?|messages?))';
 const NOT_ALLOWED =
   'not (?:allowed|permitted|accepted)|forbidden|prohibited|blocked|banned|dangerous|unsafe|rejected|refused|disallowed';
 export const MESSAGE_UNFIT = anyOf(
