@@ -90,7 +90,7 @@ describe('the rule table', () => {
     ['smtp.mailbox-4xx', { channel: 'smtp', status: 450, text: '450 4.2.0 Mailbox busy' }, 'mailbox_temporary'],
     [
       'smtp.sender-code',
-      { channel: 'smtp', status: 553, text: '553 5.1.7 Bad sender mailbox address syntax' },
+      { channel: 'smtp', status: 553, text: "553 5.1.8 Bad sender's system address" },
       'policy_block',
     ],
     [

@@ -47,7 +47,6 @@ export const RECEIVER_MARKS: Readonly<Record<string, RegExp>> = {
   aliyun: /aliyun|alibaba|mxhichina/i,
   vade: /vadesecure|\bOXSUS\d+/i,
   sophos: /\bXGEMAIL_\d{4}\b|\.hydra\.sophos\.com/i,
-  socketlabs: /socketlabs\.com/i,
 };
 
 /** One rule of an organisation's set: the set names its organisation. */
@@ -145,10 +144,6 @@ export const RECEIVER_RULES: Readonly<Record<string, readonly ReceiverRule[]>> =
   sophos: [
     // Sophos Email gives the cause only as its code: XGEMAIL_0011 is a recipient the protected domain does not have.
     { id: 'sophos.no-recipient', channel: 'smtp', text: /\bXGEMAIL_0011\b/, family: 'bad_recipient', permanent: true, source: 'https://docs.sophos.com/central/customer/help/en-us/ManageYourProducts/EmailSecurity/SMTPErrorCodes/index.html' },
-  ],
-  // SocketLabs as our relay: the sender it refuses is the one we configured.
-  socketlabs: [
-    { id: 'socketlabs.our-sender', channel: 'smtp', status: [500, 599], enhanced: /^5\.1\.7$/, family: 'sender_config', permanent: true, source: 'https://github.com/mdn/kuma/issues/7121 (552 5.1.7, support.socketlabs.com/kb/84)' },
   ],
 };
 

@@ -11,7 +11,7 @@
 
 /** `a` and `b` (regex sources) within `gap` words of each other, in either order; any script. */
 function near(a: string, b: string, gap = 4): string {
-  const word = "[\\p{L}\\d_'’-]";
+  const word = '[\\p{L}\\d_-]';
   const gapOf = `${word}*(?:[^\\p{L}\\d_\\n]+${word}+){0,${gap}}?[^\\p{L}\\d_\\n]+`;
   const start = '(?<![\\p{L}\\d_])';
   return `(?:${start}(?:${a})${gapOf}(?:${b})|${start}(?:${b})${gapOf}(?:${a}))`;
@@ -21,31 +21,40 @@ function anyOf(...sources: string[]): RegExp {
   return new RegExp(sources.join('|'), 'iu');
 }
 
-/** Two causes offered as possible ("unknown or mailbox full"): the reply does not decide (order 8). */
+/**
+ * Two causes of different families offered as possible ("unknown or mailbox full"): the reply
+ * does not decide (order 8). "Unknown or deactivated" is one family, and decides.
+ */
 const EITHER =
-  /\b(?:or|o|ou|oder)\b (?:the )?(?:mail ?box|inbox|user|recipient)|\b(?:unknown|desconocido|inconnue?|unbekannt) (?:or|o|ou|oder)\b/i;
+  /\b(?:or|o|ou|oder)\b (?:the )?(?:recipient'?s? )?(?:mail ?box|inbox|casilla|bo[iî]te)\b.{0,12}\b(?:full|lleno|llena|pleine?|voll|piena|over ?quota|exceed)/i;
 
 // ---- the address does not exist ----------------------------------------------------------
 const ADDRESS =
-  'user(?:name)?s?|mail ?box(?:es)?|mailbox|account|recipient|rcpt|address(?:ee)?|e-?mail|destinat\\w*|local[- ]?part|alias|benutzer|empf[aä]nger|postfach|adresse|destinataire|utilisateur|bo[iî]te|destinatario|usuario|buz[oó]n|casella|utente|gebruiker|ontvanger|odbiorc\\w*|adres\\w*|u[zż]ytkownik\\w*|пользовател\\w*|адрес\\w*|ящик\\w*';
+  'user(?:name)?s?|mail ?box(?:es)?|mailbox|account|recipient|rcpt|address(?:ee)?|e-?mail|destinat\\w*|local[- ]?part|alias|benutzer|empf[aä]nger|postfach|adresse|destinataire|utilisateur|bo[iî]te|destinatario|usuario|buz[oó]n|casella|casilla|utente|gebruiker|ontvanger|odbiorc\\w*|adres\\w*|u[zż]ytkownik\\w*|kont[aoy]?|indirizzo|mottagar\\w*|e-?postadress\\w*|usu[aá]rio|destinat[aá]rio|nom du destinataire|пользовател\\w*|адрес\\w*|ящик\\w*|получател\\w*|адресат\\w*|учетн\\w+ запис\\w*';
 const DOES_NOT_EXIST =
-  "unknown|not (?:be )?(?:found|known|exist\\w*|valid|recogni[sz]ed|registered|present)|(?:does|do|did)(?:n't| not) exist|non-?existent|nonexist\\w*|no longer (?:exists?|valid|active|in use|available)|invalid|unrecogni[sz]ed|unregistered|deactivated|inactivated|inactive|deleted|removed|terminated|closed|unbekannt|existiert nicht|nicht (?:vorhanden|gefunden)|inconnue?|n'existe pas|inexistante?|introuvable|no existe|desconocido|inexistente|sconosciut[oa]|inesistente|non esiste|bestaat niet|onbekend|nie istnieje|nieznan\\w*|не существует|неизвестн\\w*|не найден\\w*";
+  "unknown|not (?:be )?(?:found|known|exist\\w*|valid|recogni[sz]ed|registered|present)|(?:does|do|did)(?:n't| not) exist|non-?existent|nonexist\\w*|no longer (?:exists?|valid|active|in use|available)|invalid|unrecogni[sz]ed|unregistered|deactivated|inactivated|inactive|deleted|removed|terminated|closed|unbekannt|existiert nicht|nicht (?:vorhanden|gefunden)|inconnue?|n'existe pas|inexistante?|introuvable|no existe|desconocido|inexistente|sconosciut[oa]|inesistente|non esiste|bestaat niet|onbekend|nie istnieje|nieznan\\w*|nie ma takiego|zablokowan\\w*|nieaktywn\\w*|inativ[oa]|inactiv[oa]|disattivat[oa]|desactiv\\w*|d[ée]sactiv[ée]e?|deaktiviert|expirad[oa]|ha expirado|bloccato per inutilizzo|non recens[ée]e?|n'est pas reconnu|pas reconnue?|non (?:sono )?riuscit[oa] a trovare|non trovat[oa]|hittades inte|inte (?:att )?hitta\\w*|no se (?:pudo )?encontr\\w*|não (?:foi )?encontrad[oa]|não existe|desconhecid[oa]|niet gevonden|nie znaleziono|не существует|неизвестн\\w*|не найден\\w*|не удалось найти|не зарегистрирован\\w*|заблокирован\\w*";
+/** Scripts without spaces between words: the whole phrase. */
+const GONE_PHRASES =
+  '(?:该|此)?(?:用户|用戶|收件人|帐户|账户|帳號|邮箱|信箱)(?:名)?(?:不存在|未开通|未開通|已被?(?:注销|註銷|停用|冻结|凍結))|(?:ユーザ|宛先|アドレス|メールアドレス)\\S{0,8}(?:存在しません|見つかりません|ありません|不明)|ディレクトリのリストにありません|(?:사용자|수신자|계정)\\S{0,6}(?:없습니다|존재하지)';
 /** What is said of someone other than the recipient: the sender, our client, its domain. */
 const NOT_THE_RECIPIENT =
-  /\bsender|\bfrom\b|mail from|return[- ]path|envelope from|\bhelo\b|\behlo\b|client|your (?:ip|host|server|address|domain)|reverse|\bptr\b|rdns|certificate|api ?key|password|credential|login|authenticat|\bdomain\b|\bhost\b|\bdns\b|\bmx\b/i;
-export const RECIPIENT_GONE = anyOf(near(ADDRESS, DOES_NOT_EXIST, 5));
+  /\bsender|\bfrom\b|mail from|return[- ]path|envelope from|\bhelo\b|\behlo\b|client|your (?:ip|host|server|address|domain)|reverse|\bptr\b|rdns|certificate|api ?key|password|credential|login|authenticat|(?<![@.-])\bdomain\b(?![.-])|(?<![@.-])\bhost\b(?![.-])|\bdns\b|\bmx\b/i;
+export const RECIPIENT_GONE = anyOf(near(ADDRESS, DOES_NOT_EXIST, 5), GONE_PHRASES);
 
 // ---- the mailbox is full ------------------------------------------------------------------
 const MAILBOX =
   'mail ?box(?:es)?|mailbox|inbox|in-box|account(?:\\(s\\))?|postbox|mail ?folder|folder|storage|disk|space|quota|postfach|speicher\\w*|bo[iî]te|casilla|buz[oó]n|casella|brievenbus|skrzynk\\w*|ящик\\w*';
 const FULL =
-  'full|exceed\\w*|overflow\\w*|over (?:its |the |their )?(?:allowed |permitted )?(?:limit|quota|capacity|size)|insufficient|no (?:more )?(?:space|room)|not (?:have )?enough (?:space|room)|(?:limit|capacity|maximum) (?:reached|exceeded)|voll|[üu]berschritten|pleine?|satur[ée]e?|lleno|llena|piena|pieno|vol\\b|pełn\\w*|переполнен\\w*';
+  'full|exceed\\w*|overflow\\w*|over (?:its |the |their )?(?:allowed |permitted )?(?:limit|quota|capacity|size)|insufficient|no (?:more )?(?:space|room)|not (?:have )?enough (?:space|room)|(?:limit|capacity|maximum) (?:reached|exceeded)|voll|[üu]berschritten|pleine?|satur[ée]e?|lleno|llena|piena|pieno|vol\\b|pełn\\w*|zapełnion\\w*|przepełnion\\w*|esaurit[oa]|cheia|cheio|fylld|переполнен\\w*|превышен\\w*|не хватает места|space not enough|(?:space|quota) (?:is )?(?:not enough|used up)';
+/** Scripts without spaces between words: the whole phrase. */
+const FULL_PHRASES =
+  '(?:空间|空間|容量|邮箱|信箱)(?:已满|已滿|不足)|(?:メールボックス|容量)\\S{0,6}(?:一杯|満杯|いっぱい|超過|オーバー)|(?:용량|메일함)\\S{0,6}(?:초과|부족)';
 /** Quotas that are a sending limit, or a message too large for the server, not a mailbox. */
 const NOT_A_MAILBOX = new RegExp(
-  `${EITHER.source}|send|sending|relay|submission|outgoing|outbound|per (?:second|minute|hour|day)|rate|daily|monthly|message (?:size|too)|size of (?:the |this |your )?message|message (?:is )?larger|attachment|system storage|insufficient disk space|write error|transfer|queue|your account|recipients\\b.{0,20}\\b(?:limit|exceed)|recipient (?:limit|count)`,
+  `${EITHER.source}|\\bsend(?:ing)?\\b|\\brelay|submission|outgoing|outbound|per (?:second|minute|hour|day)|\\brate\\b|daily|monthly|message (?:size|too)|size of (?:the |this |your )?message|message (?:is )?larger|attachment|system storage|insufficient disk space|write error|transfer|queue quota|your account|recipients\\b.{0,20}\\b(?:limit|exceed)|recipient (?:limit|count)`,
   'i',
 );
-export const MAILBOX_OVER = anyOf(near(MAILBOX, FULL, 4));
+export const MAILBOX_OVER = anyOf(near(MAILBOX, FULL, 4), FULL_PHRASES);
 
 // ---- sending too much, too fast -------------------------------------------------------------
 const TOO =
