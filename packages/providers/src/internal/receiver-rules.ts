@@ -23,6 +23,7 @@ export const RECEIVER_ALIASES: Readonly<Record<string, string>> = {
   'web.de': 'gmx',
   ionos: 'gmx',
   spectrum: 'charter',
+  'aliyun-directmail': 'aliyun',
 };
 
 /**
@@ -65,6 +66,8 @@ export const RECEIVER_RULES: Readonly<Record<string, readonly ReceiverRule[]>> =
     { id: 'google.sending-quota', channel: 'smtp', text: /\bemail quota exceeded|(?:daily )?user sending (?:quota|limit) exceeded/i, family: 'quota_exhausted', permanent: false, scope: 'provider', source: 'https://support.google.com/a/answer/3726730 (550 5.4.5, 550 5.7.1 Email quota exceeded)' },
   ],
   netease: [
+    // NetEase as our relay: the account we log in with may not send over SMTP.
+    { id: 'netease.no-permission', channel: 'smtp', text: /^User has no permission$/i, family: 'sender_config', permanent: false, source: 'https://github.com/open-falcon/mail-provider/issues/6 (550 User has no permission: SMTP not enabled for the 163 account)' },
     // NetEase (163/126): http://help.163.com/09/1224/17/5RAJ4LMH00753VB8.html
     { id: 'netease.quota', channel: 'smtp', text: /\b(?:MI:STC|RP:TRC)\b/, family: 'quota_exhausted', permanent: false, scope: 'receiver', source: 'http://help.163.com/09/1224/17/5RAJ4LMH00753VB8.html' },
     { id: 'netease.connections', channel: 'smtp', text: /\bHL:ICC\b/, family: 'throttled', permanent: false, scope: 'connections', source: 'http://help.163.com/09/1224/17/5RAJ4LMH00753VB8.html' },
@@ -106,6 +109,10 @@ export const RECEIVER_RULES: Readonly<Record<string, readonly ReceiverRule[]>> =
     { id: 'aliyun.local-sender', channel: 'smtp', text: /Mailfrom account is a local account/i, family: 'policy_block', permanent: true, source: 'http://bestwisewords.com/document_detail/36612.html' },
     { id: 'aliyun.rcpt-attempts', channel: 'smtp', text: /number of RCPT attempts is achieved the maximum threshold/i, family: 'quota_exhausted', permanent: false, source: 'http://bestwisewords.com/document_detail/36612.html' },
     { id: 'aliyun.rcpt-total', channel: 'smtp', text: /total of RCPTs is achieved the maximum threshold/i, family: 'throttled', permanent: false, scope: 'receiver', source: 'http://bestwisewords.com/document_detail/36612.html' },
+    // DirectMail, Alibaba Cloud's ESP, as our relay: its own invalid-address library (a suppression list), our account and our settings header.
+    { id: 'aliyun.directmail-invalid-rcpt', channel: 'smtp', text: /^Invalid rcptto\b/i, family: 'policy_block', permanent: true, source: 'https://help.aliyun.com/document_detail/44499.html (559 Invalid rcptto)' },
+    { id: 'aliyun.directmail-account', channel: 'smtp', text: /^Main account unavailable/i, family: 'sender_config', permanent: false, source: 'https://help.aliyun.com/document_detail/44499.html (551 Main account unavailable)' },
+    { id: 'aliyun.directmail-setting', channel: 'smtp', text: /^Invalid setting \[/i, family: 'sender_config', permanent: true, source: 'https://help.aliyun.com/document_detail/44499.html (504 Invalid setting: X-AliDM-Settings)' },
     { id: 'aliyun.unavailable', channel: 'smtp', text: /"RCPT TO" mailbox unavailable/i, family: 'unknown', permanent: false, source: 'http://sh-aliyun.com/index.php/Products/detail/cid/0/pid/87.html' },
   ],
   vade: [
