@@ -48,6 +48,7 @@ export const RECEIVER_MARKS: Readonly<Record<string, RegExp>> = {
   aliyun: /aliyun|alibaba|mxhichina/i,
   vade: /vadesecure|\bOXSUS\d+/i,
   sophos: /\bXGEMAIL_\d{4}\b|\.hydra\.sophos\.com/i,
+  docomo: /\bdocomo\.ne\.jp\b/i,
 };
 
 /** One rule of an organisation's set: the set names its organisation. */
@@ -147,6 +148,10 @@ export const RECEIVER_RULES: Readonly<Record<string, readonly ReceiverRule[]>> =
     { id: 'microsoft.nonexistent-domain', channel: 'smtp', status: [500, 599], text: /NonExistentDomain|InfoDomainNonexistent/, family: 'bad_domain', permanent: true, source: 'github:crisp-oss/email-bounce-parser:test/fixtures/550_5_4_310_server_unknown.txt' },
     // Microsoft 4.7.500–4.7.899 "server busy / access denied, try later": its pacing (issue 15).
     { id: 'microsoft.busy', channel: 'smtp', enhanced: /^4\.7\.(?:5\d\d|8\d\d)/, text: /server busy|access denied, please try again later/i, family: 'throttled', permanent: false, scope: 'receiver', source: 'https://github.com/MicrosoftDocs/OfficeDocs-Exchange/issues/2499' },
+  ],
+  docomo: [
+    // NTT docomo says "too much mail data" of a full mailbox; elsewhere it is a message over the size limit.
+    { id: 'docomo.mailbox-full', channel: 'smtp', text: /too much mail data/i, family: 'mailbox_full', permanent: true, source: 'github:sisimai/set-of-emails:maildir/err/make-test-03.eml' },
   ],
   sophos: [
     // Sophos Email gives the cause only as its code: XGEMAIL_0011 is a recipient the protected domain does not have.
