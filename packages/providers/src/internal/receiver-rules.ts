@@ -23,7 +23,6 @@ export const RECEIVER_ALIASES: Readonly<Record<string, string>> = {
   'web.de': 'gmx',
   ionos: 'gmx',
   spectrum: 'charter',
-  'aliyun-directmail': 'aliyun',
 };
 
 /**
@@ -48,7 +47,6 @@ export const RECEIVER_MARKS: Readonly<Record<string, RegExp>> = {
   aliyun: /aliyun|alibaba|mxhichina/i,
   vade: /vadesecure|\bOXSUS\d+/i,
   sophos: /\bXGEMAIL_\d{4}\b|\.hydra\.sophos\.com/i,
-  docomo: /\bdocomo\.ne\.jp\b/i,
 };
 
 /** One rule of an organisation's set: the set names its organisation. */
@@ -110,10 +108,6 @@ export const RECEIVER_RULES: Readonly<Record<string, readonly ReceiverRule[]>> =
     { id: 'aliyun.local-sender', channel: 'smtp', text: /Mailfrom account is a local account/i, family: 'policy_block', permanent: true, source: 'http://bestwisewords.com/document_detail/36612.html' },
     { id: 'aliyun.rcpt-attempts', channel: 'smtp', text: /number of RCPT attempts is achieved the maximum threshold/i, family: 'quota_exhausted', permanent: false, source: 'http://bestwisewords.com/document_detail/36612.html' },
     { id: 'aliyun.rcpt-total', channel: 'smtp', text: /total of RCPTs is achieved the maximum threshold/i, family: 'throttled', permanent: false, scope: 'receiver', source: 'http://bestwisewords.com/document_detail/36612.html' },
-    // DirectMail, Alibaba Cloud's ESP, as our relay: its own invalid-address library (a suppression list), our account and our settings header.
-    { id: 'aliyun.directmail-invalid-rcpt', channel: 'smtp', text: /^Invalid rcptto\b/i, family: 'policy_block', permanent: true, source: 'https://help.aliyun.com/document_detail/44499.html (559 Invalid rcptto)' },
-    { id: 'aliyun.directmail-account', channel: 'smtp', text: /^Main account unavailable/i, family: 'sender_config', permanent: false, source: 'https://help.aliyun.com/document_detail/44499.html (551 Main account unavailable)' },
-    { id: 'aliyun.directmail-setting', channel: 'smtp', text: /^Invalid setting \[/i, family: 'sender_config', permanent: true, source: 'https://help.aliyun.com/document_detail/44499.html (504 Invalid setting: X-AliDM-Settings)' },
     { id: 'aliyun.unavailable', channel: 'smtp', text: /"RCPT TO" mailbox unavailable/i, family: 'unknown', permanent: false, source: 'http://sh-aliyun.com/index.php/Products/detail/cid/0/pid/87.html' },
   ],
   vade: [
@@ -151,6 +145,7 @@ export const RECEIVER_RULES: Readonly<Record<string, readonly ReceiverRule[]>> =
   ],
   docomo: [
     // NTT docomo says "too much mail data" of a full mailbox; elsewhere it is a message over the size limit.
+    // Read when the caller names docomo (its domain is a recipient's, so it is no mark).
     { id: 'docomo.mailbox-full', channel: 'smtp', text: /too much mail data/i, family: 'mailbox_full', permanent: true, source: 'github:sisimai/set-of-emails:maildir/err/make-test-03.eml' },
   ],
   sophos: [
