@@ -49,9 +49,12 @@ const FULL =
 /** Scripts without spaces between words: the whole phrase. */
 const FULL_PHRASES =
   '(?:空间|空間|容量|邮箱|信箱)(?:已满|已滿|不足)|(?:メールボックス|容量)\\S{0,6}(?:一杯|満杯|いっぱい|超過|オーバー)|(?:용량|메일함)\\S{0,6}(?:초과|부족)';
-/** Quotas that are a sending limit, or a message too large for the server, not a mailbox. */
-const NOT_A_MAILBOX = new RegExp(
-  `${EITHER.source}|\\bsend(?:ing)?\\b|\\brelay|submission|outgoing|outbound|per (?:second|minute|hour|day)|\\brate\\b|daily|monthly|message (?:size|too)|size of (?:the |this |your )?message|message (?:is )?larger|attachment|system storage|insufficient disk space|write error|transfer|queue quota|your account|recipients\\b.{0,20}\\b(?:limit|exceed)|recipient (?:limit|count)`,
+/** "Quota" that is a sending limit, not a mailbox's (the phrase rows' exclusion too). */
+export const SENDING_QUOTA =
+  /queue quota|quota for sending|submission quota|send(?:ing)? quota|relay quota|with the same Message-ID|daily quota|hourly quota|throttling quota/i;
+/** Besides a sending limit: a rate, a message too large for the server, two causes offered. */
+export const NOT_A_FULL_MAILBOX = new RegExp(
+  `${EITHER.source}|${SENDING_QUOTA.source}|\\bsend(?:ing)?\\b|\\brelay|submission|outgoing|outbound|per (?:second|minute|hour|day)|\\brate\\b|daily|monthly|message (?:size|too)|size of (?:the |this |your )?message|message (?:is )?larger|attachment|system storage|insufficient disk space|write error|transfer|queue quota|your account|recipients\\b.{0,20}\\b(?:limit|exceed)|recipient (?:limit|count)`,
   'i',
 );
 export const MAILBOX_OVER = anyOf(near(MAILBOX, FULL, 4), FULL_PHRASES);
@@ -101,4 +104,10 @@ export const RECEIVER_TROUBLE = anyOf(near(SERVER, TROUBLE, 3));
 const NOT_SYSTEM =
   /spam|unwanted|unsolicited|abuse|policy|blocked|denied|reject|reputation|\bspf\b|dkim|dmarc|authenticat|user unknown|no such|not found|does not exist|invalid|syntax|certificate|tls|ssl/i;
 
-export { EITHER, NOT_THE_RECIPIENT, NOT_A_MAILBOX, NOT_VOLUME, NOT_CONTENT, NOT_SYSTEM };
+/** The recipient reading's exclusions: someone else named, a protocol parameter, a verdict, a deferral, two causes. */
+const NOT_RECIPIENT_GONE = new RegExp(
+  `${NOT_THE_RECIPIENT.source}|parameters? not recognized|not implemented|policy|denied|blocked|refused|temporar|try again|later|${EITHER.source}`,
+  'i',
+);
+
+export { NOT_RECIPIENT_GONE, NOT_VOLUME, NOT_CONTENT, NOT_SYSTEM };

@@ -1,13 +1,13 @@
 import { RECEIVER_ROWS } from './receiver-rules.js';
 import {
-  EITHER,
   MAILBOX_OVER,
   MESSAGE_UNFIT,
-  NOT_A_MAILBOX as NOT_A_FULL_MAILBOX,
+  NOT_A_FULL_MAILBOX,
   NOT_CONTENT,
+  NOT_RECIPIENT_GONE,
   NOT_SYSTEM,
-  NOT_THE_RECIPIENT,
   NOT_VOLUME,
+  SENDING_QUOTA,
   RECEIVER_TROUBLE,
   RECIPIENT_GONE,
   TOO_MUCH_TRAFFIC,
@@ -39,7 +39,7 @@ const LISTED =
 const RECIPIENT_RATE =
   /rate that prevents additional messages|receiving mail (?:at a rate|too quickly)|recipient (?:<[^>]*> )?has exceeded (?:their|the|its) (?:message )?(?:rate )?limit|can (?:send to this recipient|receive) per hour|exceeded message rate limit|too many recent messages|received too much email in a short period/i;
 const SYSTEM =
-  /temporary (?:system problem|failure|error|lookup failure|local problem|internal error|server error)|internal (?:server )?error|local error in processing|insufficient system (?:resources|storage)|system resources|service (?:not |temporarily )?(?:available|unavailable)|resources temporarily unavailable|too (?:much )?(?:load|busy)|service currently unavailable|server (?:is )?busy|all server ports are busy|out of memory|queue file write error|operating system error|configuration error|unable to read controls|shutting down|backend failure|mail system full|license expired|end message failed|come back later|upstream error|failed to be replicated|error on this server|temporary domain failure|\brDNS temporary failure|qqt failure|delivery (?:to the following recipients? )?(?:has been|is) delayed|hop count exceeded|too many hops|routing loop|mail loop|looping|received"? headers|still awaiting delivery|has been delayed|error in processing|unable to quarantine|disk is full|retry time not reached(?! for any host after a long failure)|can not open new email file|Deferred: No such file or directory|unable to scan|mail transport error|lowest numbered MX record points to local host/i;
+  /temporary (?:system problem|failure|error|lookup failure|local problem|internal error|server error)|internal (?:server )?error|local error in processing|insufficient system (?:resources|storage)|system resources|service (?:not |temporarily )?(?:available|unavailable)|resources temporarily unavailable|too (?:much )?(?:load|busy)|service currently unavailable|server (?:is )?busy|all server ports are busy|out of memory|queue file write error|operating system error|configuration error|unable to read controls|shutting down|backend failure|mail system full|license expired|end message failed|come back later|upstream error|failed to be replicated|error on this server|temporary domain failure|\brDNS temporary failure|qqt failure|delivery (?:to the following recipients? )?(?:has been|is) delayed|hop count exceeded|too many hops|routing loop|mail loop|looping|received"? headers|error in processing|unable to quarantine|disk is full|retry time not reached(?! for any host after a long failure)|can not open new email file|Deferred: No such file or directory|mail transport error|lowest numbered MX record points to local host/i;
 const TRY_LATER =
   /\btempfail\b|try again later|try again in|please try later|retry later|essayer plus tard|come back later|temporar(?:y|ily)\b|retry soon/i;
 const MAILBOX_FULL =
@@ -50,9 +50,6 @@ const NO_DOMAIN =
   /domain (?:not found|does not exist|is not reachable)|no such domain|host (?:or domain name )?(?:unknown|not found)|host \S+ not found|couldn't find (?:any host|a mail exchanger)|unrouteable|null MX|no MX|\bNXDOMAIN\b|had no relevant answers|does not accept (?:e-?)?mail|indicated no SMTP service|illegal (?:host|MX)|invalid domain|InfoNoRecords|non-existent hosts|NoMxHost|domain in the e-?mail address|no MX or A\b|(?:unable|failed) to find (?:the )?MX|no mail host|domain \S+ does not exist|NonExistentDomain|InfoDomainNonexistent|unknown host\b|unable to resolve MX|cannot resolve MX|could not resolve (?:the )?MX|single label domains?|domain name not found|address resolution of \S+ failed|no data by dns resolve|(?:returned )?answer with no data|MxLoopback|configured in a loop/i;
 const CONTENT =
   /header value|line (?:is )?too long|line length|malformed MIME|without (?:a )?To: fields?|character sets?\b|invalid (?:X-)?SMTPAPI header|from:? addresses? (?:are|is) not allowed|as a From: address|unsafe content|\bmacros?\b|content restrictions|file extension|subject is mandatory|size exceeded|by the (?:virus )?scanner|header not CRLF|(?:Date|From|Subject|Message-ID|To) header (?:is )?(?:too far|missing|invalid|malformed)|failed to parse (?:the )?message|error while rendering|message (?:size|length|too (?:large|big)|header size)|size (?:limit|exceeds)|too (?:large|big)|exceeds? (?:the )?(?:fixed )?(?:maximum|databytes)|request entity too large|virus|malware|infected|attachment|banned content|content presents|rfc ?(?:5322|2822|822)|not rfc|headers? (?:error|too large|is ridiculously|line is too long)|header (?:based|line)|multiple (?:from|subject)|missing a valid|message-id|disallowed header|encoded-word|8-bit data|bare (?:<?LF|line)|\bsmtplf\b|line limit|mime parts|resent-from|duplicate header|invalid characters|message content rejected|content rejected|not a valid address|does not contain a valid address|\bc=h[id]\b|addresses in From:|equal X-headers|length of (?:DATA|Attach)|policy violation detected \(AS345\)|maximum size|taille limite|invalid line ending|must be CRLF|file[_ ]extension|unicode e-?mail|SMTPUTF8|format restriction|viral\b|content blocked by|password[- ]protected|encrypted (?:zip|archive|attachment)|invalid data in message|MIME\/REJECT|invalid (?:MIME )?structure|more than \d+ bytes|MIME boundary|rfc ?204[56]|header_contenttype|empty subject|missing subject|too much mail data/i;
-// "Quota" that is a sending limit, not a mailbox's.
-const NOT_A_MAILBOX =
-  /queue quota|quota for sending|submission quota|send(?:ing)? quota|relay quota|with the same Message-ID|daily quota|hourly quota|throttling quota/i;
 // A spam verdict is policy, even when it also names the content (decision order 5).
 const SPAM_VERDICT =
   /scored as spam|suspected spam|spam or virus|spam (?:detected|message|URL)|judged to be spam|\bUBE\b|anti-spoofing|blocked senders|considers this message spam|spam\/virus|possible spam/i;
@@ -144,8 +141,8 @@ export const RULES: readonly ReplyRule[] = [
   { id: 'smtp.mailbox-temporary', channel: 'smtp', text: /(?:mailbox|user|recipient|account)\b.{0,40}\b(?:locked|quota|unavailable|full)\b.{0,20}\b(?:temporar|try again)|temporary failure.{0,40}quota|recipient temporarily unavailable|box is busy|recipient error\. please try again|^\S*(?:@|email)\S* temporarily unavailable|(?<!ip |your |sender )(?:mailbox|user|recipient|account|address|incoming)\b(?:(?!service|server|system|too fast|blocked)[^]){0,40}\btemporar(?:ily|y)\b.{0,20}\b(?:unavailable|suspended|disabled|locked|inactive|not available)|file has been locked|(?:postponed|delayed|deferred)\b.{0,40}\b(?:full|quota)|(?:full|quota)\b.{0,60}\bwill (?:continue to )?(?:try|retry)|(?:mailbox|user|account)\b.{0,30}\btemporar(?:ily|y) (?:over ?quota|full)/i, family: 'mailbox_temporary', permanent: false, source: 'github:sisimai/set-of-emails:maildir/bsd/lhost-amazonses-19.eml' },
 
   // ---- the mailbox ------------------------------------------------------------------------
-  { id: 'smtp.mailbox-full-4xx', channel: 'smtp', status: [400, 499], text: MAILBOX_FULL, unless: NOT_A_MAILBOX, family: 'mailbox_temporary', permanent: false, source: 'github:ActiveCampaign/smtp-field-manual:data/codes/452.json' },
-  { id: 'smtp.mailbox-full', channel: 'smtp', text: MAILBOX_FULL, unless: NOT_A_MAILBOX, family: 'mailbox_full', permanent: true, source: 'github:ActiveCampaign/smtp-field-manual:data/codes/552.json' },
+  { id: 'smtp.mailbox-full-4xx', channel: 'smtp', status: [400, 499], text: MAILBOX_FULL, unless: SENDING_QUOTA, family: 'mailbox_temporary', permanent: false, source: 'github:ActiveCampaign/smtp-field-manual:data/codes/452.json' },
+  { id: 'smtp.mailbox-full', channel: 'smtp', text: MAILBOX_FULL, unless: SENDING_QUOTA, family: 'mailbox_full', permanent: true, source: 'github:ActiveCampaign/smtp-field-manual:data/codes/552.json' },
 
   // ---- volume-driven limits: throttled, whatever the class (decision orders 1–3) -----------
   // A daily, monthly or plan limit is a quota, an hour or less a rate.
@@ -206,7 +203,7 @@ export const RULES: readonly ReplyRule[] = [
   { id: 'smtp.bad-mailbox-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.(?:1\.[1346]|2\.1)$/, unless: /will not accept|block|banned|denied|spam|policy|relay|not authori|unauthori|prohibit|refused|not subscribed|subscribe|quarantin|content filter/i, family: 'bad_recipient', permanent: true, source: 'github:sisimai/set-of-emails:maildir/bsd/lhost-exchange2007-01.eml' },
 
   // ---- the second reading (`reply-lexicon.ts`): words near each other, for wording no row above names ----
-  { id: 'smtp.near.recipient', channel: 'smtp', text: RECIPIENT_GONE, unless: new RegExp(`${NOT_THE_RECIPIENT.source}|parameters? not recognized|not implemented|policy|denied|blocked|refused|temporar|try again|later|${EITHER.source}`, 'i'), family: 'bad_recipient', permanent: true, source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
+  { id: 'smtp.near.recipient', channel: 'smtp', text: RECIPIENT_GONE, unless: NOT_RECIPIENT_GONE, family: 'bad_recipient', permanent: true, source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
   { id: 'smtp.near.mailbox-full', channel: 'smtp', text: MAILBOX_OVER, unless: NOT_A_FULL_MAILBOX, family: 'mailbox_full', permanent: true, source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
   { id: 'smtp.near.window-limit', channel: 'smtp', text: WINDOW_LIMIT, unless: /Message-ID|size/i, family: 'quota_exhausted', permanent: false, scope: 'receiver', source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
   { id: 'smtp.near.volume', channel: 'smtp', text: TOO_MUCH_TRAFFIC, unless: NOT_VOLUME, family: 'throttled', permanent: false, scope: 'receiver', source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
