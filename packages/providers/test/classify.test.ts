@@ -132,6 +132,25 @@ describe('the rule table', () => {
       { channel: 'smtp', status: 550, text: '550 Deine Nachricht ist zu groß' },
       'content_rejected',
     ],
+    [
+      'smtp.near.our-login',
+      { channel: 'smtp', status: 550, text: '550 Authentifizierung erforderlich' },
+      'sender_config',
+    ],
+    [
+      'smtp.near.our-identity',
+      { channel: 'smtp', status: 553, text: '553 Envelope sender differs from the authenticated user' },
+      'sender_config',
+    ],
+    ['smtp.mailbox-full-code', { channel: 'smtp', status: 552, text: '552 5.2.2 Over the top' }, 'mailbox_full'],
+    // The same readings of an ESP API's answer.
+    ['http.near.volume', { channel: 'http', status: 400, text: 'Too many emails in a short time' }, 'throttled'],
+    [
+      'http.near.window-limit',
+      { channel: 'http', status: 400, text: 'You have reached the monthly limit of your plan' },
+      'quota_exhausted',
+    ],
+    ['http.near.recipient', { channel: 'http', status: 422, text: 'Recipient address is invalid' }, 'bad_recipient'],
   ];
 
   it.each(synthetic)('reaches %s (synthetic reply)', (rule, reply, family) => {

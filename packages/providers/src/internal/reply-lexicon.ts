@@ -30,25 +30,25 @@ const EITHER =
 
 // ---- the address does not exist ----------------------------------------------------------
 const ADDRESS =
-  'user(?:name)?s?|mail ?box(?:es)?|mailbox|account|recipient|rcpt|address(?:ee)?|e-?mail|destinat\\w*|local[- ]?part|alias|benutzer|empf[aä]nger|postfach|adresse|destinataire|utilisateur|bo[iî]te|destinatario|usuario|buz[oó]n|casella|casilla|utente|gebruiker|ontvanger|odbiorc\\w*|adres\\w*|u[zż]ytkownik\\w*|kont[aoy]?|indirizzo|mottagar\\w*|e-?postadress\\w*|usu[aá]rio|destinat[aá]rio|nom du destinataire|пользовател\\w*|адрес\\w*|ящик\\w*|получател\\w*|адресат\\w*|учетн\\w+ запис\\w*';
+  'user(?:name)?s?|mail ?box(?:es)?|mailbox|account|recipient|rcpt|address(?:ee)?|e-?mail|destinat\\w*|local[- ]?part|alias|benutzer|empf[aä]nger|postfach|adresse|destinataire|utilisateur|bo[iî]te|destinatario|usuario|buz[oó]n|casella|casilla|utente|gebruiker|ontvanger|odbiorc\\w*|adres\\w*|u[zż]ytkownik\\w*|kont[aoy]?|indirizzo|mottagar\\w*|e-?postadress\\w*|usu[aá]rio|destinat[aá]rio|nom du destinataire|пользовател\\w*|адрес\\w*|ящик\\w*|получател\\w*|адресат\\w*|учетн\\w+ запис\\w*|аккаунт\\w*|користувач\\w*|скриньк\\w*|отримувач\\w*|u[zž]ivatel\\w*|schr[aá]nk\\w*|p[rř][ií]jemc\\w*|kullan[ıi]c[ıi]\\w*|alıcı\\w*|posta kutusu|modtager\\w*|mottaker\\w*|bruger\\w*|bruker\\w*|postkass\\w*|anv[aä]ndar\\w*|brevl[aå]d\\w*|k[aä]ytt[aä]j[aä]\\w*|vastaanottaja\\w*|osoite\\w*|c[ií]mzett\\w*|felhaszn[aá]l[oó]\\w*|postafi[oó]k\\w*|utilizator\\w*|destinatar\\w*|cuenta|direcci[oó]n|correo|conta(?!\\p{L})|endere[cç]o|caixa postal|postbus|χρήστη\\w*|παραλήπτη\\w*|pengguna|penerima|alamat|người dùng|địa chỉ';
 const DOES_NOT_EXIST =
-  "unknown|not (?:be )?(?:found|known|exist\\w*|valid|recogni[sz]ed|registered|present)|(?:does|do|did)(?:n't| not) exist|non-?existent|nonexist\\w*|no longer (?:exists?|valid|active|in use|available)|invalid|unrecogni[sz]ed|unregistered|deactivated|inactivated|inactive|deleted|removed|terminated|closed|unbekannt|existiert nicht|nicht (?:vorhanden|gefunden)|inconnue?|n'existe pas|inexistante?|introuvable|no existe|desconocido|inexistente|sconosciut[oa]|inesistente|non esiste|bestaat niet|onbekend|nie istnieje|nieznan\\w*|nie ma takiego|zablokowan\\w*|nieaktywn\\w*|inativ[oa]|inactiv[oa]|disattivat[oa]|desactiv\\w*|d[ée]sactiv[ée]e?|deaktiviert|expirad[oa]|ha expirado|bloccato per inutilizzo|non recens[ée]e?|n'est pas reconnu|pas reconnue?|non (?:sono )?riuscit[oa] a trovare|non trovat[oa]|hittades inte|inte (?:att )?hitta\\w*|no se (?:pudo )?encontr\\w*|não (?:foi )?encontrad[oa]|não existe|desconhecid[oa]|niet gevonden|nie znaleziono|не существует|неизвестн\\w*|не найден\\w*|не удалось найти|не зарегистрирован\\w*|заблокирован\\w*";
+  "unknown|not (?:be )?(?:found|known|exist\\w*|valid|recogni[sz]ed|registered|present)|(?:does|do|did)(?:n't| not) exist|non-?existent|nonexist\\w*|no longer (?:exists?|valid|active|in use|available)|invalid|unrecogni[sz]ed|unregistered|deactivated|inactivated|inactive|deleted|removed|terminated|closed|unbekannt|existiert nicht|nicht (?:vorhanden|gefunden)|inconnue?|n'existe pas|inexistante?|introuvable|no existe|desconocido|inexistente|sconosciut[oa]|inesistente|non esiste|bestaat niet|onbekend|nie istnieje|nieznan\\w*|nie ma takiego|zablokowan\\w*|nieaktywn\\w*|inativ[oa]|inactiv[oa]|disattivat[oa]|desactiv\\w*|d[ée]sactiv[ée]e?|deaktiviert|expirad[oa]|ha expirado|bloccato per inutilizzo|non recens[ée]e?|n'est pas reconnu|pas reconnue?|non (?:sono )?riuscit[oa] a trovare|non trovat[oa]|hittades inte|inte (?:att )?hitta\\w*|no se (?:pudo )?encontr\\w*|não (?:foi )?encontrad[oa]|não existe|desconhecid[oa]|niet gevonden|nie znaleziono|не существует|неизвестн\\w*|не найден\\w*|не удалось найти|не зарегистрирован\\w*|заблокирован\\w*|недействительн\\w*|отключен\\w*|удал[её]н\\w*|не існує|невідом\\w*|не знайдено|neexistuje|nezn[aá]m\\w*|nenalezen\\w*|neplatn\\w*|bulunamad[ıi]|mevcut de[gğ]il|ge[cç]ersiz|findes ikke|finnes ikke|eksisterer ikke|ukendt|ukjent|ugyldig|finns inte|ok[aä]nd|ogiltig|tuntematon|ei ole olemassa|ei l[oö]ydy|virheellinen|nem l[eé]tezik|ismeretlen|[eé]rv[eé]nytelen|nu exist[aă]|necunoscut\\w*|ongeldig|niet bekend|ung[uü]ltig|nicht bekannt|gibt es nicht|invalide|non valide|n'existe plus|inv[aá]lid[oa]|no v[aá]lid[oa]|desconocid[oa]|non valid[oa]|nieprawid[lł]ow\\w*|δεν υπάρχει|άγνωστ\\w*|tidak (?:ditemukan|dikenal|ada|valid)|không (?:tồn tại|tìm thấy)";
 /** Scripts without spaces between words: the whole phrase. */
 const GONE_PHRASES =
-  '(?:该|此)?(?:用户|用戶|收件人|帐户|账户|帳號|邮箱|信箱)(?:名)?(?:不存在|未开通|未開通|已被?(?:注销|註銷|停用|冻结|凍結))|(?:ユーザ|宛先|アドレス|メールアドレス)\\S{0,8}(?:存在しません|見つかりません|ありません|不明)|ディレクトリのリストにありません|(?:사용자|수신자|계정)\\S{0,6}(?:없습니다|존재하지)';
+  '(?:该|此)?(?:用户|用戶|收件人|帐户|账户|帳號|邮箱|信箱)(?:名)?(?:不存在|未开通|未開通|已被?(?:注销|註銷|停用|冻结|凍結))|(?:ユーザ|宛先|アドレス|メールアドレス)\\S{0,8}(?:存在しません|見つかりません|ありません|不明)|ディレクトリのリストにありません|(?:사용자|수신자|계정)\\S{0,6}(?:없습니다|존재하지)|존재하지 않는\\s*(?:사용자|계정|메일|주소|수신자)|(?:地址|邮件地址|郵件地址|账号|帳號|帐号|收信人|收件者|使用者)(?:不存在|無效|无效)|查无此(?:用户|人)|无此用户|無此用戶|宛先不明|存在しない(?:ユーザ|アドレス|宛先)';
 /** What is said of someone other than the recipient: the sender, our client, its domain. */
 const NOT_THE_RECIPIENT =
-  /\bsender|\bfrom\b|mail from|return[- ]path|envelope from|\bhelo\b|\behlo\b|client|your (?:ip|host|server|address|domain)|reverse|\bptr\b|rdns|certificate|api ?key|password|credential|login|authenticat|(?<![@.-])\bdomain\b(?![.-])|(?<![@.-])\bhost\b(?![.-])|\bdns\b|\bmx\b/i;
+  /\bsender|\bfrom\b|mail from|return[- ]path|envelope from|\bhelo\b|\behlo\b|client|your (?:ip|host|server|address|domain|account)|reverse|\bptr\b|rdns|certificate|api ?key|password|credential|login|authenticat|(?<![@.-])\bdomain\b(?![.-])|(?<![@.-])\bhost\b(?![.-])|\bdns\b|\bmx\b/i;
 export const RECIPIENT_GONE = anyOf(near(ADDRESS, DOES_NOT_EXIST, 5), GONE_PHRASES);
 
 // ---- the mailbox is full ------------------------------------------------------------------
 const MAILBOX =
-  'mail ?box(?:es)?|mailbox|inbox|in-box|account(?:\\(s\\))?|postbox|mail ?folder|folder|storage|disk|space|quota|postfach|speicher\\w*|bo[iî]te|casilla|buz[oó]n|casella|brievenbus|skrzynk\\w*|ящик\\w*';
+  'mail ?box(?:es)?|mailbox|inbox|in-box|account(?:\\(s\\))?|postbox|mail ?folder|folder|storage|disk|space|quota|postfach|speicher\\w*|bo[iî]te|casilla|buz[oó]n|casella|brievenbus|skrzynk\\w*|ящик\\w*|скриньк\\w*|schr[aá]nk\\w*|posta kutusu|postkass\\w*|brevl[aå]d\\w*|postilaatikko\\w*|postafi[oó]k\\w*|c[aă]su[tț]a|kotak|caixa|speicherplatz|квот\\w*';
 const FULL =
-  'full|exceed\\w*|overflow\\w*|over (?:its |the |their )?(?:allowed |permitted )?(?:limit|quota|capacity|size)|insufficient|no (?:more )?(?:space|room)|not (?:have )?enough (?:space|room)|(?:limit|capacity|maximum) (?:reached|exceeded)|voll|[üu]berschritten|pleine?|satur[ée]e?|lleno|llena|piena|pieno|vol\\b|pełn\\w*|zapełnion\\w*|przepełnion\\w*|esaurit[oa]|cheia|cheio|fylld|переполнен\\w*|превышен\\w*|не хватает места|space not enough|(?:space|quota) (?:is )?(?:not enough|used up)';
+  'full|exceed\\w*|overflow\\w*|over (?:its |the |their )?(?:allowed |permitted )?(?:limit|quota|capacity|size)|insufficient|no (?:more )?(?:space|room)|not (?:have )?enough (?:space|room)|(?:limit|capacity|maximum) (?:reached|exceeded)|voll|[üu]berschritten|pleine?|satur[ée]e?|lleno|llena|piena|pieno|vol\\b|pełn\\w*|zapełnion\\w*|przepełnion\\w*|esaurit[oa]|cheia|cheio|fylld|переполнен\\w*|превышен\\w*|не хватает места|space not enough|(?:space|quota) (?:is )?(?:not enough|used up)|pln[aá]|p[rř]epln[eě]n\\w*|dolu|fuld|t[aä]ynn[aä]|megtelt|plin[aă]|penuh|d[eé]pass[eé]e?|atteinte?|superat[oa]|переповнен\\w*';
 /** Scripts without spaces between words: the whole phrase. */
 const FULL_PHRASES =
-  '(?:空间|空間|容量|邮箱|信箱)(?:已满|已滿|不足)|(?:メールボックス|容量)\\S{0,6}(?:一杯|満杯|いっぱい|超過|オーバー)|(?:용량|메일함)\\S{0,6}(?:초과|부족)';
+  '(?:空间|空間|容量|邮箱|信箱)(?:已满|已滿|不足)|(?:メールボックス|容量)\\S{0,6}(?:一杯|満杯|いっぱい|超過|オーバー)|(?:용량|메일함)\\S{0,6}(?:초과|부족)|(?:超出|超过)(?:容量|配额|空间)|配额已满|容量超出';
 /** "Quota" that is a sending limit, not a mailbox's (the phrase rows' exclusion too). */
 export const SENDING_QUOTA =
   /queue quota|quota for sending|submission quota|send(?:ing)? quota|relay quota|with the same Message-ID|daily quota|hourly quota|throttling quota/i;
@@ -61,13 +61,16 @@ export const MAILBOX_OVER = anyOf(near(MAILBOX, FULL, 4), FULL_PHRASES);
 
 // ---- sending too much, too fast -------------------------------------------------------------
 const TOO =
-  'too (?:many|much|fast|quickly|often|frequent\\w*|rapid\\w*)|excessive|exceed\\w* (?:the |our |your |a |its )?(?:\\w+ )?(?:rate|threshold|frequency)|rate[- ]?limit\\w*|frequency|zu viele|trop de|demasiad[oa]s|troppi|troppe|te veel|za dużo|слишком много';
+  'too (?:many|much|fast|quickly|often|frequent\\w*|rapid\\w*)|excessive|exceed\\w* (?:the |our |your |a |its )?(?:\\w+ )?(?:rate|threshold|frequency)|rate[- ]?limit\\w*|frequency|zu viele|trop de|demasiad[oa]s|troppi|troppe|te veel|za dużo|слишком много|zu schnell|trop rapide\\w*|demasiado r[aá]pido|troppo veloc\\w*|te snel|zbyt (?:wiele|du[zż]o|szybko|cz[eę]sto)|слишком (?:част\\w*|быстро)|muit[oa]s';
 const TRAFFIC =
   'mails?|e-?mails?|messages?|msgs?|recipients?|rcpts?|connections?|sessions?|requests?|deliver\\w*|sending|sends?|submissions?|transactions?|traffic|nachrichten|verbindungen|conexiones|mensajes|messaggi|connessioni|berichten|wiadomości|сообщени\\w*|писем';
 /** "Too many" of things that are a sender's fault, not its volume. */
 const NOT_VOLUME =
   /invalid|rejected|unknown|bad (?:recipients?|commands?)|errors?\b|hops|failed|failures|bounce|complaint|spam|reputation|\bspf\b|dkim|dmarc|authenticat|untrusted|new or|\btls\b|\bssl\b|size|length|load|received headers|loop|daily|per day|today|24 ?h|monthly|per month|this month/i;
-export const TOO_MUCH_TRAFFIC = anyOf(near(TOO, TRAFFIC, 4));
+/** Scripts without spaces between words: the whole phrase. */
+const TOO_MUCH_PHRASES =
+  '(?:发送|發送|发信|發信|投递|连接|連接|请求|請求)(?:频率|頻率|次数|次數)?(?:过高|過高|过快|過快|过于频繁|過於頻繁|过多|過多|超限|超出限制)|(?:频率|頻率)(?:过高|過高|过快|過快|超限)|送信(?:数|回数|頻度)\\S{0,4}(?:多すぎ|超過|制限)|너무 많은 (?:메일|연결|요청)';
+export const TOO_MUCH_TRAFFIC = anyOf(near(TOO, TRAFFIC, 4), TOO_MUCH_PHRASES);
 
 // ---- a daily, monthly or plan limit -------------------------------------------------------
 const WINDOW =
@@ -96,13 +99,29 @@ export const MESSAGE_UNFIT = anyOf(
 const NOT_CONTENT = /spam|phish|junk|\bUBE\b|suspicious|reputation|blocked (?:by|using)|policy/i;
 
 // ---- the receiver's own trouble ---------------------------------------------------------------
-const SERVER = 'server|system|service(?! provider)|host|backend|database|storage|disk|queue|process\\w*|mta|smtp';
+const SERVER =
+  'server|system|service(?! provider)|host|backend|database|storage|disk|queue|process\\w*|mta|smtp|serveur|servidor|syst[eè]me|sistema|systeem|система|сервер\\w*|服务器|伺服器|系统|系統|サーバ\\w*|システム|서버|시스템';
 const TROUBLE =
-  'error|failure|fault|problem|trouble|unavailable|not available|overloaded|maintenance|down\\b|busy|exception|crash\\w*|unreachable|timeout|timed out|not responding';
+  'error|failure|fault|problem|trouble|unavailable|not available|overloaded|maintenance|down\\b|busy|exception|crash\\w*|unreachable|timeout|timed out|not responding|fehler|st[oö]rung|erreur|panne|errore|erro|b[lł][aą]d\\w*|ошибк\\w*|сбо[йи]\\w*|错误|錯誤|故障|繁忙|エラー|障害|오류|장애';
 export const RECEIVER_TROUBLE = anyOf(near(SERVER, TROUBLE, 3));
 /** Trouble that is someone's verdict or check, not the receiver's system. */
 const NOT_SYSTEM =
   /spam|unwanted|unsolicited|abuse|policy|blocked|denied|reject|reputation|\bspf\b|dkim|dmarc|authenticat|user unknown|no such|not found|does not exist|invalid|syntax|certificate|tls|ssl/i;
+
+// ---- our own login and identity at the relay (sender_config is only ours) -------------------
+const LOGIN =
+  'smtp[- ]?auth\\w*|auth(?:entication|entification|enticate|enticated|entifizierung)?\\b|anmeldung|log ?in|log ?on|credentials?|password|passwort|mot de passe|contrase[nñ]a|senha|api[- ]?key|submission';
+const LOGIN_SAID =
+  'required|requires|must|needs?\\b|needed|failed|failure|invalid|incorrect|wrong|not (?:allowed|permitted|enabled|supported|accepted|valid)|expired|erforderlich|requise?|obligatori[oa]|fehlgeschlagen|[eé]chou[eé]e?';
+/** The sender address measured against the login that submits it. */
+const FROM_ADDRESS = '(?:envelope |mail )?(?:from|sender)(?: address| domain)?';
+const LOGGED_IN =
+  'authenticat\\w* (?:user|account|login|sender|identity)|logged[- ]in (?:user|account)|log(?:in|on) (?:user|name|account)|auth(?:ori[sz]ation|ori[sz]ed)? user|smtp user|authorized identity';
+export const OUR_LOGIN = anyOf(near(LOGIN, LOGIN_SAID, 4));
+export const OUR_IDENTITY = anyOf(near(FROM_ADDRESS, LOGGED_IN, 7));
+/** A receiver's check of our authentication (SPF, DKIM, DMARC) is policy, not our login; a temporary failure is not a setting. */
+export const NOT_OUR_LOGIN =
+  /\b(?:spf|dkim|dmarc|arc)\b|sender is unauthenticated|unauthenticated (?:e-?mail|mail|message)|authentication (?:information|checks?|level|results?)|temporar|try again|recipient|mailbox|rcpt|spam|reputation|RESOLVER\.RST|relay|size|exceed/i;
 
 /** The recipient reading's exclusions: someone else named, a protocol parameter, a verdict, a deferral, two causes. */
 const NOT_RECIPIENT_GONE = new RegExp(

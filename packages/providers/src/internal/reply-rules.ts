@@ -4,9 +4,12 @@ import {
   MESSAGE_UNFIT,
   NOT_A_FULL_MAILBOX,
   NOT_CONTENT,
+  NOT_OUR_LOGIN,
   NOT_RECIPIENT_GONE,
   NOT_SYSTEM,
   NOT_VOLUME,
+  OUR_IDENTITY,
+  OUR_LOGIN,
   SENDING_QUOTA,
   RECEIVER_TROUBLE,
   RECIPIENT_GONE,
@@ -102,7 +105,14 @@ export const RULES: readonly ReplyRule[] = [
   { id: 'http.404', channel: 'http', status: 404, family: 'sender_config', permanent: true, source: 'https://github.com/mailgun/mailgun-ruby/issues/171' },
   // SendGrid: "Unavailable due to data residency restrictions".
   { id: 'http.451', channel: 'http', status: 451, family: 'sender_config', permanent: true, source: 'https://www.twilio.com/docs/sendgrid/api-reference/how-to-use-the-sendgrid-v3-api/errors' },
-  { id: 'http.4xx', channel: 'http', status: [400, 499], family: 'content_rejected', permanent: true, source: 'https://www.twilio.com/docs/sendgrid/api-reference/how-to-use-the-sendgrid-v3-api/errors' },
+  { id: 'http.content', channel: 'http', text: /must be base64 encoded|illegal content|to array is required|from email does not contain a valid address|'from' parameter is not a valid address/i, family: 'content_rejected', permanent: true, source: 'https://github.com/sendgrid/sendgrid-python/issues/339; https://github.com/sendgrid/sendgrid-ruby/issues/507; https://github.com/fastlane/fastlane/issues/8568; https://github.com/drewblas/aws-ses/issues/51' },
+  // The second reading (`reply-lexicon.ts`) of an API's answer no row above names.
+  { id: 'http.near.volume', channel: 'http', status: [400, 499], text: TOO_MUCH_TRAFFIC, unless: NOT_VOLUME, family: 'throttled', permanent: false, scope: 'provider', source: 'reply-lexicon.ts (the second reading, as for SMTP; written before set 9 of 2026-12-03 was collected)' },
+  { id: 'http.near.window-limit', channel: 'http', status: [400, 499], text: WINDOW_LIMIT, unless: /size|length/i, family: 'quota_exhausted', permanent: false, scope: 'provider', source: 'reply-lexicon.ts (the second reading, as for SMTP; written before set 9 of 2026-12-03 was collected)' },
+  { id: 'http.near.recipient', channel: 'http', status: [400, 499], text: RECIPIENT_GONE, unless: NOT_RECIPIENT_GONE, family: 'bad_recipient', permanent: true, source: 'reply-lexicon.ts (the second reading, as for SMTP; written before set 9 of 2026-12-03 was collected)' },
+  { id: 'http.near.content', channel: 'http', status: [400, 499], text: MESSAGE_UNFIT, unless: NOT_CONTENT, family: 'content_rejected', permanent: true, source: 'reply-lexicon.ts (the second reading, as for SMTP; written before set 9 of 2026-12-03 was collected)' },
+  // Any other 4xx refuses what we asked: our request, key or account (54 of the corpus's 96 API answers are ours).
+  { id: 'http.4xx', channel: 'http', status: [400, 499], family: 'sender_config', permanent: true, source: 'https://www.twilio.com/docs/sendgrid/api-reference/how-to-use-the-sendgrid-v3-api/errors' },
 
   // ---- SMTP: our own relay or ESP account (sender_config is only ours) ------------------
   // An ESP's event for an address on its own suppression list: final through it, no verdict on the address.
@@ -121,6 +131,10 @@ export const RULES: readonly ReplyRule[] = [
   { id: 'smtp.directmail-account', channel: 'smtp', text: /^Main account unavailable/i, family: 'sender_config', permanent: false, source: 'https://help.aliyun.com/document_detail/44499.html (551 Main account unavailable)' },
   { id: 'smtp.directmail-setting', channel: 'smtp', text: /^Invalid setting \[@/i, family: 'sender_config', permanent: true, source: 'https://help.aliyun.com/document_detail/44499.html (504 Invalid setting: X-AliDM-Settings)' },
   { id: 'smtp.auth-failed', channel: 'smtp', status: [530, 538], unless: /too (?:big|many)|size|exceeds/i, family: 'sender_config', permanent: false, source: 'https://github.com/dawidd6/action-send-mail/issues/82' },
+
+  // The second reading of our login and identity, for wording no row above names (a receiver checking our SPF or DKIM is policy, below).
+  { id: 'smtp.near.our-login', channel: 'smtp', text: OUR_LOGIN, unless: NOT_OUR_LOGIN, family: 'sender_config', permanent: false, source: 'reply-lexicon.ts (the second reading; from sets 6-8 of 2026-12-03, written before set 9 was collected)' },
+  { id: 'smtp.near.our-identity', channel: 'smtp', text: OUR_IDENTITY, unless: NOT_OUR_LOGIN, family: 'sender_config', permanent: true, source: 'reply-lexicon.ts (the second reading; from sets 6-8 of 2026-12-03, written before set 9 was collected)' },
 
   // ---- receivers' own rule sets (`receiver-rules.ts`): only for replies from that organisation --
   ...RECEIVER_ROWS,
@@ -201,6 +215,8 @@ export const RULES: readonly ReplyRule[] = [
   { id: 'smtp.bad-recipient-text', channel: 'smtp', text: NO_RECIPIENT, unless: /policy|sender address|or access denied|from you|from this sender/i, family: 'bad_recipient', permanent: true, source: 'github:ActiveCampaign/smtp-field-manual:data/codes/550.json' },
   { id: 'smtp.bad-domain-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.1\.(?:2|10)$/, family: 'bad_domain', permanent: true, source: 'github:sisimai/go-sisimai:rhost/for-google.go' },
   { id: 'smtp.bad-mailbox-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.(?:1\.[1346]|2\.1)$/, unless: /will not accept|block|banned|denied|spam|policy|relay|not authori|unauthori|prohibit|refused|not subscribed|subscribe|quarantin|content filter/i, family: 'bad_recipient', permanent: true, source: 'github:sisimai/set-of-emails:maildir/bsd/lhost-exchange2007-01.eml' },
+
+  { id: 'smtp.mailbox-full-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.2\.2$/, unless: /rate|per (?:second|minute|hour|day)|send(?:ing)?\b|recipients\b|message (?:size|too)/i, family: 'mailbox_full', permanent: true, source: 'RFC 3463 §3.3 (X.2.2 mailbox full); written before set 9 of 2026-12-03 was collected' },
 
   // ---- the second reading (`reply-lexicon.ts`): words near each other, for wording no row above names ----
   { id: 'smtp.near.recipient', channel: 'smtp', text: RECIPIENT_GONE, unless: NOT_RECIPIENT_GONE, family: 'bad_recipient', permanent: true, source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
