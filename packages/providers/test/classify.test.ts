@@ -142,6 +142,12 @@ describe('the rule table', () => {
       { channel: 'smtp', status: 553, text: '553 Envelope sender differs from the authenticated user' },
       'sender_config',
     ],
+    ['smtp.near.domain', { channel: 'smtp', status: 550, text: '550 Le domaine est inconnu' }, 'bad_domain'],
+    [
+      'smtp.spam-verdict-words',
+      { channel: 'smtp', status: 554, text: '554 Nachricht als unerwünscht eingestuft' },
+      'policy_block',
+    ],
     ['smtp.mailbox-full-code', { channel: 'smtp', status: 552, text: '552 5.2.2 Over the top' }, 'mailbox_full'],
     // The same readings of an ESP API's answer.
     ['http.near.volume', { channel: 'http', status: 400, text: 'Too many emails in a short time' }, 'throttled'],

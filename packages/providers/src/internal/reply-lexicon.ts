@@ -41,6 +41,17 @@ const NOT_THE_RECIPIENT =
   /\bsender|\bfrom\b|mail from|return[- ]path|envelope from|\bhelo\b|\behlo\b|client|your (?:ip|host|server|address|domain|account)|reverse|\bptr\b|rdns|certificate|api ?key|password|credential|login|authenticat|(?<![@.-])\bdomain\b(?![.-])|(?<![@.-])\bhost\b(?![.-])|\bdns\b|\bmx\b/i;
 export const RECIPIENT_GONE = anyOf(near(ADDRESS, DOES_NOT_EXIST, 5), GONE_PHRASES);
 
+// ---- the recipient's domain does not exist ------------------------------------------------
+/** The word, not a part of a host name (`test-domain.se`). */
+const DOMAIN =
+  '(?<![.@-])(?:domain|domaine|dominio|domein|domena|dom[eé]na)(?![.-])|домен\\w*|域名|ドメイン|도메인';
+/** Scripts without spaces between words: the whole phrase. */
+const DOMAIN_PHRASES = '(?:域名|网域|網域)(?:不存在|无效|無效|未找到)|ドメイン\\S{0,6}(?:存在しません|見つかりません)|도메인\\S{0,6}(?:존재하지|없습니다)';
+export const DOMAIN_GONE = anyOf(near(DOMAIN, DOES_NOT_EXIST, 3), DOMAIN_PHRASES);
+/** Our sender's or client's domain checked by the receiver is policy (decision order 4), not the recipient's domain. */
+export const NOT_DOMAIN_GONE =
+  /sender|\bfrom\b|mail from|return[- ]path|\bhelo\b|\behlo\b|client|your|reverse|\bptr\b|rdns|\bspf\b|dkim|dmarc|policy|denied|blocked|temporar|try again|later|not (?:a )?local|relay|\\bdane\\b|tlsa|mta-sts|\\btls\\b|certificate|dnssec|(?:user|recipient|mailbox|account)\b.{0,30}\b(?:unknown|not found|does not exist)/i;
+
 // ---- the mailbox is full ------------------------------------------------------------------
 const MAILBOX =
   'mail ?box(?:es)?|mailbox|inbox|in-box|account(?:\\(s\\))?|postbox|mail ?folder|folder|storage|disk|space|quota|postfach|speicher\\w*|bo[iî]te|casilla|buz[oó]n|casella|brievenbus|skrzynk\\w*|ящик\\w*|скриньк\\w*|schr[aá]nk\\w*|posta kutusu|postkass\\w*|brevl[aå]d\\w*|postilaatikko\\w*|postafi[oó]k\\w*|c[aă]su[tț]a|kotak|caixa|speicherplatz|квот\\w*';
@@ -97,6 +108,11 @@ export const MESSAGE_UNFIT = anyOf(
 );
 /** A spam or phishing verdict names the message too: it is policy (decision order 5). */
 const NOT_CONTENT = /spam|phish|junk|\bUBE\b|suspicious|reputation|blocked (?:by|using)|policy/i;
+
+// ---- a spam verdict, in the corpus's languages ------------------------------------------------
+/** Decision order 5: spam or unwanted mail is policy (a 4xx one a deferral, by the table's 4xx invariant). */
+export const SPAM_VERDICT_WORDS =
+  /\bspam\b|unerw[uü]nscht|ind[eé]sirable|non sollicit[eé]|no deseado|correo basura|indesejad[oa]|indesiderat[oa]|posta indesiderata|ongewenst|niechcian\w*|nevy[zž][aá]dan\w*|нежелательн\w*|спам|垃圾邮件|垃圾郵件|迷惑メール|스팸/i;
 
 // ---- the receiver's own trouble ---------------------------------------------------------------
 const SERVER =

@@ -1,6 +1,8 @@
 import { RECEIVER_ROWS } from './receiver-rules.js';
 import {
+  DOMAIN_GONE,
   MAILBOX_OVER,
+  NOT_DOMAIN_GONE,
   MESSAGE_UNFIT,
   NOT_A_FULL_MAILBOX,
   NOT_CONTENT,
@@ -13,6 +15,7 @@ import {
   SENDING_QUOTA,
   RECEIVER_TROUBLE,
   RECIPIENT_GONE,
+  SPAM_VERDICT_WORDS,
   TOO_MUCH_TRAFFIC,
   WINDOW_LIMIT,
 } from './reply-lexicon.js';
@@ -31,7 +34,7 @@ const VOLUME =
 const SENDER_CAUSE =
   /reputation|complaints?\b|\bspam\b|unsolicited|suspicious|\b(?:DMARC|SPF|DKIM)\b|unauthenticated|authentication (?:information|checks?|level)|authenticate with|\bPTR\b|reverse ?DNS|\brDNS\b|reverse hostname|cannot find your hostname|name lookup failed|does not resolve|forged hostname|may not be mail exchanger|helo (?:command )?rejected|bad helo|helo denied|block ?list(?:ed)?|black ?list(?:ed)?|\bDNSBLs?\b|\bRBL\b|spamhaus|sender verify|sender address rejected|sender domain|from domain|domain of sender|invalid sender|emetteur invalide|unverifyable sending|not in whitelist|cloudmark|unroutable sender|untrusted IP|cannot say you are me|remote ip check|helo ?host|sender ip ad+ress rejected|is filtered|register your IP|deliver mails? directly|sender address (?:rejected|blocked)|517 Invalid domain|\bFrom: domain\b|mismatches client ip|blocked (?:using|by)|MAIL FROM|RFC 7505 Null MX|my name was rejected|\((?:BL|DIAL|NOWL|RBL)\)|invalid ip for sending|invalid DNS MX|no access for this (?:ip|domain)|HELO should be|verification failed for|must resolve|your IP is (?:temporarily )?blocked|fake sender|bounce attacks?|\bFCrDNS\b|null senders?\b|(?:the domain of )?your (?:sender|from) address|verify "?From:?"? header|DNS (?:PTR|MX) resource|verification failed|barracuda reputation|\bSBRS\b|poor reputation|(?<!contact )(?<![\w.<-])abuse(?![@\w>])|(?:EHLO|HELO) (?:argument|domain|name|hostname)|invalid (?:EHLO|HELO)|\b(?:EHLO|HELO)\b.{0,20}\b(?:does not match|invalid|not (?:valid|allowed|accepted)|rejected|forged|bogus|fake)|bounce messages? can have only one recipient|synchroni[sz]ation error|dictionary attack|directory harvest|\bip in (?:prison|jail)\b|\bDNS:NR\b|domain name required for sender|scored \d+(?:\.\d+)? points|no DNS entries for your|sender filtering|block temporarily|zombie|\(ERS\)|\bjunk\b|not a fully qualified domain name|\bFQDN\b|honeypot|connection refused from \[?\d/i;
 const GREYLIST =
-  /gr[ea]y ?list|not yet authori[sz]ed to deliver mail from|intentional policy rejection, please try again later|(?<!listed on )\b(?:grey|gray)$|delayed by postgrey|\bGL\/GL\b|first[- ]time sender tempfailed/i;
+  /gr[ea]y ?list|graue liste|liste grise|lista gris|lista grigia|grijze lijst|szara list|серый список|灰名单|灰名單|グレーリスト|not yet authori[sz]ed to deliver mail from|intentional policy rejection, please try again later|(?<!listed on )\b(?:grey|gray)$|delayed by postgrey|\bGL\/GL\b|first[- ]time sender tempfailed/i;
 // Too many connections at once from us: about the receiver's connection slots, not its rate.
 const CONNECTIONS =
   /too many (?:open |concurrent |simultaneous |smtp )*(?:connections|sessions|connected clients)|maximum number of (?:concurrent|simultaneous) (?:server )?connections|concurrent (?:smtp )?connections|max(?:imum)? connections (?:exceeded|reached)|maximum number of connections|concurrency limit|trop de connexions|connection (?:count )?limit (?:exceeded|reached)|\bHL:ICC\b|AUP#CXCNCT/i;
@@ -44,7 +47,7 @@ const RECIPIENT_RATE =
 const SYSTEM =
   /temporary (?:system problem|failure|error|lookup failure|local problem|internal error|server error)|internal (?:server )?error|local error in processing|insufficient system (?:resources|storage)|system resources|service (?:not |temporarily )?(?:available|unavailable)|resources temporarily unavailable|too (?:much )?(?:load|busy)|service currently unavailable|server (?:is )?busy|all server ports are busy|out of memory|queue file write error|operating system error|configuration error|unable to read controls|shutting down|backend failure|mail system full|license expired|end message failed|come back later|upstream error|failed to be replicated|error on this server|temporary domain failure|\brDNS temporary failure|qqt failure|delivery (?:to the following recipients? )?(?:has been|is) delayed|hop count exceeded|too many hops|routing loop|mail loop|looping|received"? headers|error in processing|unable to quarantine|disk is full|retry time not reached(?! for any host after a long failure)|can not open new email file|Deferred: No such file or directory|mail transport error|lowest numbered MX record points to local host/i;
 const TRY_LATER =
-  /\btempfail\b|try again later|try again in|please try later|retry later|essayer plus tard|come back later|temporar(?:y|ily)\b|retry soon/i;
+  /\btempfail\b|try again later|try again in|please try later|retry later|essayer plus tard|come back later|temporar(?:y|ily)\b|retry soon|später (?:erneut|noch ?mal|wieder)|plus tard|m[aá]s tarde|pi[uù] tardi|later (?:opnieuw|nog eens)|później|позже|稍后|稍後|しばらくして|後ほど|나중에/i;
 const MAILBOX_FULL =
   /over ?quota|quota exceeded|exceeded (?:storage|the storage)|storage (?:quota|space|allocation)|out of storage|mailbox (?:is )?full|mailfolder is full|box is full|full mailbox|folder full|diskspace quota|(?:volume of )?recipient's mailbox exceeded|mailbox limit exceeded|postfach[^.]{0,40}\bvoll\b|storage full|quota exceed|inbox is full|mailbox exceeds|mailbox size limit|exceeds allowed size|disk quota|exhausted allowed storage|speichervolumen|too many messages on the server|too much mail stored|number of messages in recipient's mailbox|possible to save the message in the target mailbox|cannot update mailbox.*too large|exceed maximum mailbox size|quota violation|\bpleine\b|mailbox full|domain size limit has been exceeded/i;
 const NO_RECIPIENT =
@@ -219,6 +222,7 @@ export const RULES: readonly ReplyRule[] = [
   { id: 'smtp.mailbox-full-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.2\.2$/, unless: /rate|per (?:second|minute|hour|day)|send(?:ing)?\b|recipients\b|message (?:size|too)/i, family: 'mailbox_full', permanent: true, source: 'RFC 3463 §3.3 (X.2.2 mailbox full); written before set 9 of 2026-12-03 was collected' },
 
   // ---- the second reading (`reply-lexicon.ts`): words near each other, for wording no row above names ----
+  { id: 'smtp.near.domain', channel: 'smtp', text: DOMAIN_GONE, unless: NOT_DOMAIN_GONE, family: 'bad_domain', permanent: true, source: 'reply-lexicon.ts (the second reading; written before set 9 of 2026-12-03 was collected)' },
   { id: 'smtp.near.recipient', channel: 'smtp', text: RECIPIENT_GONE, unless: NOT_RECIPIENT_GONE, family: 'bad_recipient', permanent: true, source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
   { id: 'smtp.near.mailbox-full', channel: 'smtp', text: MAILBOX_OVER, unless: NOT_A_FULL_MAILBOX, family: 'mailbox_full', permanent: true, source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
   { id: 'smtp.near.window-limit', channel: 'smtp', text: WINDOW_LIMIT, unless: /Message-ID|size/i, family: 'quota_exhausted', permanent: false, scope: 'receiver', source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
@@ -227,6 +231,7 @@ export const RULES: readonly ReplyRule[] = [
   { id: 'smtp.near.system', channel: 'smtp', text: RECEIVER_TROUBLE, unless: NOT_SYSTEM, family: 'transient_system', permanent: false, source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
 
   // ---- policy (decision orders 4 and 5) ----------------------------------------------------
+  { id: 'smtp.spam-verdict-words', channel: 'smtp', text: SPAM_VERDICT_WORDS, family: 'policy_block', permanent: true, source: 'reply-lexicon.ts (a spam verdict in the corpus\'s languages; written before set 9 of 2026-12-03 was collected)' },
   { id: 'smtp.policy-text', channel: 'smtp', status: [500, 599], text: POLICY, family: 'policy_block', permanent: true, source: 'github:ActiveCampaign/smtp-field-manual:data/codes/550.json' },
   { id: 'smtp.policy-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.7\.\d{1,3}$/, family: 'policy_block', permanent: true, source: 'github:MicrosoftDocs/SupportArticles-docs:Exchange/ExchangeOnline/email-delivery/ndr/non-delivery-reports-in-exchange-online.md' },
 
