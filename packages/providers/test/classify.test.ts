@@ -148,6 +148,16 @@ describe('the rule table', () => {
       { channel: 'smtp', status: 554, text: '554 Nachricht als unerwünscht eingestuft' },
       'policy_block',
     ],
+    [
+      'smtp.near.traffic-limit',
+      { channel: 'smtp', status: 451, text: '451 Recipients per session: limit reached' },
+      'throttled',
+    ],
+    [
+      'smtp.block-4xx',
+      { channel: 'smtp', status: 450, text: '450 Your network is blocked for now' },
+      'reputation_deferral',
+    ],
     ['smtp.mailbox-full-code', { channel: 'smtp', status: 552, text: '552 5.2.2 Over the top' }, 'mailbox_full'],
     // The same readings of an ESP API's answer.
     ['http.near.volume', { channel: 'http', status: 400, text: 'Too many emails in a short time' }, 'throttled'],

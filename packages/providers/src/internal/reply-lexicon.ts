@@ -43,10 +43,10 @@ export const RECIPIENT_GONE = anyOf(near(ADDRESS, DOES_NOT_EXIST, 5), GONE_PHRAS
 
 // ---- the recipient's domain does not exist ------------------------------------------------
 /** The word, not a part of a host name (`test-domain.se`). */
-const DOMAIN =
-  '(?<![.@-])(?:domain|domaine|dominio|domein|domena|dom[eé]na)(?![.-])|домен\\w*|域名|ドメイン|도메인';
+const DOMAIN = '(?<![.@-])(?:domain|domaine|dominio|domein|domena|dom[eé]na)(?![.-])|домен\\w*|域名|ドメイン|도메인';
 /** Scripts without spaces between words: the whole phrase. */
-const DOMAIN_PHRASES = '(?:域名|网域|網域)(?:不存在|无效|無效|未找到)|ドメイン\\S{0,6}(?:存在しません|見つかりません)|도메인\\S{0,6}(?:존재하지|없습니다)';
+const DOMAIN_PHRASES =
+  '(?:域名|网域|網域)(?:不存在|无效|無效|未找到)|ドメイン\\S{0,6}(?:存在しません|見つかりません)|도메인\\S{0,6}(?:존재하지|없습니다)';
 export const DOMAIN_GONE = anyOf(near(DOMAIN, DOES_NOT_EXIST, 3), DOMAIN_PHRASES);
 /** Our sender's or client's domain checked by the receiver is policy (decision order 4), not the recipient's domain. */
 export const NOT_DOMAIN_GONE =
@@ -82,6 +82,16 @@ const NOT_VOLUME =
 const TOO_MUCH_PHRASES =
   '(?:发送|發送|发信|發信|投递|连接|連接|请求|請求)(?:频率|頻率|次数|次數)?(?:过高|過高|过快|過快|过于频繁|過於頻繁|过多|過多|超限|超出限制)|(?:频率|頻率)(?:过高|過高|过快|過快|超限)|送信(?:数|回数|頻度)\\S{0,4}(?:多すぎ|超過|制限)|너무 많은 (?:메일|연결|요청)';
 export const TOO_MUCH_TRAFFIC = anyOf(near(TOO, TRAFFIC, 4), TOO_MUCH_PHRASES);
+/** A count of messages, recipients or connections at its limit (a window of a day or more is a quota, read before). */
+export const TRAFFIC_LIMIT = anyOf(
+  near(
+    TRAFFIC,
+    'limit(?:s|ed)?|max(?:imum)?|exceed\\w*|reached|cap\\b|limite|l[ií]mite|grenze|limiet|limit\\w*|лимит\\w*|上限|限制',
+    3,
+  ),
+);
+/** Besides the volume exclusions: a time or attempts limit is the queue's own expiry, a limit with a block a verdict. */
+export const NOT_TRAFFIC_LIMIT = new RegExp(`${NOT_VOLUME.source}|\\btime\\b|attempts?\\b|retries|block`, 'i');
 
 // ---- a daily, monthly or plan limit -------------------------------------------------------
 const WINDOW =

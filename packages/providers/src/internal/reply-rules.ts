@@ -17,6 +17,8 @@ import {
   RECIPIENT_GONE,
   SPAM_VERDICT_WORDS,
   TOO_MUCH_TRAFFIC,
+  TRAFFIC_LIMIT,
+  NOT_TRAFFIC_LIMIT,
   WINDOW_LIMIT,
 } from './reply-lexicon.js';
 import type { ReplyRule } from './reply-types.js';
@@ -227,6 +229,7 @@ export const RULES: readonly ReplyRule[] = [
   { id: 'smtp.near.mailbox-full', channel: 'smtp', text: MAILBOX_OVER, unless: NOT_A_FULL_MAILBOX, family: 'mailbox_full', permanent: true, source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
   { id: 'smtp.near.window-limit', channel: 'smtp', text: WINDOW_LIMIT, unless: /Message-ID|size/i, family: 'quota_exhausted', permanent: false, scope: 'receiver', source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
   { id: 'smtp.near.volume', channel: 'smtp', text: TOO_MUCH_TRAFFIC, unless: NOT_VOLUME, family: 'throttled', permanent: false, scope: 'receiver', source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
+  { id: 'smtp.near.traffic-limit', channel: 'smtp', text: TRAFFIC_LIMIT, unless: NOT_TRAFFIC_LIMIT, family: 'throttled', permanent: false, scope: 'receiver', source: 'reply-lexicon.ts (the second reading; written before set 9 of 2026-12-03 was collected)' },
   { id: 'smtp.near.content', channel: 'smtp', text: MESSAGE_UNFIT, unless: NOT_CONTENT, family: 'content_rejected', permanent: true, source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
   { id: 'smtp.near.system', channel: 'smtp', text: RECEIVER_TROUBLE, unless: NOT_SYSTEM, family: 'transient_system', permanent: false, source: 'reply-lexicon.ts (the second reading; from the wording of set 5, 2026-12-03)' },
 
@@ -236,6 +239,8 @@ export const RULES: readonly ReplyRule[] = [
   { id: 'smtp.policy-code', channel: 'smtp', status: [500, 599], enhanced: /^5\.7\.\d{1,3}$/, family: 'policy_block', permanent: true, source: 'github:MicrosoftDocs/SupportArticles-docs:Exchange/ExchangeOnline/email-delivery/ndr/non-delivery-reports-in-exchange-online.md' },
 
   // ---- the status class ---------------------------------------------------------------------
+  // A 4xx block is a deferral about us (decision order 9), not the receiver's trouble.
+  { id: 'smtp.block-4xx', channel: 'smtp', status: [400, 499], text: /client host rejected|\bblock(?:ed|ing)?\b|\bbanned\b|\bdenied\b|\bdenial\b|not welcome|prohibited|forbidden|not (?:allowed|permitted)/i, unless: /relay|recipient|mailbox|\buser\b|account/i, family: 'reputation_deferral', permanent: false, scope: 'receiver', source: 'issue 15 decision order 9 (an SMTP 4xx block is reputation_deferral); written before set 9 of 2026-12-03 was collected' },
   { id: 'smtp.mailbox-4xx', channel: 'smtp', status: [400, 499], enhanced: /^4\.2\.\d{1,3}$/, unless: /^(?:4\.2\.\d{1,3} )?please try again later\.?(?: \([^)]*\))?$/i, family: 'mailbox_temporary', permanent: false, source: 'https://www.bytecamp.net/de/faq/email/zustellen.html' },
   { id: 'smtp.4xx', channel: 'smtp', status: [400, 499], unless: /(?:message|delivery) expired|unable to deliver this message after|too many errors|TLS required|mailbox delivery restricted|Open relay|Requested action aborted \[|TLS\/SSLv3/i, family: 'transient_system', permanent: false, source: 'github:sisimai/set-of-emails:maildir/bsd/lhost-qmail-07.eml' },
   // nodemailer too treats 503 (bad sequence) as not permanent: it is our session, not the mail.
