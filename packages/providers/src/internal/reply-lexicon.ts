@@ -77,7 +77,7 @@ const TRAFFIC =
   'mails?|e-?mails?|messages?|msgs?|recipients?|rcpts?|connections?|sessions?|requests?|deliver\\w*|sending|sends?|submissions?|transactions?|traffic|nachrichten|verbindungen|conexiones|mensajes|messaggi|connessioni|berichten|wiadomości|сообщени\\w*|писем';
 /** "Too many" of things that are a sender's fault, not its volume. */
 const NOT_VOLUME =
-  /invalid|rejected|unknown|bad (?:recipients?|commands?)|errors?\b|hops|failed|failures|bounce|complaint|spam|reputation|\bspf\b|dkim|dmarc|authenticat|untrusted|new or|\btls\b|\bssl\b|size|length|load|received headers|loop|daily|per day|today|24 ?h|monthly|per month|this month/i;
+  /invalid|rejected|unknown|bad (?:recipients?|commands?)|(?<!")errors?\b(?!")|hops|failed|failures|bounce|complaint|spam|reputation|\bspf\b|dkim|dmarc|authenticat|untrusted|new or|\btls\b|\bssl\b|size|length|load|received headers|loop|lines|header|daily|per day|today|24 ?h|monthly|per month|this month/i;
 /** Scripts without spaces between words: the whole phrase. */
 const TOO_MUCH_PHRASES =
   '(?:发送|發送|发信|發信|投递|连接|連接|请求|請求)(?:频率|頻率|次数|次數)?(?:过高|過高|过快|過快|过于频繁|過於頻繁|过多|過多|超限|超出限制)|(?:频率|頻率)(?:过高|過高|过快|過快|超限)|送信(?:数|回数|頻度)\\S{0,4}(?:多すぎ|超過|制限)|너무 많은 (?:메일|연결|요청)';
@@ -91,7 +91,10 @@ export const TRAFFIC_LIMIT = anyOf(
   ),
 );
 /** Besides the volume exclusions: a time or attempts limit is the queue's own expiry, a limit with a block a verdict. */
-export const NOT_TRAFFIC_LIMIT = new RegExp(`${NOT_VOLUME.source}|\\btime\\b|attempts?\\b|retries|block`, 'i');
+export const NOT_TRAFFIC_LIMIT = new RegExp(
+  `${NOT_VOLUME.source}|\\btime\\b|attempts?\\b|retries|block|mail ?box|quota`,
+  'i',
+);
 
 // ---- a daily, monthly or plan limit -------------------------------------------------------
 const WINDOW =
@@ -124,6 +127,26 @@ const NOT_CONTENT = /spam|phish|junk|\bUBE\b|suspicious|reputation|blocked (?:by
 export const SPAM_VERDICT_WORDS =
   /\bspam\b|unerw[uü]nscht|ind[eé]sirable|non sollicit[eé]|no deseado|correo basura|indesejad[oa]|indesiderat[oa]|posta indesiderata|ongewenst|niechcian\w*|nevy[zž][aá]dan\w*|нежелательн\w*|спам|垃圾邮件|垃圾郵件|迷惑メール|스팸/i;
 
+// ---- the message's headers and form ----------------------------------------------------------
+const HEADER_PART =
+  "(?:from|to|date|subject|return-path|message-id|reply-to|sender|cc|mime)?\\s?'?\\s?headers?|subject|mime[- ]?type|html (?:mail|e-?mail|messages?)";
+const HEADER_SAID =
+  'missing|too old|in the future|no valid|not valid|invalid|malformed|must not|wrongly formatted|badly formatted|too many lines|not accepted|empty|duplicated?';
+export const MESSAGE_HEADER_UNFIT = anyOf(near(HEADER_PART, HEADER_SAID, 3), '\\bno headers\\b');
+/** An authentication header checked, or a sender's domain named in the From header, is the sender's check (policy). */
+export const NOT_HEADER_UNFIT = /\b(?:dkim|spf|dmarc|arc)\b|authenticat|spam|phish|domain|not allowed in/i;
+
+// ---- the receiver's scanner, not the message --------------------------------------------------
+/** A virus or spam scanner that failed: the receiver's trouble (transient), never a verdict on the message. */
+export const SCANNER_TROUBLE = anyOf(
+  near(
+    '(?:anti-?)?virus(?:[- ]?scanner)?|scanner|scan\\b|oletools|clamd?|spamd|spamassassin|milter',
+    'problem|error|not ready|unavailable|failed|failure|timeout|timed out|running|down\\b|not responding|unable',
+    3,
+  ),
+);
+export const NOT_SCANNER_TROUBLE = /found|detected|infected|contains?|identified|\bis a virus|virus:/i;
+
 // ---- the receiver's own trouble ---------------------------------------------------------------
 const SERVER =
   'server|system|service(?! provider)|host|backend|database|storage|disk|queue|process\\w*|mta|smtp|serveur|servidor|syst[eè]me|sistema|systeem|система|сервер\\w*|服务器|伺服器|系统|系統|サーバ\\w*|システム|서버|시스템';
@@ -132,19 +155,24 @@ const TROUBLE =
 export const RECEIVER_TROUBLE = anyOf(near(SERVER, TROUBLE, 3));
 /** Trouble that is someone's verdict or check, not the receiver's system. */
 const NOT_SYSTEM =
-  /spam|unwanted|unsolicited|abuse|policy|blocked|denied|reject|reputation|\bspf\b|dkim|dmarc|authenticat|user unknown|no such|not found|does not exist|invalid|syntax|certificate|tls|ssl/i;
+  /spam|unwanted|unsolicited|abuse|policy|blocked|denied|reject|reputation|\bspf\b|dkim|dmarc|authenticat|user unknown|no such|not found|does not exist|invalid|syntax|certificate|tls|ssl|report this error/i;
 
 // ---- our own login and identity at the relay (sender_config is only ours) -------------------
 const LOGIN =
   'smtp[- ]?auth\\w*|auth(?:entication|entification|enticate|enticated|entifizierung)?\\b|anmeldung|log ?in|log ?on|credentials?|password|passwort|mot de passe|contrase[nñ]a|senha|api[- ]?key|submission';
 const LOGIN_SAID =
-  'required|requires|must|needs?\\b|needed|failed|failure|invalid|incorrect|wrong|not (?:allowed|permitted|enabled|supported|accepted|valid)|expired|erforderlich|requise?|obligatori[oa]|fehlgeschlagen|[eé]chou[eé]e?';
+  'required|requires|must|needs?\\b|needed|failed|failure|invalid|incorrect|wrong|unknown|unsupported|not (?:allowed|permitted|enabled|supported|accepted|valid)|expired|erforderlich|requise?|obligatori[oa]|fehlgeschlagen|[eé]chou[eé]e?';
 /** The sender address measured against the login that submits it. */
 const FROM_ADDRESS = '(?:envelope |mail )?(?:from|sender)(?: address| domain)?';
 const LOGGED_IN =
   'authenticat\\w* (?:user|account|login|sender|identity)|logged[- ]in (?:user|account)|log(?:in|on) (?:user|name|account)|auth(?:ori[sz]ation|ori[sz]ed)? user|smtp user|authorized identity';
 export const OUR_LOGIN = anyOf(near(LOGIN, LOGIN_SAID, 4));
 export const OUR_IDENTITY = anyOf(near(FROM_ADDRESS, LOGGED_IN, 7));
+/** Our account, key or submission at the relay, refused ("your" is never the recipient). */
+const OUR_SIDE = 'your account|your api ?key|outgoing mail|(?:message )?submission(?: port)?';
+const REFUSED_TO_US =
+  'not authori[sz]ed|suspended|disabled|not associated|not verified|unauthenticated|authori[sz]ed users only|locked';
+export const OUR_ACCOUNT = anyOf(near(OUR_SIDE, REFUSED_TO_US, 5));
 /** A receiver's check of our authentication (SPF, DKIM, DMARC) is policy, not our login; a temporary failure is not a setting. */
 export const NOT_OUR_LOGIN =
   /\b(?:spf|dkim|dmarc|arc)\b|sender is unauthenticated|unauthenticated (?:e-?mail|mail|message)|authentication (?:information|checks?|level|results?)|temporar|try again|recipient|mailbox|rcpt|spam|reputation|RESOLVER\.RST|relay|size|exceed/i;
