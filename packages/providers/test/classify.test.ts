@@ -413,6 +413,24 @@ describe('the second reading (words near each other)', () => {
     expect(smtp('550 Your outgoing quota is exceeded')).not.toMatchObject({ family: 'mailbox_full' });
   });
 
+  it('reads the recipient\'s domain, our login, a scanner in trouble and a header, never the sender\'s domain as the recipient\'s', () => {
+    expect(smtp('550 Domaine du destinataire inexistant')).toMatchObject({ family: 'bad_domain', suppress: true });
+    expect(smtp('550 Sender domain does not exist')).not.toMatchObject({ family: 'bad_domain' });
+    expect(smtp('451 Domain not found')).toMatchObject({ family: 'unknown', permanent: false });
+    expect(smtp('550 SMTP-Authentifizierung erforderlich')).toMatchObject({ family: 'sender_config' });
+    expect(smtp('550 Authentication failed: DKIM signature invalid')).not.toMatchObject({ family: 'sender_config' });
+    expect(smtp('550 Virus scanner not responding')).toMatchObject({ family: 'transient_system', permanent: false });
+    expect(smtp('554 Virus found: Eicar-Test-Signature')).toMatchObject({ family: 'content_rejected' });
+    expect(smtp('554 Date header missing')).toMatchObject({ family: 'content_rejected' });
+  });
+
+  it('reads a refusal or a temporary word in other languages', () => {
+    expect(smtp('550 Nachricht abgelehnt')).toMatchObject({ family: 'policy_block' });
+    expect(smtp('550 Servizio temporaneamente non disponibile')).toMatchObject({ family: 'transient_system' });
+    expect(smtp('550 服务器繁忙')).toMatchObject({ family: 'transient_system' });
+    expect(smtp('554 Сообщение отклонено как спам')).toMatchObject({ family: 'policy_block' });
+  });
+
   it('reads a limit of size or a count of bad addresses as what it is, not volume', () => {
     expect(smtp('552 Message size exceeds fixed limit')).toMatchObject({ family: 'content_rejected' });
     expect(smtp('550 Too many invalid recipients')).not.toMatchObject({ family: 'throttled' });
