@@ -413,7 +413,7 @@ describe('the second reading (words near each other)', () => {
     expect(smtp('550 Your outgoing quota is exceeded')).not.toMatchObject({ family: 'mailbox_full' });
   });
 
-  it('reads the recipient\'s domain, our login, a scanner in trouble and a header, never the sender\'s domain as the recipient\'s', () => {
+  it("reads the recipient's domain, our login, a scanner in trouble and a header, never the sender's domain as the recipient's", () => {
     expect(smtp('550 Domaine du destinataire inexistant')).toMatchObject({ family: 'bad_domain', suppress: true });
     expect(smtp('550 Sender domain does not exist')).not.toMatchObject({ family: 'bad_domain' });
     expect(smtp('451 Domain not found')).toMatchObject({ family: 'unknown', permanent: false });
