@@ -35,7 +35,7 @@ const DOES_NOT_EXIST =
   "unknown|not (?:be )?(?:found|known|exist\\w*|valid|recogni[sz]ed|registered|present)|(?:does|do|did)(?:n't| not) exist|non-?existent|nonexist\\w*|no longer (?:exists?|valid|active|in use|available)|invalid|unrecogni[sz]ed|unregistered|deactivated|inactivated|inactive|deleted|removed|terminated|closed|unbekannt|existiert nicht|nicht (?:vorhanden|gefunden)|inconnue?|n'existe pas|inexistante?|introuvable|no existe|desconocido|inexistente|sconosciut[oa]|inesistente|non esiste|bestaat niet|onbekend|nie istnieje|nieznan\\w*|nie ma takiego|zablokowan\\w*|nieaktywn\\w*|inativ[oa]|inactiv[oa]|disattivat[oa]|desactiv\\w*|d[ée]sactiv[ée]e?|deaktiviert|expirad[oa]|ha expirado|bloccato per inutilizzo|non recens[ée]e?|n'est pas reconnu|pas reconnue?|non (?:sono )?riuscit[oa] a trovare|non trovat[oa]|hittades inte|inte (?:att )?hitta\\w*|no se (?:pudo )?encontr\\w*|não (?:foi )?encontrad[oa]|não existe|desconhecid[oa]|niet gevonden|nie znaleziono|не существует|неизвестн\\w*|не найден\\w*|не удалось найти|не зарегистрирован\\w*|заблокирован\\w*|недействительн\\w*|отключен\\w*|удал[её]н\\w*|не існує|невідом\\w*|не знайдено|neexistuje|nezn[aá]m\\w*|nenalezen\\w*|neplatn\\w*|bulunamad[ıi]|mevcut de[gğ]il|ge[cç]ersiz|findes ikke|finnes ikke|eksisterer ikke|ukendt|ukjent|ugyldig|finns inte|ok[aä]nd|ogiltig|tuntematon|ei ole olemassa|ei l[oö]ydy|virheellinen|nem l[eé]tezik|ismeretlen|[eé]rv[eé]nytelen|nu exist[aă]|necunoscut\\w*|ongeldig|niet bekend|ung[uü]ltig|nicht bekannt|gibt es nicht|invalide|non valide|n'existe plus|inv[aá]lid[oa]|no v[aá]lid[oa]|desconocid[oa]|non valid[oa]|nieprawid[lł]ow\\w*|δεν υπάρχει|άγνωστ\\w*|tidak (?:ditemukan|dikenal|ada|valid)|không (?:tồn tại|tìm thấy)";
 /** Scripts without spaces between words: the whole phrase. */
 const GONE_PHRASES =
-  '(?:该|此)?(?:用户|用戶|收件人|收件者|收信人|帐户|账户|帳號|帐号|邮箱|信箱|郵箱)(?:名)?(?:不存在|未开通|未開通|已被?(?:注销|註銷|停用|冻结|凍結))|(?:ユーザ|宛先|アドレス|メールアドレス|受信者|受取人|送信先|アカウント)\\S{0,8}(?:存在しません|見つかりません|ありません|不明|無効)|ディレクトリのリストにありません|(?:사용자|수신자|계정)\\S{0,6}(?:없습니다|존재하지)|존재하지 않는\\s*(?:사용자|계정|메일|주소|수신자)|(?:地址|邮件地址|郵件地址|账号|帳號|帐号|收信人|收件者|使用者)(?:不存在|無效|无效)|查无此(?:用户|人)|无此用户|無此用戶|宛先不明|存在しない(?:ユーザ|アドレス|宛先)';
+  '(?:该|此)?(?:用户|用戶|收件人|收件者|收信人|帐户|账户|帳號|帐号|邮箱|信箱|郵箱)(?:名)?(?:(?:并|並)?不存在|未开通|未開通|已被?(?:注销|註銷|停用|冻结|凍結))|(?:ユーザ|宛先|アドレス|メールアドレス|受信者|受取人|送信先|アカウント)\\S{0,8}(?:存在しません|存在していない|存在しない|見つかりません|ありません|不明|無効)|ディレクトリのリストにありません|(?:사용자|수신자|계정)\\S{0,6}(?:없습니다|존재하지)|존재하지 않는\\s*(?:사용자|계정|메일|주소|수신자)|(?:地址|邮件地址|郵件地址|账号|帳號|帐号|收信人|收件者|使用者)(?:不存在|無效|无效)|查无此(?:用户|人)|无此用户|無此用戶|宛先不明|存在しない(?:ユーザ|アドレス|宛先)';
 /** What is said of someone other than the recipient: the sender, our client, its domain. */
 const NOT_THE_RECIPIENT =
   /\bsender|\bfrom\b|mail from|return[- ]path|envelope from|\bhelo\b|\behlo\b|client|your (?:ip|host|server|address|domain|account)|reverse|\bptr\b|rdns|certificate|api ?key|password|credential|login|authenticat|(?<![@.-])\bdomain\b(?![.-])|(?<![@.-])\bhost\b(?![.-])|\bdns\b|\bmx\b/i;
@@ -110,17 +110,18 @@ const TOO_BIG =
 const MALFORMED =
   'malformed|mal-formed|corrupt\\w*|badly formatted|improperly formatted|not (?:rfc|standards?)[- ]?complian\\w*|non-?compliant|syntax error|invalid (?:format|syntax|encoding|mime|headers?|characters?)|unparse?able|cannot be parsed|could not be parsed';
 const FORBIDDEN_FILE =
-  '(?:attachments?|file (?:types?|extensions?|names?)|executables?|(?:multi-?part )?mime (?:parts?|messages?))';
+  '(?:attachments?|anh[aä]nge?n?|file (?:types?|extensions?|names?)|executables?|(?:multi-?part )?mime (?:parts?|messages?))';
 const NOT_ALLOWED =
-  'not (?:allowed|permitted|accepted)|forbidden|prohibited|blocked|banned|dangerous|unsafe|rejected|refused|disallowed';
+  'not (?:allowed|permitted|accepted)|nicht erlaubt|nicht zul[aä]ssig|non consentit[oi]|no permitid[oa]s?|forbidden|prohibited|blocked|banned|dangerous|unsafe|rejected|refused|disallowed';
 export const MESSAGE_UNFIT = anyOf(
   near(MESSAGE_PART, TOO_BIG, 4),
   near(MESSAGE_PART, MALFORMED, 4),
   near(FORBIDDEN_FILE, NOT_ALLOWED, 4),
   'virus|malware|trojan|infected|ransomware|viren|virenbefund',
+  '(?:邮件|郵件|信件|メール|메일)\\S{0,4}(?:过大|過大|太大|超大|サイズ超過|が大きすぎ)',
 );
 /** A spam or phishing verdict names the message too: it is policy (decision order 5). */
-const NOT_CONTENT = /spam|phish|junk|\bUBE\b|suspicious|reputation|blocked (?:by|using)|policy/i;
+const NOT_CONTENT = /spam|phish|junk|\bUBE\b|suspicious|reputation|blocked (?:by|using|you)|policy|relaying denied/i;
 
 // ---- a spam verdict, in the corpus's languages ------------------------------------------------
 /** Decision order 5: spam or unwanted mail is policy (a 4xx one a deferral, by the table's 4xx invariant). */
@@ -154,11 +155,11 @@ const TROUBLE =
   'error|failure|fault|problem|trouble|unavailable|not available|overloaded|maintenance|down\\b|busy|exception|crash\\w*|unreachable|timeout|timed out|not responding|fehler|st[oö]rung|erreur|panne|errore|erro|b[lł][aą]d\\w*|ошибк\\w*|сбо[йи]\\w*|错误|錯誤|故障|繁忙|エラー|障害|오류|장애';
 /** Scripts without spaces between words: the whole phrase. */
 const TROUBLE_PHRASES =
-  '(?:服务器|伺服器|系统|系統|サーバー?|システム)\\S{0,6}(?:错误|錯誤|故障|繁忙|忙碌|异常|異常|维护|維護|エラー|障害|メンテナンス|ビジー)';
+  '(?:服务器|伺服器|系统|系統|サーバー?|システム)\\S{0,6}(?:错误|錯誤|出错|出錯|故障|繁忙|忙碌|异常|異常|维护|維護|エラー|障害|メンテナンス|ビジー)';
 export const RECEIVER_TROUBLE = anyOf(near(SERVER, TROUBLE, 3), TROUBLE_PHRASES);
 /** Trouble that is someone's verdict or check, not the receiver's system. */
 const NOT_SYSTEM =
-  /spam|unwanted|unsolicited|abuse|policy|blocked|denied|reject|reputation|\bspf\b|dkim|dmarc|authenticat|user unknown|no such|not found|does not exist|invalid|syntax|certificate|tls|ssl|report this error/i;
+  /spam|unwanted|unsolicited|abuse|policy|blocked|denied|reject|reputation|\bspf\b|dkim|dmarc|authenticat|user unknown|no such|not found|does not exist|invalid|syntax|certificate|tls|ssl|report this error|whitelist/i;
 
 // ---- our own login and identity at the relay (sender_config is only ours) -------------------
 const LOGIN =
