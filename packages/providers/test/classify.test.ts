@@ -95,7 +95,7 @@ describe('the rule table', () => {
     ],
     [
       'smtp.bad-mailbox-code',
-      { channel: 'smtp', status: 553, text: '553 5.1.3 Bad destination mailbox address syntax' },
+      { channel: 'smtp', status: 553, text: '553 5.1.3 Destination syntax' },
       'bad_recipient',
     ],
     [
