@@ -14,7 +14,10 @@ function near(a: string, b: string, gap = 4): string {
   const word = '[\\p{L}\\d_-]';
   const gapOf = `${word}*(?:[^\\p{L}\\d_\\n]+${word}+){0,${gap}}?[^\\p{L}\\d_\\n]+`;
   const start = '(?<![\\p{L}\\d_])';
-  return `(?:${start}(?:${a})${gapOf}(?:${b})|${start}(?:${b})${gapOf}(?:${a}))`;
+  // Tried from the start only when `b` is somewhere in the text: one pass for the rarer words,
+  // instead of both lists tried at every position of every reply (the readings cost 2.5 times the
+  // rest of the table before).
+  return `(?:^(?=[\\s\\S]*?(?:${b}))[\\s\\S]*?(?:${start}(?:${a})${gapOf}(?:${b})|${start}(?:${b})${gapOf}(?:${a})))`;
 }
 
 function anyOf(...sources: string[]): RegExp {
