@@ -93,11 +93,7 @@ describe('the rule table', () => {
       { channel: 'smtp', status: 553, text: "553 5.1.8 Bad sender's system address" },
       'policy_block',
     ],
-    [
-      'smtp.bad-mailbox-code',
-      { channel: 'smtp', status: 553, text: '553 5.1.3 Destination syntax' },
-      'bad_recipient',
-    ],
+    ['smtp.bad-mailbox-code', { channel: 'smtp', status: 553, text: '553 5.1.3 Destination syntax' }, 'bad_recipient'],
     [
       'smtp.daily-quota',
       { channel: 'smtp', status: 452, text: '452 4.2.2 You have reached your monthly message limit' },
@@ -397,6 +393,7 @@ describe('the second reading (words near each other)', () => {
 
   it('reads wording no phrase row names, in either order and other scripts', () => {
     expect(smtp('550 Пользователь не найден')).toMatchObject({ family: 'bad_recipient', suppress: true });
+    expect(smtp('550 Unbekannter Empfänger')).toMatchObject({ family: 'bad_recipient', rule: 'smtp.near.recipient' });
     expect(smtp('550 The e-mail account you tried to reach was deleted')).toMatchObject({ family: 'bad_recipient' });
     expect(smtp('552 Boîte du destinataire pleine')).toMatchObject({ family: 'mailbox_full', suppress: false });
     expect(smtp('550 Attachment too big for this server')).toMatchObject({ family: 'content_rejected' });
