@@ -10,7 +10,7 @@ import { FAMILIES, type Family, type ReplyRule, type ReplyScope, type ThrottleSc
 export { FAMILIES, RECEIVER_RULES, RULES, type Family, type ReplyRule, type ReplyScope, type ThrottleScope };
 
 /** Bumped whenever a rule changes; recorded with every attempt. */
-export const CLASSIFIER_VERSION = '2026.12.03-17';
+export const CLASSIFIER_VERSION = '2026.12.03-18';
 
 /** A reply as an adapter saw it, before classification. */
 export interface Reply {
@@ -92,8 +92,10 @@ const WAIT_UNTIL_TEXT =
  * repeats on continuation lines too, so wording split across lines still matches.
  */
 export function normaliseReplyText(reply: Pick<Reply, 'channel' | 'text'>): string {
-  if (reply.channel === 'http') return reply.text.replace(/\s+/g, ' ').trim();
-  const lines = reply.text.split(/\r?\n/).map((line) => line.replace(BASIC_PREFIX, ''));
+  // Typographic apostrophes read as plain ones ("doesn’t" as "doesn't").
+  const text = reply.text.replace(/[\u2018\u2019]/g, "'");
+  if (reply.channel === 'http') return text.replace(/\s+/g, ' ').trim();
+  const lines = text.split(/\r?\n/).map((line) => line.replace(BASIC_PREFIX, ''));
   const joined = lines.map((line, i) => (i === 0 ? line : line.replace(LEADING_ENHANCED, ''))).join(' ');
   return joined.replace(/\s+/g, ' ').trim();
 }

@@ -229,6 +229,17 @@ describe('multi-line SMTP replies', () => {
       normaliseReplyText({ channel: 'smtp', text }),
     );
   });
+
+  it('reads a typographic apostrophe as a plain one', () => {
+    expect(normaliseReplyText({ channel: 'http', text: 'This user doesn\u2019t exist' })).toBe(
+      "This user doesn't exist",
+    );
+    expect(
+      classifyReply({ channel: 'smtp', status: 550, text: '550 This user doesn\u2019t exist' }, NOW),
+    ).toMatchObject({
+      family: 'bad_recipient',
+    });
+  });
 });
 
 describe('retry hints', () => {

@@ -94,7 +94,7 @@ export const TRAFFIC_LIMIT = anyOf(
 );
 /** Besides the volume exclusions: a time or attempts limit is the queue's own expiry, a limit with a block a verdict. */
 export const NOT_TRAFFIC_LIMIT = new RegExp(
-  `${NOT_VOLUME.source}|\\btime\\b|attempts?\\b|retries|block|mail ?box|quota`,
+  `${NOT_VOLUME.source}|\\btime\\b|attempts?\\b|retries|block|mail ?box|quota|depth|archives?`,
   'i',
 );
 
@@ -134,10 +134,17 @@ export const SPAM_VERDICT_WORDS =
 const HEADER_PART =
   "(?:from|to|date|subject|return-path|message-id|reply-to|sender|cc|mime)?\\s?'?\\s?headers?|subject|mime[- ]?type|html (?:mail|e-?mail|messages?)";
 const HEADER_SAID =
-  'missing|too old|in the future|no valid|not valid|invalid|malformed|must not|wrongly formatted|badly formatted|too many lines|not accepted|empty|duplicated?';
+  'missing|too old|in the future|far in the (?:past|future)|no valid|not valid|invalid|malformed|unrecogni[sz]ed|syntax|must not|wrongly formatted|badly formatted|too many lines|not accepted|empty|duplicated?';
 export const MESSAGE_HEADER_UNFIT = anyOf(near(HEADER_PART, HEADER_SAID, 3), '\\bno headers\\b');
 /** An authentication header checked, or a sender's domain named in the From header, is the sender's check (policy). */
 export const NOT_HEADER_UNFIT = /\b(?:dkim|spf|dmarc|arc)\b|authenticat|spam|phish|domain|not allowed in/i;
+
+// ---- an API request missing what a message needs ---------------------------------------------
+const REQUEST_PART =
+  'fields?|parameters?|json|subject|body|text or html|to\\b|from\\b|attachments?|templates?|metadata|variables?|dataVariables|input|payload|message length';
+const REQUEST_SAID = 'required|missing|mandatory|malformed|must specify|is more than|limited to|must be';
+/** An API refusing the message we built (a field missing, a body malformed): content, not our account. */
+export const REQUEST_UNFIT = anyOf(near(REQUEST_PART, REQUEST_SAID, 4));
 
 // ---- the receiver's scanner, not the message --------------------------------------------------
 /** A virus or spam scanner that failed: the receiver's trouble (transient), never a verdict on the message. */
