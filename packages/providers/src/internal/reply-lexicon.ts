@@ -122,7 +122,7 @@ export const MESSAGE_UNFIT = anyOf(
   'virus|malware|trojan|infected|ransomware|viren|virenbefund',
   '(?:邮件|郵件|信件|メール|메일)\\S{0,4}(?:过大|過大|太大|超大|サイズ超過|が大きすぎ)',
 );
-/** A spam or phishing verdict names the message too: it is policy (decision order 5). */
+/** A spam or phishing verdict, or a refusal of us, names the message too: it is policy (decision order 5). */
 const NOT_CONTENT = /spam|phish|junk|\bUBE\b|suspicious|reputation|blocked (?:by|using|you)|policy|relaying denied/i;
 
 // ---- a spam verdict, in the corpus's languages ------------------------------------------------
