@@ -5,7 +5,7 @@
  */
 
 /** The built-in table's version: bump it with every change, so logs say which table decided. */
-export const ORGANISATIONS_VERSION = '2026.11.30-1';
+export const ORGANISATIONS_VERSION = '2026.12.03-1';
 
 /** An organisation and the MX host globs that receive its mail. */
 export interface OrganisationPattern {
@@ -99,7 +99,89 @@ export const BUILT_IN_ORGANISATIONS: readonly OrganisationPattern[] = [
     name: 'proofpoint',
     // Proofpoint Essentials: mx1-us1.ppe-hosted.com, mx1-eu1.ppe-hosted.com …
     // (https://github.com/pect0ral/mail_recon).
-    mx: ['*.ppe-hosted.com'],
+    // Enterprise hosted: mxa-<id>.gslb.pphosted.com, mx0a-<id>.pphosted.com (a published zone's
+    // MX "mxa-0095a102.gslb.pphosted.com (Proofpoint)"; the Received lines of lists.ozlabs.org).
+    mx: ['*.ppe-hosted.com', '*.pphosted.com'],
+  },
+  // The organisations below have their own reply rule sets (`@sluice/providers`,
+  // receiver-rules.ts), read for a reply from one of their MX hosts.
+  {
+    name: 'comcast',
+    // mx1a1.comcast.net (InMotion Hosting's telcheck script, HOST_COMCAST); mx1.comcast.net
+    // (github:sisimai/set-of-emails). Every host under comcast.net is Comcast's own.
+    mx: ['*.comcast.net'],
+  },
+  {
+    name: 'att',
+    // att.net, sbcglobal.net, bellsouth.net: al-ip4-mx-vip1.prodigy.net, ff-ip4-mx-vip1/2.prodigy.net
+    // (telcheck, HOST_ATT; a block checker's MX list for att and bellsouth). prodigy.net is AT&T's.
+    mx: ['*.prodigy.net'],
+  },
+  {
+    name: 'cox',
+    // cox.net's MX: cxr.mx.a.cloudfilter.net (telcheck, HOST_COX). Other cloudfilter.net hosts
+    // serve other ISPs, so only Cox's own prefix.
+    mx: ['cxr.mx.*.cloudfilter.net'],
+  },
+  {
+    name: 't-online',
+    // mx00–mx03.t-online.de ("host mx03.t-online.de[194.25.134.73] refused to talk to me",
+    // https://bllmnn.de/2024/05/fehler-554-none-bad-reputation-beim-mailversand-an-t-online-de).
+    mx: ['mx*.t-online.de'],
+  },
+  {
+    name: 'mailru',
+    // mail.ru's MX: mxs.mail.ru (github:sisimai/set-of-emails, "host mxs.mail.ru[94.100.180.31] said: 550 5.7.1").
+    mx: ['mxs.mail.ru'],
+  },
+  {
+    name: 'free',
+    // free.fr's MX: mx1.free.fr (github:sisimai/set-of-emails, an mx1.free.fr transcript).
+    mx: ['mx*.free.fr'],
+  },
+  {
+    name: 'fastmail',
+    // in1-smtp.messagingengine.com, in2-smtp… (telcheck, HOST_FASTMAIL).
+    mx: ['*.messagingengine.com'],
+  },
+  {
+    name: 'protonmail',
+    // Proton's custom domains: MX 10 mail.protonmail.ch, 20 mailsec.protonmail.ch (as the DNS set-ups of many published zones give them).
+    mx: ['mail.protonmail.ch', 'mailsec.protonmail.ch'],
+  },
+  {
+    name: 'barracuda',
+    // Email Gateway Defense: <customer-id>.ess.barracudanetworks.com
+    // (https://www.captaindns.com/en/blog/barracuda-secure-email-gateway: d241253a.ess.barracudanetworks.com).
+    mx: ['*.ess.barracudanetworks.com'],
+  },
+  {
+    name: 'ironport',
+    // Cisco Secure Email Cloud Gateway: mx1.<customer>.iphmx.com
+    // (https://www.captaindns.com/en/blog/cisco-secure-email-gateway), and Threat Defense mx.<region>.etd.cisco.com
+    // (https://docs.cmd.cisco.com/en/Content/secure-email-threat-defense-user-guide/Setup%20SMTP/Set%20up%20Your%20Message%20Source/SMTP.htm).
+    mx: ['*.iphmx.com', 'mx.*.etd.cisco.com'],
+  },
+  {
+    name: 'symantec',
+    // Broadcom (Symantec) Email Security.cloud, formerly MessageLabs: cluster<n>.<region>.messagelabs.com;
+    // its replies name server-<n>.tower-<n>.messagelabs.com (github:sisimai/set-of-emails).
+    mx: ['*.messagelabs.com'],
+  },
+  {
+    name: 'cloudflare',
+    // Email Routing: <name>.mx.cloudflare.net (https://developers.cloudflare.com/email-routing/postmaster/).
+    mx: ['*.mx.cloudflare.net'],
+  },
+  {
+    name: 'vade',
+    // Vade for ISPs (EarthLink and others): mx01–mx04.oxsus-vadesecure.net (telcheck, HOST_EARTHLINK).
+    mx: ['*.oxsus-vadesecure.net'],
+  },
+  {
+    name: 'docomo',
+    // NTT docomo: mfsmax.docomo.ne.jp ("Remote-MTA: dns; mfsmax.docomo.ne.jp", github:sisimai/rb-sisimai:lib/sisimai/rhost.rb).
+    mx: ['mfsmax.docomo.ne.jp'],
   },
 ];
 

@@ -22,6 +22,30 @@ describe('organisation patterns', () => {
     expect(builtIn([{ exchange: 'mx2.zoho.eu', priority: 20 }])).toBe('zoho');
     expect(builtIn([{ exchange: 'us-smtp-inbound-1.mimecast.com', priority: 10 }])).toBe('mimecast');
     expect(builtIn([{ exchange: 'mx1-us1.ppe-hosted.com', priority: 10 }])).toBe('proofpoint');
+    expect(builtIn([{ exchange: 'mx0a-001b2d01.pphosted.com', priority: 10 }])).toBe('proofpoint');
+  });
+
+  it('knows the receivers that have their own reply rules by their MX hosts', () => {
+    const hosts: Readonly<Record<string, string>> = {
+      'mx1a1.comcast.net': 'comcast',
+      'al-ip4-mx-vip1.prodigy.net': 'att',
+      'cxr.mx.a.cloudfilter.net': 'cox',
+      'mx03.t-online.de': 't-online',
+      'mxs.mail.ru': 'mailru',
+      'mx1.free.fr': 'free',
+      'in1-smtp.messagingengine.com': 'fastmail',
+      'mailsec.protonmail.ch': 'protonmail',
+      'd241253a.ess.barracudanetworks.com': 'barracuda',
+      'mx1.acme.iphmx.com': 'ironport',
+      'cluster1.eu.messagelabs.com': 'symantec',
+      'route1.mx.cloudflare.net': 'cloudflare',
+      'mx01.oxsus-vadesecure.net': 'vade',
+      'mfsmax.docomo.ne.jp': 'docomo',
+    };
+    for (const [exchange, name] of Object.entries(hosts))
+      expect(builtIn([{ exchange, priority: 10 }]), exchange).toBe(name);
+    // Another ISP behind the same filtering service is not Cox.
+    expect(builtIn([{ exchange: 'shaw.mx.a.cloudfilter.net', priority: 10 }])).toBeUndefined();
   });
 
   it('takes the most preferred MX host that matches, whatever order DNS lists them in', () => {

@@ -110,6 +110,8 @@ describe('the rule table', () => {
     ['charter.listed', { channel: 'smtp', status: 554, text: '554 5.7.1 AUP#I-1220' }, 'policy_block'],
     ['charter.system', { channel: 'smtp', status: 451, text: '451 4.3.0 AUP#I-1090' }, 'transient_system'],
     ['charter.size', { channel: 'smtp', status: 552, text: '552 5.3.4 AUP#O-1530' }, 'content_rejected'],
+    // Comcast's table gives its codes' meanings, not its reply lines.
+    ['comcast.dynamic', { channel: 'smtp', status: 550, text: '550 5.7.1 ES000001' }, 'policy_block'],
     // The second reading (reply-lexicon.ts): words near each other, in any order and script.
     ['smtp.near.recipient', { channel: 'smtp', status: 550, text: '550 Empfänger unbekannt' }, 'bad_recipient'],
     [
@@ -341,6 +343,59 @@ describe('rules of one receiver', () => {
     expect(receiversOf(qq).size).toBe(0);
     // A recipient's address is no mark: Yahoo's rules are not read for a Google reply about one.
     expect([...receiversOf({ ...qq, text: '550 5.1.1 <bob@yahoo.com> user unknown - gsmtp' })]).toEqual(['google']);
+  });
+
+  it('knows each organisation with a set of its own by its MX hosts or its codes', () => {
+    const byHost: Readonly<Record<string, string>> = {
+      'mx1a1.comcast.net': 'comcast',
+      'al-ip4-mx-vip1.prodigy.net': 'att',
+      'mx03.t-online.de': 't-online',
+      'mxs.mail.ru': 'mailru',
+      'd241253a.ess.barracudanetworks.com': 'barracuda',
+      'mx1.acme.iphmx.com': 'ironport',
+      'mxa-0095a102.gslb.pphosted.com': 'proofpoint',
+      'cluster1.eu.messagelabs.com': 'symantec',
+      'mfsmax.docomo.ne.jp': 'docomo',
+    };
+    for (const [host, name] of Object.entries(byHost)) expect([...receiversOf({ ...qq, host })], host).toEqual([name]);
+    const byMark: Readonly<Record<string, string>> = {
+      '550 5.7.1 [CS01] Message rejected due to local policy.': 'apple',
+      '421 4.2.0 Throttled RL000001': 'comcast',
+      '553 5.3.0 flph829 DNSBL:ATTRBL 521< 192.0.2.1 >_is_blocked': 'att',
+      '554 IP=192.0.2.1 - Dialup/transient IP not allowed. (DIAL)': 't-online',
+      '550 Blocked by spam statistics': 'yandex',
+      '550 5.7.1 blocked using Barracuda Reputation': 'barracuda',
+      '550 Service unavailable; Client host [192.0.2.1] blocked using Trend Micro RBL+.': 'trendmicro',
+    };
+    for (const [text, name] of Object.entries(byMark)) expect([...receiversOf({ ...qq, text })], text).toEqual([name]);
+    // Their addresses are no marks.
+    expect(receiversOf({ ...qq, text: '550 5.1.1 <bob@comcast.net>: user unknown' }).size).toBe(0);
+  });
+
+  it('act on what the organisation’s own code says: its listings of our IP are about the pool', () => {
+    const smtp = (status: number, text: string): Reply => ({ channel: 'smtp', status, text });
+    expect(classifyReply(smtp(554, '554 5.7.1 BL000001'), NOW)).toMatchObject({
+      family: 'policy_block',
+      scope: 'pool',
+      rule: 'comcast.listed',
+    });
+    expect(classifyReply(smtp(451, '451 4.2.0 Throttled - #RL000001'), NOW)).toMatchObject({
+      family: 'throttled',
+      scope: 'receiver',
+      rule: 'comcast.rate',
+    });
+    expect(
+      classifyReply(
+        smtp(554, "554 Your access to this mail system has been rejected due to the sending MTA's poor reputation."),
+        NOW,
+      ),
+    ).toMatchObject({ family: 'policy_block', scope: 'pool', rule: 'ironport.poor-reputation' });
+    // Under a 4xx the same listing defers, still about the pool.
+    expect(classifyReply(smtp(452, '452 found on one or more DNSBLs, see #BL000010'), NOW)).toMatchObject({
+      family: 'reputation_deferral',
+      scope: 'pool',
+      permanent: false,
+    });
   });
 
   it('every rule names where it was learned, and every set belongs to a known organisation', () => {

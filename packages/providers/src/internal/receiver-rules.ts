@@ -23,6 +23,15 @@ export const RECEIVER_ALIASES: Readonly<Record<string, string>> = {
   'web.de': 'gmx',
   ionos: 'gmx',
   spectrum: 'charter',
+  xfinity: 'comcast',
+  sbcglobal: 'att',
+  bellsouth: 'att',
+  telekom: 't-online',
+  'mail.ru': 'mailru',
+  proton: 'protonmail',
+  cisco: 'ironport',
+  messagelabs: 'symantec',
+  broadcom: 'symantec',
 };
 
 /**
@@ -47,6 +56,26 @@ export const RECEIVER_MARKS: Readonly<Record<string, RegExp>> = {
   aliyun: /aliyun|alibaba|mxhichina/i,
   vade: /vadesecure|\bOXSUS\d+/i,
   sophos: /\bXGEMAIL_\d{4}\b|\.hydra\.sophos\.com/i,
+  apple:
+    /\[(?:CS|HM|BS)0\d\]|\[HME\d\]|\[HCM\d\]|support\.apple\.com\/(?:en-us\/)?(?:HT204137|102322)|\.mail\.icloud\.com\b|-smtpin\d+\.me\.com\b/i,
+  comcast: /\b(?:ES|BL|RL|DM)\d{6}\b|postmaster\.comcast\.net|\.(?:sys|mail)\.comcast\.net\b/,
+  att: /abuse-att\.net|\brbl\.att\.net|att\.net\/blocks|mailrelay\.att\.net|dc=bellsouth|\bDNSBL:ATT|\b(?:al|fl)p[a-z]\d{3}\b/i,
+  't-online': /\brx\.t-online\.de\b|\((?:NOWL|DIAL)\)/i,
+  yandex:
+    /Blocked by spam statistics|\bya\.cc\/|feedback\.yandex\.ru|help\.yandex\.(?:ru|com)|\.mail\.yandex\.net\b|rejected under suspicion of SPAM/i,
+  mailru: /help\.mail\.ru|corp\.mail\.ru|win\.mail\.ru|postmaster\.mail\.ru|\bmxs\.mail\.ru\b/i,
+  free: /postmaster\.free\.fr|\(UserSearch\)|\bmx\d\.free\.fr\b/i,
+  zoho: /detected by Zoho Mail|,\s*mx\.zoho\.(?:com|eu|in)\b|zoho\.com\/mail\/help|\bsmtpin\.zoho\.com\b/i,
+  fastmail: /messagingengine\.com|fastmail\.help/i,
+  protonmail: /\bmail(?:sec)?\.protonmail\.ch\b|proton\.me\/support/i,
+  proofpoint:
+    /(?:support|prs|ipcheck)\.proofpoint\.com|Proofpoint (?:Dynamic )?Reputation|\.pphosted\.com\b|\.ppe-hosted\.com\b/i,
+  barracuda: /barracuda|\bcuda_nsu\b/i,
+  ironport: /\.iphmx\.com\b|\.etd\.cisco\.com\b|sending MTA's poor reputation/i,
+  trendmicro:
+    /Trend Micro|rbl-plus\.mail-abuse\.org|mail-abuse\.com\/cgi-bin|\btrendmicro\.(?:com|eu)\b|ERS-Customized-Block|BLOCK-SEND-ER|\(ERS\)/i,
+  symantec: /messagelabs\.com|symanteccloud\.com|TECH246726/i,
+  cloudflare: /developers\.cloudflare\.com\/email-routing|\.mx\.cloudflare\.net\b/i,
 };
 
 /** One rule of an organisation's set: the set names its organisation. */
@@ -147,6 +176,89 @@ export const RECEIVER_RULES: Readonly<Record<string, readonly ReceiverRule[]>> =
     // NTT docomo says "too much mail data" of a full mailbox; elsewhere it is a message over the size limit.
     // Read when the caller names docomo (its domain is a recipient's, so it is no mark).
     { id: 'docomo.mailbox-full', channel: 'smtp', text: /too much mail data/i, family: 'mailbox_full', permanent: true, source: 'github:sisimai/set-of-emails:maildir/err/make-test-03.eml' },
+  ],
+  apple: [
+    // Apple's bracketed codes: HME1 failed SPF and DKIM; HCM1 our IP deferred; BS02 its own trouble; CS/HM/BS01 its local policy.
+    { id: 'apple.authentication', channel: 'smtp', text: /\[HME\d\]/, family: 'policy_block', permanent: true, source: 'github:sisimai/go-sisimai:rhost/for-apple.go ([HME1] failing both SPF and DKIM)' },
+    { id: 'apple.ip-deferred', channel: 'smtp', text: /\[HCM\d\]/, family: 'reputation_deferral', permanent: false, scope: 'receiver', source: 'github:KumoCorp/kumomta:assets/community/shaping.toml (421 [HCM1] Your mail from <ip> was deferred)' },
+    { id: 'apple.server-error', channel: 'smtp', text: /\[BS02\]/, family: 'transient_system', permanent: false, source: 'github:KumoCorp/kumomta:assets/community/shaping.toml (451 [BS02] Temporary server error)' },
+    { id: 'apple.local-policy', channel: 'smtp', text: /\[(?:CS|HM|BS)0\d\]/, family: 'policy_block', permanent: true, source: 'github:ActiveCampaign/smtp-field-manual:data/codes/550.json, 554.json ([CS01], [CS02], [HM08] Message rejected due to local policy)' },
+  ],
+  comcast: [
+    // Comcast's code table (postmaster.comcast.net/mail-error-codes.html): RL rate limits, BL listings, ES dynamic space, DM DMARC.
+    { id: 'comcast.rate', channel: 'smtp', text: /\bRL\d{6}\b/, family: 'throttled', permanent: false, scope: 'receiver', source: 'github:KumoCorp/kumomta:assets/policy-extras/shaping.toml (RL000010 "Domain Throttled", as Comcast gave it); https://postmaster.comcast.net/smtp-error-codes.php#RL000010' },
+    { id: 'comcast.sessions', channel: 'smtp', text: /too many sessions opened/i, family: 'throttled', permanent: false, scope: 'connections', source: 'http://security.comcast.net/get-help/Mail-Delivery-Error-Messages.aspx (421 - [Too many sessions opened]: 25 connections per sending IP)' },
+    { id: 'comcast.listed', channel: 'smtp', text: /\bBL000(?:001|010|011|100|101|110|111)\b/, family: 'policy_block', permanent: true, scope: 'pool', source: 'http://postmaster.comcast.net/mail-error-codes.html (BL000001–BL000111: listed on Spamhaus Zen, Cloudmark CSI, SenderScore)' },
+    { id: 'comcast.spam-patterns', channel: 'smtp', text: /\bBL000000\b/, family: 'policy_block', permanent: true, source: 'http://postmaster.comcast.net/mail-error-codes.html (BL000000: mail in patterns characteristic of spam)' },
+    { id: 'comcast.dynamic', channel: 'smtp', text: /\bES0000(?:01|10)\b/, family: 'policy_block', permanent: true, scope: 'pool', source: 'http://postmaster.comcast.net/mail-error-codes.html (ES000001, ES000010: from dynamic or residential space)' },
+    { id: 'comcast.dmarc', channel: 'smtp', text: /\bDM\d{6}\b/, family: 'policy_block', permanent: true, source: 'github:ActiveCampaign/smtp-field-manual:data/codes/550.json (550 5.2.0 Message rejected due to DMARC … #DM000001)' },
+  ],
+  att: [
+    // AT&T's own block lists (DNSBL:RBL, DNSBL:ATTRBL, sbc:blacklist, BellSouth's ldap rblmx) list our IP.
+    { id: 'att.listed', channel: 'smtp', text: /\bDNSBL:(?:ATT)?R?BL\b|abuse_rbl@abuse-att\.net|\brbl\.att\.net\b|att\.net\/blocks|blacklist\.mailrelay\.att\.net|ldap:ou=rblmx/i, family: 'policy_block', permanent: true, scope: 'pool', source: 'http://rbl.att.net/block_enduser.html; https://github.com/sisimai/p5-sisimai/issues/175 (DNSBL:ATTBL)' },
+    { id: 'att.unknown-source', channel: 'smtp', text: /unauthorized interface for|Blocked for status:/i, family: 'policy_block', permanent: true, source: 'http://rbl.att.net/block_enduser.html (550 unauthorized interface; 550 Error. Blocked for status)' },
+  ],
+  't-online': [
+    // Telekom refuses by our IP: (NOWL) none or bad reputation, (DIAL) a dial-up address, (BL) listed; each until reset on request.
+    { id: 't-online.ip', channel: 'smtp', text: /\((?:NOWL|DIAL|BL)\)|None\/bad reputation|Dialup\/transient IP not allowed/i, family: 'policy_block', permanent: true, scope: 'pool', source: 'https://bllmnn.de/2024/05/fehler-554-none-bad-reputation-beim-mailversand-an-t-online-de; https://timmehosting.de/leitfaden-wenn-t-online-e-mails-blockiert-ursachen-und-loesungen' },
+  ],
+  yandex: [
+    // Yandex's own table (yandex.com/support/mail/bounces/yandex.html): spam statistics block the sending host for 24 hours.
+    { id: 'yandex.spam-statistics', channel: 'smtp', text: /Blocked by spam statistics/i, family: 'policy_block', permanent: true, scope: 'pool', source: 'https://www.yandex.com/support/mail/bounces/yandex.html (Blocked by spam statistics)' },
+    { id: 'yandex.spam', channel: 'smtp', text: /rejected under suspicion of SPAM|Spam limit exceeded/i, family: 'policy_block', permanent: true, source: 'https://yandex.com/support/mail/bounces/yandex/message-rejected-under-suspicion-of-spam.html' },
+  ],
+  mailru: [
+    // Mail.ru blocks a sending IP by its statistics (support_bl), and refuses dynamic addresses.
+    { id: 'mailru.ip', channel: 'smtp', text: /support_bl\?ip=|\bIP is in blacklist|do not accept mail from (?:hosts with )?dynamic IP/i, family: 'policy_block', permanent: true, scope: 'pool', source: 'github:sisimai/rb-sisimai:lib/sisimai/reason/blocked.rb (# @mail.ru); win.mail.ru/cgi-bin/support_bl' },
+    { id: 'mailru.spam', channel: 'smtp', text: /spam message (?:rejected|discarded)/i, family: 'policy_block', permanent: true, source: 'github:sisimai/rb-sisimai:lib/sisimai/reason/spamdetected.rb (spam message rejected. # mail.ru)' },
+  ],
+  free: [
+    // Free defers an IP by its real-time statistics, for at most 24 hours (postmaster.free.fr).
+    { id: 'free.ip', channel: 'smtp', status: [400, 499], text: /too many spams from your IP/i, family: 'reputation_deferral', permanent: false, scope: 'pool', source: 'https://postmaster.free.fr/index_en.html; github:sisimai/rb-sisimai:lib/sisimai/reason/blocked.rb (# free.fr)' },
+    { id: 'free.spam', channel: 'smtp', text: /\bspam detected\b/i, family: 'policy_block', permanent: true, source: 'https://postmaster.free.fr/index_en.html (550 spam detected)' },
+  ],
+  zoho: [
+    // Zoho Mail: the recipient domain's own filters and its virus scanner.
+    { id: 'zoho.destination-filter', channel: 'smtp', text: /Mail rejected by destination domain/i, family: 'policy_block', permanent: true, source: 'https://smtp.codes/zoho (541 5.4.1)' },
+    { id: 'zoho.virus', channel: 'smtp', text: /detected by Zoho Mail/i, family: 'content_rejected', permanent: true, source: 'https://smtp.codes/zoho (552 5.7.1 virus [name] detected by Zoho Mail)' },
+  ],
+  fastmail: [
+    // Fastmail: a locked or deactivated address is the recipient's, though its words are a client host's refusal.
+    { id: 'fastmail.locked', channel: 'smtp', text: /Address locked or deactivated/i, family: 'bad_recipient', permanent: true, source: 'https://brianjohnson.co.za/posts/avoid-fastmail/ (554 5.7.1 … Address locked or deactivated; see http://mail.messagingengine.com/docs/locked)' },
+  ],
+  protonmail: [
+    // Proton: an address that is not configured to take mail does not exist for us.
+    { id: 'protonmail.not-receiving', channel: 'smtp', text: /Address is not configured to receive emails/i, family: 'bad_recipient', permanent: true, source: 'github:crisp-oss/email-bounce-parser:test/fixtures/550_5_1_1_no_such_recipient_variant_3.txt' },
+  ],
+  proofpoint: [
+    // Proofpoint's reputation service lists our IP (PDR, prs.proofpoint.com, ipcheck).
+    { id: 'proofpoint.listed', channel: 'smtp', text: /prs\.proofpoint\.com|dnsbl-lookup\.cgi|ipcheck\.proofpoint\.com|Proofpoint (?:Dynamic )?Reputation/i, family: 'policy_block', permanent: true, scope: 'pool', source: 'github:ActiveCampaign/smtp-field-manual:data/codes/550.json (blocked using prs.proofpoint.com: Proofpoint Dynamic Reputation)' },
+  ],
+  barracuda: [
+    // Barracuda Reputation (BRBL) lists our IP; ESS's "(rcpt:blocked)" is a policy block of the message.
+    { id: 'barracuda.listed', channel: 'smtp', text: /Barracuda Reputation|barracudacentral\.(?:org|com)|barracudanetworks\.com\/reputation/i, family: 'policy_block', permanent: true, scope: 'pool', source: 'https://luxsci.com/blog/?p=16857; github:sisimai/rb-sisimai:lib/sisimai/reason/blocked.rb (.barracudacentral.org)' },
+    { id: 'barracuda.blocked', channel: 'smtp', text: /permanent failure for one or more recipients \([^)]*:blocked\)|rejecting spoofed message/i, family: 'policy_block', permanent: true, source: 'github:ActiveCampaign/smtp-field-manual:data/codes/550.json' },
+    { id: 'barracuda.licence', channel: 'smtp', status: [400, 499], text: /License Expired/i, family: 'transient_system', permanent: false, source: 'github:ActiveCampaign/smtp-field-manual:data/codes/422.json (the receiver\'s licence has expired)' },
+  ],
+  ironport: [
+    // Cisco's default refusal of a sender group by its SenderBase (Talos) score: our IP's reputation.
+    { id: 'ironport.poor-reputation', channel: 'smtp', text: /rejected due to the sending MTA's poor reputation/i, family: 'policy_block', permanent: true, scope: 'pool', source: 'https://community.cisco.com/t5/email-security/cisco-esa-domain-exception/m-p/4268260' },
+  ],
+  trendmicro: [
+    // Trend Micro Email Reputation Services: RBL+ lists our IP (550), a zombie match defers it (450).
+    { id: 'trendmicro.deferred', channel: 'smtp', text: /deferred using Trend Micro Email Reputation/i, family: 'reputation_deferral', permanent: false, scope: 'pool', source: 'https://hardwaresecrets.com/understanding-email-bounce-messages/4/' },
+    { id: 'trendmicro.listed', channel: 'smtp', text: /Trend Micro RBL\+|rbl-plus\.mail-abuse\.org|Trend Micro Email Reputation|\bfor (?:RBL\+|Zombie) matches \(ERS\)|\bERS-RBL\b/i, family: 'policy_block', permanent: true, scope: 'pool', source: 'https://success.trendmicro.com/solution/1097055-frequently-asked-questions-faqs-about-messages-blocked-by-email-reputation-services-ers; https://docs.trendmicro.com/en-us/documentation/article/deep-discovery-email-inspector-51-online-help-smtp-error-codes' },
+    // Its tags after "Recipient address rejected:" are the customer's policy, except Invalid-Recipient.
+    { id: 'trendmicro.invalid-recipient', channel: 'smtp', text: /Recipient address rejected: Invalid-Recipient\b/i, family: 'bad_recipient', permanent: true, source: 'github:ActiveCampaign/smtp-field-manual:data/codes/554.json' },
+    { id: 'trendmicro.policy-tag', channel: 'smtp', text: /Recipient address rejected: (?:ERS-Customized-Block|BLOCK-SEND-ER|BLOCK-RCPT|NO-DOMAIN)\b/i, family: 'policy_block', permanent: true, source: 'github:ActiveCampaign/smtp-field-manual:data/codes/550.json, 554.json' },
+  ],
+  symantec: [
+    // Broadcom (Symantec) Email Security.cloud, formerly MessageLabs: its spam filter's verdict.
+    { id: 'symantec.filtered', channel: 'smtp', text: /Message filtered\. (?:Please see|Refer to)/i, family: 'policy_block', permanent: true, source: 'http://www.symanteccloud.com/nl/nl/supportcentre/information/r_troublshooting (553-Message filtered, #5.7.1)' },
+  ],
+  cloudflare: [
+    // Cloudflare Email Routing's "Upstream error": the forwarding destination failed, not our message.
+    { id: 'cloudflare.upstream', channel: 'smtp', status: [400, 499], text: /Upstream error/i, family: 'transient_system', permanent: false, source: 'github:sisimai/set-of-emails:maildir/bsd/rhost-cloudflare-01.eml; https://developers.cloudflare.com/email-routing/postmaster/' },
   ],
   sophos: [
     // Sophos Email gives the cause only as its code: XGEMAIL_0011 is a recipient the protected domain does not have.
