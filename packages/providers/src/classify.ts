@@ -67,6 +67,16 @@ export const MAX_HINT_MS = 24 * 60 * 60 * 1000;
 const ENHANCED = /\b([245])\.(\d{1,3})\.(\d{1,3})\b/;
 const BASIC_PREFIX = /^\s*\d{3}[- ]/;
 const LEADING_ENHANCED = /^\s*[245]\.\d{1,3}\.\d{1,3}\s+/;
+/**
+ * What others wrap a receiver's reply in when they pass it on: a DSN's or an ESP event's
+ * `smtp;` (its Diagnostic-Code), Postfix's `host mx.example.net[192.0.2.1] said: … (in reply
+ * to RCPT TO command)`, "Remote host said:". The reply is read without them, so a row written
+ * for the receiver's own words reads them wherever they were quoted, and no address in the
+ * wrapper passes for an enhanced code.
+ */
+const WRAPPER_PREFIX =
+  /^\s*(?:Diagnostic-Code:\s*|smtp\s*;\s*|Remote (?:host|server) said:\s*|(?:<[^>\s]+>:?\s*)?host \S+(?: ?\[[^\]]*\])? said:\s*)+/i;
+const WRAPPER_SUFFIX = /\s*\(in reply to [A-Za-z ]{1,40}? command\)\.?\s*$/i;
 const SUPPRESSING: ReadonlySet<Family> = new Set<Family>(['bad_recipient', 'bad_domain']);
 /**
  * A permanent family's reading under an SMTP 4xx: what the receiver says about the same cause
@@ -95,9 +105,16 @@ export function normaliseReplyText(reply: Pick<Reply, 'channel' | 'text'>): stri
   // Typographic apostrophes read as plain ones ("doesn’t" as "doesn't").
   const text = reply.text.replace(/[\u2018\u2019]/g, "'");
   if (reply.channel === 'http') return text.replace(/\s+/g, ' ').trim();
-  const lines = text.split(/\r?\n/).map((line) => line.replace(BASIC_PREFIX, ''));
+  const lines = unwrapped(text)
+    .split(/\r?\n/)
+    .map((line) => line.replace(BASIC_PREFIX, ''));
   const joined = lines.map((line, i) => (i === 0 ? line : line.replace(LEADING_ENHANCED, ''))).join(' ');
   return joined.replace(/\s+/g, ' ').trim();
+}
+
+/** An SMTP reply's text without what a DSN, an ESP event or a relay wrapped it in. */
+function unwrapped(text: string): string {
+  return text.replace(WRAPPER_PREFIX, '').replace(WRAPPER_SUFFIX, '');
 }
 
 /**
@@ -106,7 +123,7 @@ export function normaliseReplyText(reply: Pick<Reply, 'channel' | 'text'>): stri
  */
 function enhancedCode(reply: Reply): string | undefined {
   if (reply.channel !== 'smtp') return undefined;
-  const m = ENHANCED.exec(reply.text);
+  const m = ENHANCED.exec(unwrapped(reply.text));
   return m ? `${m[1]}.${m[2]}.${m[3]}` : undefined;
 }
 

@@ -232,6 +232,18 @@ describe('multi-line SMTP replies', () => {
     );
   });
 
+  it('reads a quoted reply without its quote, and finds no enhanced code in the quoting host’s address', () => {
+    const quoted =
+      'host mx.example.net[5.1.1.9] said: 550 5.7.1 <bob@example.net>: Recipient address rejected: Access denied (in reply to RCPT TO command)';
+    expect(normaliseReplyText({ channel: 'smtp', text: quoted })).toBe(
+      '5.7.1 <bob@example.net>: Recipient address rejected: Access denied',
+    );
+    expect(classifyReply({ channel: 'smtp', status: 550, text: quoted }, NOW)).toMatchObject({ enhanced: '5.7.1' });
+    expect(normaliseReplyText({ channel: 'smtp', text: 'smtp; 550 Mailbox unavailable or access denied' })).toBe(
+      'Mailbox unavailable or access denied',
+    );
+  });
+
   it('reads a typographic apostrophe as a plain one', () => {
     expect(normaliseReplyText({ channel: 'http', text: 'This user doesn\u2019t exist' })).toBe(
       "This user doesn't exist",

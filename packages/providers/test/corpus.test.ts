@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { FAMILIES } from '../src/classify.js';
-import { heldOut, loadCorpus, score, severe } from './corpus.js';
+import { classifyReply, FAMILIES } from '../src/classify.js';
+import { heldOut, loadCorpus, replyOf, score, severe } from './corpus.js';
 
 const corpus = loadCorpus();
 const scored = score(corpus);
@@ -26,6 +26,40 @@ describe('the reply corpus', () => {
 
   it.each(named)('%s', (_name, { entry, got }) => {
     expect(got.family, entry.note).toBe(entry.family);
+  });
+
+  // How a reply reaches us quoted: an ESP event's or a DSN's Diagnostic-Code, a relay's Postfix
+  // DSN, another MTA's bounce, a reply over continuation lines.
+  const quoted: readonly [how: string, quote: (reply: string) => string | undefined][] = [
+    ['smtp;', (r) => `smtp; ${r}`],
+    [
+      "Postfix's host … said: … (in reply to)",
+      (r) => `host mx.example.net[192.0.2.10] said: ${r} (in reply to RCPT TO command)`,
+    ],
+    ['Remote host said:', (r) => `Remote host said: ${r}`],
+    [
+      'continuation lines',
+      (r) => {
+        const m = /^([245]\d\d) (?:([245]\.\d{1,3}\.\d{1,3}) )?(\S+(?: \S+){5,})$/.exec(r);
+        if (m === null) return undefined;
+        const [, basic, enhanced, words] = m as unknown as [string, string, string | undefined, string];
+        const at = words.split(' ');
+        const half = Math.floor(at.length / 2);
+        const code = enhanced === undefined ? '' : `${enhanced} `;
+        return `${basic}-${code}${at.slice(0, half).join(' ')}\r\n${basic} ${code}${at.slice(half).join(' ')}`;
+      },
+    ],
+  ];
+  it.each(quoted)('reads every SMTP reply the same when it comes quoted: %s', (_how, quote) => {
+    const misread = corpus
+      .filter((e) => e.channel !== 'http')
+      .flatMap((e) => {
+        const text = quote(e.reply);
+        if (text === undefined) return [];
+        const got = classifyReply({ ...replyOf(e), text }).family;
+        return got === e.family ? [] : [`${e.family} → ${got}: ${text}`];
+      });
+    expect(misread).toEqual([]);
   });
 
   it('has no severe misread anywhere', () => {

@@ -130,7 +130,7 @@ export const RECEIVER_RULES: Readonly<Record<string, readonly ReceiverRule[]>> =
     // AOL's codes under a 4xx: the same causes, for now (postmaster.info.aol.com/errors/421dynt1.html).
     { id: 'yahoo.aol-codes-4xx', channel: 'smtp', status: [400, 499], text: /\b(?:RTR|RLY|DYN|HVU|CON):[A-Z0-9]{2}\b/, family: 'reputation_deferral', permanent: false, scope: 'receiver', source: 'http://postmaster.info.aol.com/errors/421dynt1.html; https://wordtothewise.com/2012/10/mail-problems-at-aol' },
     { id: 'yahoo.gl01', channel: 'smtp', status: [400, 499], text: /\[GL01\]/, family: 'reputation_deferral', permanent: false, scope: 'receiver', source: 'http://support.blackpearlmail.com/knowledgebase/articles/650530-bounce-messages' },
-    { id: 'yahoo.bare-code', channel: 'smtp', text: /^Message not allowed - \[\d+\]$/, family: 'unknown', permanent: false, source: 'github:ActiveCampaign/smtp-field-manual:data/codes/554.json' },
+    { id: 'yahoo.bare-code', channel: 'smtp', text: /^Message not allowed - \[\d+\]$/i, family: 'unknown', permanent: false, source: 'github:ActiveCampaign/smtp-field-manual:data/codes/554.json' },
   ],
   aliyun: [
     // Alibaba Mail (Aliyun) and Vade speak their own words for limits and connections.
