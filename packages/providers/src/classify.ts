@@ -76,6 +76,8 @@ const LEADING_ENHANCED = /^\s*[245]\.\d{1,3}\.\d{1,3}\s+/;
  */
 const WRAPPER_PREFIX =
   /^\s*(?:Diagnostic-Code:\s*|smtp\s*;\s*|Remote (?:host|server) said:\s*|(?:<[^>\s]+>:?\s*)?host \S+(?: ?\[[^\]]*\])? said:\s*)+/i;
+/** Exchange's non-delivery report: `Remote Server returned '550 5.1.1 RESOLVER.ADR.RecipNotFound; not found'`. */
+const EXCHANGE_QUOTE = /^\s*Remote Server returned '([\s\S]*)'\s*$/i;
 const WRAPPER_SUFFIX = /\s*\(in reply to [A-Za-z ]{1,40}? command\)\.?\s*$/i;
 const SUPPRESSING: ReadonlySet<Family> = new Set<Family>(['bad_recipient', 'bad_domain']);
 /**
@@ -109,12 +111,17 @@ export function normaliseReplyText(reply: Pick<Reply, 'channel' | 'text'>): stri
     .split(/\r?\n/)
     .map((line) => line.replace(BASIC_PREFIX, ''));
   const joined = lines.map((line, i) => (i === 0 ? line : line.replace(LEADING_ENHANCED, ''))).join(' ');
-  return joined.replace(/\s+/g, ' ').trim();
+  // A closing full stop or bang says nothing: "Mailbox not available" and "…available." read alike.
+  return joined
+    .replace(/\s+/g, ' ')
+    .replace(/[\s.!,;]+$/, '')
+    .trim();
 }
 
 /** An SMTP reply's text without what a DSN, an ESP event or a relay wrapped it in. */
 function unwrapped(text: string): string {
-  return text.replace(WRAPPER_PREFIX, '').replace(WRAPPER_SUFFIX, '');
+  const exchange = EXCHANGE_QUOTE.exec(text);
+  return (exchange?.[1] ?? text).replace(WRAPPER_PREFIX, '').replace(WRAPPER_SUFFIX, '');
 }
 
 /**

@@ -212,7 +212,7 @@ describe('multi-line SMTP replies', () => {
 
   it('drops every basic code and the repeated enhanced code', () => {
     expect(normaliseReplyText({ channel: 'smtp', text })).toBe(
-      '4.2.1 The user you are trying to contact is receiving mail at a rate that prevents additional messages from being delivered. Please resend your message at a later time.',
+      '4.2.1 The user you are trying to contact is receiving mail at a rate that prevents additional messages from being delivered. Please resend your message at a later time',
     );
   });
 

@@ -29,7 +29,7 @@ describe('the reply corpus', () => {
   });
 
   // How a reply reaches us quoted: an ESP event's or a DSN's Diagnostic-Code, a relay's Postfix
-  // DSN, another MTA's bounce, a reply over continuation lines.
+  // DSN, another MTA's bounce, Exchange's report, a reply over continuation lines or without its full stop.
   const quoted: readonly [how: string, quote: (reply: string) => string | undefined][] = [
     ['smtp;', (r) => `smtp; ${r}`],
     [
@@ -37,6 +37,8 @@ describe('the reply corpus', () => {
       (r) => `host mx.example.net[192.0.2.10] said: ${r} (in reply to RCPT TO command)`,
     ],
     ['Remote host said:', (r) => `Remote host said: ${r}`],
+    ["Exchange's Remote Server returned '…'", (r) => `Remote Server returned '${r}'`],
+    ['with or without its closing full stop', (r) => (/[.!]$/.test(r) ? r.slice(0, -1) : `${r}.`)],
     [
       'continuation lines',
       (r) => {
