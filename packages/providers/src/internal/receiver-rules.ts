@@ -75,6 +75,7 @@ export const RECEIVER_MARKS: Readonly<Record<string, RegExp>> = {
   trendmicro:
     /Trend Micro|rbl-plus\.mail-abuse\.org|mail-abuse\.com\/cgi-bin|\btrendmicro\.(?:com|eu)\b|ERS-Customized-Block|BLOCK-SEND-ER|\(ERS\)/i,
   symantec: /messagelabs\.com|symanteccloud\.com|TECH246726/i,
+  hornetsecurity: /antispameurope|hornetsecurity/i,
   cloudflare: /developers\.cloudflare\.com\/email-routing|\.mx\.cloudflare\.net\b/i,
 };
 
@@ -259,6 +260,17 @@ export const RECEIVER_RULES: Readonly<Record<string, readonly ReceiverRule[]>> =
   cloudflare: [
     // Cloudflare Email Routing's "Upstream error": the forwarding destination failed, not our message.
     { id: 'cloudflare.upstream', channel: 'smtp', status: [400, 499], text: /Upstream error/i, family: 'transient_system', permanent: false, source: 'github:sisimai/set-of-emails:maildir/bsd/rhost-cloudflare-01.eml; https://developers.cloudflare.com/email-routing/postmaster/' },
+  ],
+  hornetsecurity: [
+    // Hornetsecurity's reason codes (as EveryCloud, which resells it, publishes them): its own words for a block, a recipient check, a customer's rule.
+    { id: 'hornetsecurity.blocked-address', channel: 'smtp', text: /Sender\/Recipient rejected/i, family: 'policy_block', permanent: true, source: 'https://support.everycloud.com/support/solutions/articles/4000007755-workspace-classification-codes (552 5.2.2: the sender or recipient address on a block list)' },
+    { id: 'hornetsecurity.relay-check', channel: 'smtp', status: [400, 499], text: /Rejection when relay check is enabled/i, family: 'mailbox_temporary', permanent: false, source: 'https://support.everycloud.com/support/solutions/articles/4000007755-workspace-classification-codes (450 4.1.1: the recipient check at the destination)' },
+    { id: 'hornetsecurity.customer-rule', channel: 'smtp', text: /required by customer rule|Compliance Filter Rule/i, family: 'policy_block', permanent: true, source: 'https://support.everycloud.com/support/solutions/articles/4000007755-workspace-classification-codes (554 5.6.5, 554 5.6.9)' },
+  ],
+  seppmail: [
+    // SEPPmail.cloud as our outbound gateway: its blocks of our sender address are our account's standing.
+    // Read when the caller names SEPPmail (its texts carry no mark of their own).
+    { id: 'seppmail.sender-blocked', channel: 'smtp', text: /This sender has been blocked for sending bulk mail|This account is sending spam|bounce flood:/i, family: 'sender_config', permanent: false, source: 'https://docs.seppmail.com/en/cloud/c06_scf_06_support_outbound_sender_block.html' },
   ],
   sophos: [
     // Sophos Email gives the cause only as its code: XGEMAIL_0011 is a recipient the protected domain does not have.
