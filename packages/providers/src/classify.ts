@@ -4,13 +4,14 @@
  */
 import { BUILT_IN_ORGANISATIONS, compileOrganisations } from '@sluice/core';
 import { RECEIVER_ALIASES, RECEIVER_MARKS, RECEIVER_RULES } from './internal/receiver-rules.js';
+import { SAYS_FINAL, SAYS_NOT_FINAL, SAYS_STILL_TRYING } from './internal/reply-lexicon.js';
 import { RULES } from './internal/reply-rules.js';
 import { FAMILIES, type Family, type ReplyRule, type ReplyScope, type ThrottleScope } from './internal/reply-types.js';
 
 export { FAMILIES, RECEIVER_RULES, RULES, type Family, type ReplyRule, type ReplyScope, type ThrottleScope };
 
 /** Bumped whenever a rule changes; recorded with every attempt. */
-export const CLASSIFIER_VERSION = '2026.12.03-20';
+export const CLASSIFIER_VERSION = '2026.12.03-21';
 
 /** A reply as an adapter saw it, before classification. */
 export interface Reply {
@@ -235,11 +236,19 @@ function firstMatch(
   return { id: 'fallback.unknown', family: 'unknown', permanent: false, source: 'issue 15 decision order 8' };
 }
 
-/** The row as the reply's class allows it: an SMTP 4xx is not final unless the row says so. */
-function asSent(rule: ReplyRule, reply: Reply): ReplyRule {
-  const temporary = reply.channel === 'smtp' && reply.status >= 400 && reply.status < 500;
-  if (!temporary || !rule.permanent || rule.finalEvenAs4xx) return rule;
-  return { ...rule, id: `${rule.id}.4xx`, family: AS_4XX[rule.family] ?? rule.family, permanent: false };
+/**
+ * The row as the reply allows it: an SMTP 4xx is not final unless the row says so, and neither
+ * is a reply whose words say it is for now (decision order 6, text over code), unless they also
+ * say it is final.
+ */
+function asSent(rule: ReplyRule, reply: Reply, text: string): ReplyRule {
+  if (reply.channel !== 'smtp' || !rule.permanent || rule.finalEvenAs4xx === true) return rule;
+  const temporaryClass = reply.status >= 400 && reply.status < 500;
+  const saysNotFinal =
+    (rule.family === 'mailbox_full' ? SAYS_STILL_TRYING : SAYS_NOT_FINAL).test(text) && !SAYS_FINAL.test(text);
+  if (!temporaryClass && !saysNotFinal) return rule;
+  const id = `${rule.id}.${temporaryClass ? '4xx' : 'not-final'}`;
+  return { ...rule, id, family: AS_4XX[rule.family] ?? rule.family, permanent: false };
 }
 
 /** Classifies one reply. Pure: `now` (epoch ms) only turns an absolute reset time into a wait. */
@@ -247,7 +256,7 @@ export function classifyReply(reply: Reply, now: number = Date.now()): Classific
   const text = normaliseReplyText(reply);
   const enhanced = enhancedCode(reply);
   const matched = firstMatch(RULES, reply, text, enhanced, receiversOf(reply, text));
-  const rule = asSent(matched, reply);
+  const rule = asSent(matched, reply, text);
   const retryAfterMs = retryHintMs(reply, now, text);
   return {
     family: rule.family,

@@ -333,6 +333,34 @@ describe('the facts an outcome carries forward', () => {
   });
 });
 
+describe('a reply that says whether it is final (text over code)', () => {
+  const smtp = (status: number, text: string): Reply => ({ channel: 'smtp', status, text });
+  it('reads a permanent verdict that says it is for now as its temporary counterpart', () => {
+    expect(classifyReply(smtp(554, '554 Message rejected as spam, please try again later'), NOW)).toMatchObject({
+      family: 'reputation_deferral',
+      permanent: false,
+      rule: 'smtp.sender-cause-5xx.not-final',
+    });
+    expect(
+      classifyReply(smtp(550, '550 Delivery of your message has been postponed: mailbox full'), NOW),
+    ).toMatchObject({ family: 'mailbox_temporary', permanent: false });
+  });
+  it('keeps it final when it says so too, or when a full mailbox only advises trying later', () => {
+    expect(
+      classifyReply(smtp(550, '550 5.7.1 Blocked. This is a permanent error, please do not retry'), NOW),
+    ).toMatchObject({ family: 'policy_block', permanent: true });
+    expect(
+      classifyReply(smtp(550, '550 5.1.1 User unknown, permanent failure; do not try again later'), NOW),
+    ).toMatchObject({ family: 'bad_recipient', permanent: true, suppress: true });
+    expect(
+      classifyReply(
+        smtp(552, '552 5.2.2 The recipient mailbox is full. Try resending later, or contact the recipient'),
+        NOW,
+      ),
+    ).toMatchObject({ family: 'mailbox_full', permanent: true });
+  });
+});
+
 describe('rules of one receiver', () => {
   const qq: Reply = { channel: 'smtp', status: 550, text: '550 Mailbox unavailable or access denied' };
 

@@ -26,6 +26,8 @@ import {
   TRAFFIC_LIMIT,
   NOT_TRAFFIC_LIMIT,
   WINDOW_LIMIT,
+  SAYS_FINAL,
+  TRY_LATER,
 } from './reply-lexicon.js';
 import type { ReplyRule } from './reply-types.js';
 
@@ -54,8 +56,6 @@ const RECIPIENT_RATE =
   /rate that prevents additional messages|receiving mail (?:at a rate|too quickly)|recipient (?:<[^>]*> )?has exceeded (?:their|the|its) (?:message )?(?:rate )?limit|can (?:send to this recipient|receive) per hour|exceeded message rate limit|too many recent messages|received too much email in a short period/i;
 const SYSTEM =
   /temporary (?:system problem|failure|error|lookup failure|local problem|internal error|server error)|internal (?:server )?error|local error in processing|insufficient system (?:resources|storage)|system resources|service (?:not |temporarily )?(?:available|unavailable)|resources temporarily unavailable|too (?:much )?(?:load|busy)|service currently unavailable|server (?:is )?busy|all server ports are busy|out of memory|queue file write error|operating system error|configuration error|unable to read controls|shutting down|backend failure|mail system full|license expired|end message failed|come back later|upstream error|failed to be replicated|error on this server|temporary domain failure|\brDNS temporary failure|qqt failure|delivery (?:to the following recipients? )?(?:has been|is) delayed|hop count exceeded|too many hops|routing loop|mail loop|looping|loop detect(?:ed|ion)|could not complete (?:recipient|sender) callout|received"? headers|error in processing|unable to quarantine|disk is full|retry time not reached(?! for any host after a long failure)|can not open new email file|Deferred: No such file or directory|mail transport error|lowest numbered MX record points to local host|user lookup error|loop detected|backend not running|outbound is unavailable|internal delivery error|^system issue$|^connection issue$|can'?t create output|unknown mailer error/i;
-const TRY_LATER =
-  /\btempfail\b|try again later|try again in|please try later|retry later|essayer plus tard|come back later|temporar(?:y|ily)\b|retry soon|try again \[|please try again\.?$|\bsoft bounce\b|vor[uü]bergehend|tempor[aä]r\b|temporairement|temporalmente|temporaneamente|temporariamente|tijdelijk|tymczasow\w*|do[cč]asn\w*|временн\w*|ge[cç]ici|midlertidig|tillf[aä]llig\w*|väliaikai\w*|átmeneti|暂时|暫時|一時的|일시적|später (?:erneut|noch ?mal|wieder)|plus tard|m[aá]s tarde|pi[uù] tardi|later (?:opnieuw|nog eens)|później|позже|稍后|稍後|しばらくして|後ほど|나중에/i;
 const MAILBOX_FULL =
   /over ?quota|quota exceeded|exceeded (?:storage|the storage)|storage (?:quota|space|allocation)|out of storage|mailbox (?:is )?full|mailfolder is full|box is full|full mailbox|folder full|diskspace quota|(?:volume of )?recipient's mailbox exceeded|mailbox limit exceeded|postfach[^.]{0,40}\bvoll\b|storage full|quota exceed|inbox is full|mailbox exceeds|mailbox size limit|exceeds allowed size|disk quota|exhausted allowed storage|speichervolumen|too many messages on the server|too much mail stored|number of messages in recipient's mailbox|possible to save the message in the target mailbox|cannot update mailbox.*too large|exceed maximum mailbox size|quota violation|\bpleine\b|mailbox full|domain size limit has been exceeded|zu ?viele (?:mails|nachrichten) auf dem server|quota is over|over quote\b|mailbox limit exe?e?ded/i;
 const NO_RECIPIENT =
@@ -219,7 +219,7 @@ export const RULES: readonly ReplyRule[] = [
   { id: 'smtp.system', channel: 'smtp', text: SYSTEM, unless: /no such (?:user|mailbox|domain|host|recipient|address|account)|not found|NXDOMAIN|host unknown|recipients are invalid|whitelist|\bblocked\b|client host rejected/i, family: 'transient_system', permanent: false, source: 'github:ActiveCampaign/smtp-field-manual:data/codes/451.json' },
 
   // ---- a 5xx the receiver says to retry (decision order 6) ----------------------------------
-  { id: 'smtp.try-later-5xx', channel: 'smtp', status: [500, 599], text: TRY_LATER, unless: /retrying will not succeed/i, family: 'transient_system', permanent: false, source: 'https://github.com/jstedfast/MailKit/issues/968' },
+  { id: 'smtp.try-later-5xx', channel: 'smtp', status: [500, 599], text: TRY_LATER, unless: SAYS_FINAL, family: 'transient_system', permanent: false, source: 'https://github.com/jstedfast/MailKit/issues/968' },
 
   // ---- the address and the domain -------------------------------------------------------
   // Before the recipient wording: Postfix says "Recipient address rejected: Domain not found".
