@@ -4,14 +4,24 @@
  */
 import { BUILT_IN_ORGANISATIONS, compileOrganisations } from '@sluice/core';
 import { RECEIVER_ALIASES, RECEIVER_MARKS, RECEIVER_RULES } from './internal/receiver-rules.js';
-import { SAYS_FINAL, SAYS_NOT_FINAL, SAYS_STILL_TRYING } from './internal/reply-lexicon.js';
+import {
+  A_DAY_OR_LONGER,
+  NOT_A_SENDING_LIMIT,
+  NOT_TRAFFIC_LIMIT,
+  SAYS_FINAL,
+  SAYS_NOT_FINAL,
+  SAYS_STILL_TRYING,
+  SENDING_QUOTA,
+  TRAFFIC_LIMIT,
+  WINDOW_LIMIT,
+} from './internal/reply-lexicon.js';
 import { RULES } from './internal/reply-rules.js';
 import { FAMILIES, type Family, type ReplyRule, type ReplyScope, type ThrottleScope } from './internal/reply-types.js';
 
 export { FAMILIES, RECEIVER_RULES, RULES, type Family, type ReplyRule, type ReplyScope, type ThrottleScope };
 
 /** Bumped whenever a rule changes; recorded with every attempt. */
-export const CLASSIFIER_VERSION = '2026.12.03-21';
+export const CLASSIFIER_VERSION = '2026.12.03-22';
 
 /** A reply as an adapter saw it, before classification. */
 export interface Reply {
@@ -81,6 +91,14 @@ const WRAPPER_PREFIX =
 const EXCHANGE_QUOTE = /^\s*Remote Server returned '([\s\S]*)'\s*$/i;
 const WRAPPER_SUFFIX = /\s*\(in reply to [A-Za-z ]{1,40}? command\)\.?\s*$/i;
 const SUPPRESSING: ReadonlySet<Family> = new Set<Family>(['bad_recipient', 'bad_domain']);
+/** Verdicts a limit's wording can be misread as: never retried, so a limit read as one loses mail. */
+const PERMANENT_VERDICTS: ReadonlySet<Family> = new Set<Family>([
+  'mailbox_full',
+  'policy_block',
+  'content_rejected',
+  'bad_recipient',
+  'bad_domain',
+]);
 /**
  * A permanent family's reading under an SMTP 4xx: what the receiver says about the same cause
  * when it means "not now" (a block is a deferral, a bad address a mailbox that may come back,
@@ -237,6 +255,23 @@ function firstMatch(
 }
 
 /**
+ * Volume first (decision order 1–3), whatever row matched: a permanent reading of a reply that
+ * names a count limit over a window ("Recipients Domain Daily Quota Exceeded", "limit of 400 rcpts
+ * per 24 hours", "Throttling quota exceeded") is that limit, not a full mailbox or a block: a day,
+ * a month, a plan or an account's is `quota_exhausted`, any other `throttled`. A mailbox's
+ * storage, a message's size and a verdict on the sender are no such limit.
+ */
+function asLimit(rule: ReplyRule, reply: Reply, text: string): ReplyRule {
+  if (!rule.permanent || !PERMANENT_VERDICTS.has(rule.family)) return rule;
+  const sendingQuota = SENDING_QUOTA.test(text);
+  const limit = sendingQuota || WINDOW_LIMIT.test(text) || (TRAFFIC_LIMIT.test(text) && !NOT_TRAFFIC_LIMIT.test(text));
+  if (!limit || (!sendingQuota && NOT_A_SENDING_LIMIT.test(text))) return rule;
+  const family: Family = A_DAY_OR_LONGER.test(text) ? 'quota_exhausted' : 'throttled';
+  const scope = reply.channel === 'http' ? 'provider' : 'receiver';
+  return { ...rule, id: `${rule.id}.limit`, family, permanent: false, scope };
+}
+
+/**
  * The row as the reply allows it: an SMTP 4xx is not final unless the row says so, and neither
  * is a reply whose words say it is for now (decision order 6, text over code), unless they also
  * say it is final.
@@ -256,7 +291,7 @@ export function classifyReply(reply: Reply, now: number = Date.now()): Classific
   const text = normaliseReplyText(reply);
   const enhanced = enhancedCode(reply);
   const matched = firstMatch(RULES, reply, text, enhanced, receiversOf(reply, text));
-  const rule = asSent(matched, reply, text);
+  const rule = asSent(asLimit(matched, reply, text), reply, text);
   const retryAfterMs = retryHintMs(reply, now, text);
   return {
     family: rule.family,

@@ -361,6 +361,29 @@ describe('a reply that says whether it is final (text over code)', () => {
   });
 });
 
+describe('volume first, whatever row matched', () => {
+  const smtp = (status: number, text: string): Reply => ({ channel: 'smtp', status, text });
+  it('reads a count limit over a window as that limit, not as the verdict its codes suggest', () => {
+    expect(
+      classifyReply(smtp(550, '550 5.1.1 Recipient rejected: recipient limit of your plan reached'), NOW),
+    ).toMatchObject({
+      family: 'quota_exhausted',
+      permanent: false,
+      suppress: false,
+      rule: 'smtp.bad-mailbox-code.limit',
+    });
+  });
+  it('leaves a mailbox’s storage, a message’s size and a verdict on the sender alone', () => {
+    expect(classifyReply(smtp(552, '552 5.2.2 Mailbox quota exceeded'), NOW)).toMatchObject({ family: 'mailbox_full' });
+    expect(classifyReply(smtp(552, '552 5.3.4 Message size limit exceeded'), NOW)).toMatchObject({
+      family: 'content_rejected',
+    });
+    expect(
+      classifyReply(smtp(550, '550 5.7.1 Recipient rejected: limit of spam complaints for your account reached'), NOW),
+    ).toMatchObject({ family: 'policy_block', permanent: true });
+  });
+});
+
 describe('rules of one receiver', () => {
   const qq: Reply = { channel: 'smtp', status: 550, text: '550 Mailbox unavailable or access denied' };
 

@@ -222,3 +222,14 @@ export const SAYS_STILL_TRYING =
 /** Unless it also says it is final. */
 export const SAYS_FINAL =
   /\bnot (?:a )?temporar|\bpermanent(?:ly)?\b|will not succeed|(?:do not|don't) (?:retry|try again|resend)|no (?:further )?retr(?:y|ies)|retrying will not/i;
+
+// ---- a count limit over a window, whatever row matched (decision order 1–3) --------------------
+/**
+ * What is not a sending limit though it says "limit" or "quota": a mailbox's storage, a message's
+ * size, a verdict on the sender. (A sending quota says so, and is one whatever else it says.)
+ */
+export const NOT_A_SENDING_LIMIT =
+  /mail ?box|storage|disk|\bspace\b|\bsize\b|inbox|folder|postfach|over ?quota|too (?:big|large)|\d+ ?[KMG]B\b|bytes|spam|complain|reputation|virus|blocked for the day/i;
+/** A limit of a day or longer, a plan's or an account's: `quota_exhausted`; any other is `throttled`. */
+export const A_DAY_OR_LONGER =
+  /daily|per day|a day|each day|today|24[- ]?h(?:ours?|rs?)?|monthly|per month|this month|billing|\bplan\b|subscription|credits?|your account|tageslimit|journali[eè]re?|diario|giornalier[oa]/i;
