@@ -361,6 +361,22 @@ describe('a reply that says whether it is final (text over code)', () => {
   });
 });
 
+describe('never suppressing on a guess', () => {
+  it('reads a bad address said with a verdict on the sender as a block, and keeps the address', () => {
+    const smtp = (status: number, text: string): Reply => ({ channel: 'smtp', status, text });
+    expect(classifyReply(smtp(550, '550 5.1.1 Mailbox not allowed to receive mails from you'), NOW)).toMatchObject({
+      family: 'policy_block',
+      permanent: true,
+      suppress: false,
+      rule: 'smtp.bad-mailbox-code.sender-named',
+    });
+    expect(classifyReply(smtp(550, '550 5.1.1 <bob@example.net>: User unknown'), NOW)).toMatchObject({
+      family: 'bad_recipient',
+      suppress: true,
+    });
+  });
+});
+
 describe('volume first, whatever row matched', () => {
   const smtp = (status: number, text: string): Reply => ({ channel: 'smtp', status, text });
   it('reads a count limit over a window as that limit, not as the verdict its codes suggest', () => {

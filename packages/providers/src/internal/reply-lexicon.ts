@@ -233,3 +233,13 @@ export const NOT_A_SENDING_LIMIT =
 /** A limit of a day or longer, a plan's or an account's: `quota_exhausted`; any other is `throttled`. */
 export const A_DAY_OR_LONGER =
   /daily|per day|a day|each day|today|24[- ]?h(?:ours?|rs?)?|monthly|per month|this month|billing|\bplan\b|subscription|credits?|your account|tageslimit|journali[eè]re?|diario|giornalier[oa]/i;
+
+// ---- a bad address said together with a verdict on the sender (decision order 4, 8) -----------
+/**
+ * Words about the sender or a filter in a reply that also says the address is bad: "not allowed to
+ * receive mails from you", "invalid address – Relay denied", "Account Unavailable: Possible
+ * Forgery", "quarantined", an ESP's list ("previously reported as unknown", "manually
+ * deactivated"). A reading that would suppress the address is a block instead.
+ */
+export const ABOUT_THE_SENDER =
+  /from (?:you|this sender|your (?:domain|address|server|ip|host))\b|not allowed to receive|relay(?:ing)? (?:denied|not permitted)|forger(?:y|ed)|\bforged\b|quarantin|not subscribed|previously reported|manually deactivated|content filter|\bspam\b|blacklist|block ?list|\bpolicy\b|reputation/i;
