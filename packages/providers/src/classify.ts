@@ -11,7 +11,6 @@ import {
   NOT_TRAFFIC_LIMIT,
   SAYS_FINAL,
   SAYS_NOT_FINAL,
-  SAYS_STILL_TRYING,
   SENDING_QUOTA,
   TRAFFIC_LIMIT,
   WINDOW_LIMIT,
@@ -22,7 +21,7 @@ import { FAMILIES, type Family, type ReplyRule, type ReplyScope, type ThrottleSc
 export { FAMILIES, RECEIVER_RULES, RULES, type Family, type ReplyRule, type ReplyScope, type ThrottleScope };
 
 /** Bumped whenever a rule changes; recorded with every attempt. */
-export const CLASSIFIER_VERSION = '2026.12.03-23';
+export const CLASSIFIER_VERSION = '2026.12.03-24';
 
 /** A reply as an adapter saw it, before classification. */
 export interface Reply {
@@ -292,8 +291,7 @@ function asLimit(rule: ReplyRule, reply: Reply, text: string): ReplyRule {
 function asSent(rule: ReplyRule, reply: Reply, text: string): ReplyRule {
   if (reply.channel !== 'smtp' || !rule.permanent || rule.finalEvenAs4xx === true) return rule;
   const temporaryClass = reply.status >= 400 && reply.status < 500;
-  const saysNotFinal =
-    (rule.family === 'mailbox_full' ? SAYS_STILL_TRYING : SAYS_NOT_FINAL).test(text) && !SAYS_FINAL.test(text);
+  const saysNotFinal = SAYS_NOT_FINAL.test(text) && !SAYS_FINAL.test(text);
   if (!temporaryClass && !saysNotFinal) return rule;
   const id = `${rule.id}.${temporaryClass ? '4xx' : 'not-final'}`;
   return { ...rule, id, family: AS_4XX[rule.family] ?? rule.family, permanent: false };

@@ -64,7 +64,7 @@ const FULL_PHRASES =
   '(?:空间|空間|容量|邮箱|信箱)(?:已满|已滿|不足)|(?:メールボックス|容量)\\S{0,6}(?:一杯|満杯|いっぱい|超過|オーバー)|(?:용량|메일함)\\S{0,6}(?:초과|부족)|(?:超出|超过)(?:容量|配额|空间)|配额已满|容量超出';
 /** "Quota" that is a sending limit, not a mailbox's (the phrase rows' exclusion too). */
 export const SENDING_QUOTA =
-  /queue quota|quota for sending|submission quota|send(?:ing)? quota|relay quota|with the same Message-ID|daily quota|hourly quota|throttling quota/i;
+  /quota for (?:the )?(?:total )?(?:number of )?(?:\w+ )?(?:recipients|messages|e-?mails|sending)|queue quota|quota for sending|submission quota|send(?:ing)? quota|relay quota|with the same Message-ID|daily quota|hourly quota|throttling quota/i;
 /** Besides a sending limit: a rate, a message too large for the server, two causes offered. */
 export const NOT_A_FULL_MAILBOX = new RegExp(
   `${EITHER.source}|${SENDING_QUOTA.source}|\\bsend(?:ing)?\\b|\\brelay|submission|outgoing|outbound|per (?:second|minute|hour|day)|\\brate\\b|daily|monthly|message (?:size|too)|size of (?:the |this |your )?message|message (?:is )?larger|attachment|system storage|insufficient disk space|write error|transfer|queue quota|your account|recipients\\b.{0,20}\\b(?:limit|exceed)|recipient (?:limit|count)`,
@@ -168,7 +168,7 @@ const TROUBLE_PHRASES =
 export const RECEIVER_TROUBLE = anyOf(near(SERVER, TROUBLE, 3), TROUBLE_PHRASES);
 /** Trouble that is someone's verdict or check, not the receiver's system. */
 const NOT_SYSTEM =
-  /spam|unwanted|unsolicited|abuse|policy|blocked|denied|reject|reputation|\bspf\b|dkim|dmarc|authenticat|user unknown|no such|not found|does not exist|invalid|syntax|certificate|tls|ssl|report this error|whitelist/i;
+  /spam|unwanted|unsolicited|abuse|policy|blocked|denied|reject|reputation|\bspf\b|dkim|dmarc|authenticat|user unknown|no such|not found|does not exist|invalid|syntax|certificate|tls|ssl|report this error|whitelist|port check\b/i;
 
 // ---- our own login and identity at the relay (sender_config is only ours) -------------------
 const LOGIN =
@@ -212,13 +212,6 @@ export const SAYS_NOT_FINAL = new RegExp(
   `${TRY_LATER.source}|try after some time|please try again|\\bpostponed\\b|will (?:continue to try|keep trying|retry|try again)|\\bdeferred\\b|\\bnot (?:yet )?ready\\b`,
   'i',
 );
-/**
- * A full mailbox's final report advises trying later too ("kann zurzeit keine Nachrichten annehmen.
- * Versuchen Sie zu einem späteren Zeitpunkt noch mal"): only words that say delivery itself goes on
- * make one temporary.
- */
-export const SAYS_STILL_TRYING =
-  /temporar(?:y|ily)\b|\bpostponed\b|will (?:continue to try|keep trying|retry|try again)|\bdeferred\b|still (?:being )?(?:retried|trying|attempt)/i;
 /** Unless it also says it is final. */
 export const SAYS_FINAL =
   /\bnot (?:a )?temporar|\bpermanent(?:ly)?\b|will not succeed|(?:do not|don't) (?:retry|try again|resend)|no (?:further )?retr(?:y|ies)|retrying will not/i;
