@@ -224,8 +224,7 @@ export const SAYS_FINAL =
 export const NOT_A_SENDING_LIMIT =
   /mail ?box|storage|disk|\bspace\b|\bsize\b|inbox|folder|postfach|over ?quota|too (?:big|large)|\d+ ?[KMG]B\b|bytes|spam|complain|reputation|virus|blocked for the day/i;
 /** A limit of a day or longer, a plan's or an account's: `quota_exhausted`; any other is `throttled`. */
-export const A_DAY_OR_LONGER =
-  /daily|per day|a day|each day|today|24[- ]?h(?:ours?|rs?)?|monthly|per month|this month|billing|\bplan\b|subscription|credits?|your account|tageslimit|journali[eè]re?|diario|giornalier[oa]/i;
+export const A_DAY_OR_LONGER = new RegExp(`\\b(?:${WINDOW})\\b|billing|credits?`, 'i');
 
 // ---- a bad address said together with a verdict on the sender (decision order 4, 8) -----------
 /**
