@@ -168,7 +168,7 @@ const TROUBLE_PHRASES =
 export const RECEIVER_TROUBLE = anyOf(near(SERVER, TROUBLE, 3), TROUBLE_PHRASES);
 /** Trouble that is someone's verdict or check, not the receiver's system. */
 const NOT_SYSTEM =
-  /spam|unwanted|unsolicited|abuse|policy|blocked|denied|reject|reputation|\bspf\b|dkim|dmarc|authenticat|user unknown|no such|not found|does not exist|invalid|syntax|certificate|tls|ssl|report this error|whitelist|port check\b/i;
+  /spam|unwanted|unsolicited|abuse|policy|blocked|denied|reject|reputation|\bspf\b|dkim|dmarc|authenticat|user unknown|no such|not found|does not exist|invalid|syntax|certificate|tls|ssl|report this error|whitelist|port check\b|blackhol/i;
 
 // ---- our own login and identity at the relay (sender_config is only ours) -------------------
 const LOGIN =
@@ -188,7 +188,7 @@ const REFUSED_TO_US =
 export const OUR_ACCOUNT = anyOf(near(OUR_SIDE, REFUSED_TO_US, 5));
 /** A receiver's check of our authentication (SPF, DKIM, DMARC) is policy, not our login; a temporary failure is not a setting. */
 export const NOT_OUR_LOGIN =
-  /\b(?:spf|dkim|dmarc|arc)\b|sender is unauthenticated|unauthenticated (?:e-?mail|mail|message)|authentication (?:information|checks?|level|results?)|temporar|try again|recipient|mailbox|rcpt|spam|reputation|RESOLVER\.RST|relay|size|exceed/i;
+  /\b(?:spf|dkim|dmarc|arc)\b|sender is unauthenticated|unauthenticated (?:e-?mail|mail|message)|authentication (?:information|checks?|level|results?)|temporar|try again|recipient|mailbox|rcpt|spam|reputation|RESOLVER\.RST|relay|size|exceed|anti-spoofing/i;
 
 /** The recipient reading's exclusions: someone else named, a protocol parameter, a verdict, a deferral, two causes. */
 const NOT_RECIPIENT_GONE = new RegExp(
