@@ -21,7 +21,7 @@ import { FAMILIES, type Family, type ReplyRule, type ReplyScope, type ThrottleSc
 export { FAMILIES, RECEIVER_RULES, RULES, type Family, type ReplyRule, type ReplyScope, type ThrottleScope };
 
 /** Bumped whenever a rule changes; recorded with every attempt. */
-export const CLASSIFIER_VERSION = '2026.12.03-28';
+export const CLASSIFIER_VERSION = '2026.12.03-29';
 
 /** A reply as an adapter saw it, before classification. */
 export interface Reply {
@@ -75,7 +75,8 @@ export interface Classification {
 /** The longest wait a reply's hint may impose; anything longer is a typo or a ban, not a pace. */
 export const MAX_HINT_MS = 24 * 60 * 60 * 1000;
 
-const ENHANCED = /\b([245])\.(\d{1,3})\.(\d{1,3})\b/;
+/** Not a section number (`RFC 5321 4.5.3.1.6`, `#4.5.3.1`): no digit or dot either side. */
+const ENHANCED = /(?<![\d.])([245])\.(\d{1,3})\.(\d{1,3})(?![.\d])/;
 const BASIC_PREFIX = /^\s*\d{3}[- ]/;
 const LEADING_ENHANCED = /^\s*[245]\.\d{1,3}\.\d{1,3}\s+/;
 /**

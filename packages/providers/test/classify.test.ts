@@ -323,6 +323,37 @@ describe('the facts an outcome carries forward', () => {
     expect(classifyReply({ channel: 'http', status: 400, text: 'version 5.1.1 of the API' }).enhanced).toBeUndefined();
   });
 
+  it('no enhanced code in a section number: a line too long is content, not "4.5.3 too many recipients"', () => {
+    // Apache James and aiosmtpd cite RFC sections; read as 4.5.3 they were throttles, retried forever.
+    for (const text of [
+      '500 Line length exceeded. See RFC 2821 #4.5.3.1.',
+      '500 Line too long (see RFC5321 4.5.3.1.6)',
+    ]) {
+      const got = classifyReply({ channel: 'smtp', status: 500, text });
+      expect(got.enhanced, text).toBeUndefined();
+      expect(got.family, text).toBe('content_rejected');
+    }
+    // qmail's "(#5.1.1)" is still its enhanced code.
+    expect(
+      classifyReply({ channel: 'smtp', status: 550, text: '550 sorry, no mailbox here by that name (#5.1.1 - chkusr)' })
+        .enhanced,
+    ).toBe('5.1.1');
+  });
+
+  it('a sender whitelisted by the recipient is no listing: the pool is not blocked for it', () => {
+    // Courier splits a transaction when one recipient whitelists the sender ("listed by" inside "whitelisted by").
+    const split = classifyReply({
+      channel: 'smtp',
+      status: 412,
+      text: '412 You are whitelisted by this recipient, please try again later.',
+    });
+    expect(split).toMatchObject({ family: 'transient_system', permanent: false });
+    expect(split.scope).toBeUndefined();
+    expect(
+      classifyReply({ channel: 'smtp', status: 550, text: '550 5.7.1 Your IP is listed by bl.example.net' }),
+    ).toMatchObject({ family: 'policy_block', scope: 'pool' });
+  });
+
   it('whether the provider answered: not when nothing came back or its server failed (HTTP 5xx)', () => {
     expect(classifyReply({ channel: 'http', status: 0, text: 'ECONNREFUSED' }).answered).toBe(false);
     expect(classifyReply({ channel: 'smtp', status: 0, text: 'ETIMEDOUT' }).answered).toBe(false);

@@ -166,6 +166,9 @@ export const RECEIVER_RULES: Readonly<Record<string, readonly ReceiverRule[]>> =
     { id: 'mimecast.internal-resource', channel: 'smtp', status: [400, 499], text: /internal resource (?:is )?temporarily unavailable/i, family: 'greylisted', permanent: false, source: 'https://community.mimecast.com/s/article/Mimecast-SMTP-Error-Codes-842605754' },
   ],
   microsoft: [
+    // Its own reply to a HELO/EHLO argument it will not take, and its store's transient failures at the recipient's mailbox.
+    { id: 'microsoft.helo-domain', channel: 'smtp', enhanced: /^5\.5\.4$/, text: /^5\.5\.4 Invalid domain name\b/i, family: 'policy_block', permanent: true, source: 'set 17 of 2026-12-03 (a Microsoft reply quoted with its outlook.com host)' },
+    { id: 'microsoft.store-deliver-4xx', channel: 'smtp', status: [400, 499], text: /\bSTOREDRV\.Deliver;.{0,40}\bmailbox\b/i, unless: /throttl/i, family: 'mailbox_temporary', permanent: false, source: 'github:evilashz/exchange-server-27065 (AckReason.cs)' },
     // Microsoft 365 5.4.1 "Recipient address rejected: Access denied": not in the tenant's directory.
     { id: 'microsoft.directory', channel: 'smtp', enhanced: /^5\.4\.1$/, text: /recipient address(?:es)? rejected ?: access denied/i, family: 'bad_recipient', permanent: true, source: 'github:sisimai/set-of-emails:maildir/bsd/lhost-mfilter-04.eml' },
     { id: 'microsoft.wrong-region', channel: 'smtp', text: /wrong Office 365 region/i, family: 'unknown', permanent: false, source: 'github:fm/smtp-codes:data/codes/451.json' },
