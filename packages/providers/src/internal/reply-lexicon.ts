@@ -124,7 +124,7 @@ export const MESSAGE_UNFIT = anyOf(
 );
 /** A spam or phishing verdict, or a refusal of us, names the message too: it is policy (decision order 5). */
 const NOT_CONTENT =
-  /smtp (?:reply|response)|spam|phish|junk|\bUBE\b|suspicious|reputation|blocked (?:by|using|you)|policy|relaying denied/i;
+  /smtp (?:reply|response)|bulk message|spam|phish|junk|\bUBE\b|suspicious|reputation|blocked (?:by|using|you)|policy|relaying denied/i;
 
 // ---- a spam verdict, in the corpus's languages ------------------------------------------------
 /** Decision order 5: spam or unwanted mail is policy (a 4xx one a deferral, by the table's 4xx invariant). */
@@ -142,8 +142,9 @@ export const NOT_HEADER_UNFIT = /\b(?:dkim|spf|dmarc|arc)\b|authenticat|spam|phi
 
 // ---- an API request missing what a message needs ---------------------------------------------
 const REQUEST_PART =
-  'fields?|parameters?|json|subject|body|text or html|to\\b|from\\b|attachments?|templates?|metadata|variables?|dataVariables|input|payload|message length';
-const REQUEST_SAID = 'required|missing|mandatory|malformed|must specify|is more than|limited to|must be';
+  'fields?|parameters?|json|subject|body|text or html|to\\b|from\\b|attachments?|templates?|metadata|variables?|dataVariables|input|payload|message length|mime ?types?|keys?|type|data|recipient field';
+const REQUEST_SAID =
+  'required|missing|mandatory|malformed|must specify|is more than|limited to|must be|invalid|error|mismatch|between|found';
 /** An API refusing the message we built (a field missing, a body malformed): content, not our account. */
 export const REQUEST_UNFIT = anyOf(near(REQUEST_PART, REQUEST_SAID, 4));
 
@@ -156,7 +157,8 @@ export const SCANNER_TROUBLE = anyOf(
     3,
   ),
 );
-export const NOT_SCANNER_TROUBLE = /found|detected|infected|contains?|identified|\bis a virus|virus:/i;
+export const NOT_SCANNER_TROUBLE =
+  /found|detected|infected|contains?|identified|\bis a virus|virus:|not have been delivered/i;
 
 // ---- the receiver's own trouble ---------------------------------------------------------------
 const SERVER =
@@ -235,4 +237,4 @@ export const A_DAY_OR_LONGER = new RegExp(`\\b(?:${WINDOW})\\b|billing|credits?`
  * deactivated"). A reading that would suppress the address is a block instead.
  */
 export const ABOUT_THE_SENDER =
-  /from (?:you|this sender|your (?:domain|address|server|ip|host))\b|not allowed to receive|relay(?:ing)? (?:denied|not permitted)|forger(?:y|ed)|\bforged\b|quarantin|not subscribed|previously reported|manually deactivated|content filter|\bspam\b|blacklist|block ?list|\bpolicy\b|reputation/i;
+  /from (?:you|this sender|your (?:domain|address|server|ip|host))\b|not allowed to receive|relay(?:ing)? (?:denied|not permitted)|forger(?:y|ed)|\bforged\b|quarantin|not subscribed|previously reported|manually deactivated|consistently bounced|on a hold\b|content filter|\bspam\b|blacklist|block ?list|\bpolicy\b|reputation/i;
