@@ -21,7 +21,7 @@ import { FAMILIES, type Family, type ReplyRule, type ReplyScope, type ThrottleSc
 export { FAMILIES, RECEIVER_RULES, RULES, type Family, type ReplyRule, type ReplyScope, type ThrottleScope };
 
 /** Bumped whenever a rule changes; recorded with every attempt. */
-export const CLASSIFIER_VERSION = '2026.12.03-30';
+export const CLASSIFIER_VERSION = '2026.12.03-31';
 
 /** A reply as an adapter saw it, before classification. */
 export interface Reply {
@@ -87,10 +87,17 @@ const LEADING_ENHANCED = /^\s*[245]\.\d{1,3}\.\d{1,3}\s+/;
  * wrapper passes for an enhanced code.
  */
 const WRAPPER_PREFIX =
-  /^\s*(?:Diagnostic-Code:\s*|smtp\s*;\s*|Remote (?:host|server) said:\s*|(?:<[^>\s]+>:?\s*)?host \S+(?: ?\[[^\]]*\])? said:\s*)+/i;
+  /^\s*(?:Diagnostic-Code:\s*|smtp\s*;\s*|Remote (?:host|server) said:\s*|(?:<[^>\s]+>:?\s*)?host(?: \S+)?(?: ?\[[^\]]*\])? said:\s*)+/i;
 /** Exchange's non-delivery report: `Remote Server returned '550 5.1.1 RESOLVER.ADR.RecipNotFound; not found'`. */
 const EXCHANGE_QUOTE = /^\s*Remote Server returned '([\s\S]*)'\s*$/i;
 const WRAPPER_SUFFIX = /\s*\(in reply to [A-Za-z ]{1,40}? command\)\.?\s*$/i;
+/**
+ * A non-delivery report's diagnostic (Exchange, Barracuda): `#< #5.0.0 smtp;550 5.1.1 User unknown>
+ * #SMTP#`, with the reporting host or product before the `;` (`X-Spam-&-Virus-Firewall;`, whose
+ * words are no verdict). The report's own code is not the receiver's: the quoted reply is read.
+ */
+const NDR_QUOTE =
+  /^\s*(?:\S+\s+)?#<[^#]{0,100}#[245]\.\d{1,3}\.\d{1,3}\s+(?:[^;<>]{0,60};\s*)?([\s\S]*?)>\s*#SMTP#\.?\s*$/i;
 const SUPPRESSING: ReadonlySet<Family> = new Set<Family>(['bad_recipient', 'bad_domain']);
 /** Verdicts a limit's wording can be misread as: never retried, so a limit read as one loses mail. */
 const PERMANENT_VERDICTS: ReadonlySet<Family> = new Set<Family>([
@@ -140,8 +147,15 @@ export function normaliseReplyText(reply: Pick<Reply, 'channel' | 'text'>): stri
 
 /** An SMTP reply's text without what a DSN, an ESP event or a relay wrapped it in. */
 function unwrapped(text: string): string {
-  const exchange = EXCHANGE_QUOTE.exec(text);
-  return (exchange?.[1] ?? text).replace(WRAPPER_PREFIX, '').replace(WRAPPER_SUFFIX, '');
+  // Quotes nest (a relay's "host … said:" around a report's `#< … #SMTP#`): unwrap until nothing changes.
+  let current = text;
+  for (let depth = 0; depth < 4; depth++) {
+    const quoted = EXCHANGE_QUOTE.exec(current)?.[1] ?? NDR_QUOTE.exec(current)?.[1] ?? current;
+    const next = quoted.replace(WRAPPER_PREFIX, '').replace(WRAPPER_SUFFIX, '');
+    if (next === current) break;
+    current = next;
+  }
+  return current;
 }
 
 /**

@@ -244,6 +244,21 @@ describe('multi-line SMTP replies', () => {
     );
   });
 
+  it('reads a non-delivery report’s diagnostic by the reply it quotes, not by the reporting product’s name', () => {
+    // Barracuda's "X-Spam-&-Virus-Firewall" is a name: read as words, it was a spam verdict or a virus.
+    const barracuda =
+      '#< #5.0.0 X-Spam-&-Virus-Firewall; host[] said: 550 5.1.1 User unknown (in reply to RCPT TO command)> #SMTP#';
+    expect(classifyReply({ channel: 'smtp', status: 550, text: barracuda }, NOW)).toMatchObject({
+      family: 'bad_recipient',
+      enhanced: '5.1.1',
+    });
+    const exchange =
+      'mx.example.nl #<mx.example.nl #5.0.0 smtp; 556 Too many invalid recipient requests. Closing connection.> #SMTP#';
+    expect(normaliseReplyText({ channel: 'smtp', text: exchange })).toBe(
+      'Too many invalid recipient requests. Closing connection',
+    );
+  });
+
   it('reads a typographic apostrophe as a plain one', () => {
     expect(normaliseReplyText({ channel: 'http', text: 'This user doesn\u2019t exist' })).toBe(
       "This user doesn't exist",

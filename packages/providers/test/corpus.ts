@@ -55,7 +55,8 @@ export const textKey = (reply: string): string => reply.replace(/\s+/g, ' ').tri
 export const heldOut = (entry: CorpusEntry): boolean =>
   createHash('sha1').update(textKey(entry.reply)).digest()[0]! % 5 === 0;
 
-const SMTP_STATUS = /^\s*(\d{3})(?:[\s-]|$)/;
+/** The basic code, also behind an application's "SMTP Error" (`SMTP Error 450 5.2.3 …`). */
+const SMTP_STATUS = /^\s*(?:SMTP Error:?\s*)?(\d{3})(?:[\s-]|$)/i;
 const ENHANCED_CLASS = /\b([45])\.\d{1,3}\.\d{1,3}\b/;
 
 /** The reply an adapter would have seen for a corpus entry. */

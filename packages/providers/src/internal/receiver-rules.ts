@@ -106,6 +106,8 @@ export const RECEIVER_RULES: Readonly<Record<string, readonly ReceiverRule[]>> =
     { id: 'netease.block', channel: 'smtp', status: [500, 599], text: /\b(?:DT|MI|HL|RP|WM):[A-Z]{3}\b/, family: 'policy_block', permanent: true, source: 'http://help.163.com/09/1224/17/5RAJ4LMH00753VB8.html' },
   ],
   qq: [
+    // QQ's check of the sender's domain (its DNS), not the recipient's.
+    { id: 'qq.sender-domain', channel: 'smtp', text: /Domain may not exist or DNS check failed/i, family: 'policy_block', permanent: true, source: 'find_string id 15468641575 (a list bounce from mx3.qq.com; set 19 of 2026-12-03)' },
     // QQ: "Mailbox unavailable or access denied" is its per-recipient receiving limit.
     { id: 'qq.recipient-rate', channel: 'smtp', text: /^Mailbox unavailable or access denied$/i, family: 'throttled', permanent: false, scope: 'recipient', source: 'github:ActiveCampaign/smtp-field-manual:data/codes/550.json' },
   ],

@@ -64,7 +64,7 @@ const FULL_PHRASES =
   '(?:空间|空間|容量|邮箱|信箱)(?:已满|已滿|不足)|(?:メールボックス|容量)\\S{0,6}(?:一杯|満杯|いっぱい|超過|オーバー)|(?:용량|메일함)\\S{0,6}(?:초과|부족)|(?:超出|超过)(?:容量|配额|空间)|配额已满|容量超出';
 /** "Quota" that is a sending limit, not a mailbox's (the phrase rows' exclusion too). */
 export const SENDING_QUOTA =
-  /quota for (?:the )?(?:total )?(?:number of )?(?:\w+ )?(?:recipients|messages|e-?mails|sending)|queue quota|quota for sending|submission quota|send(?:ing)? quota|relay quota|with the same Message-ID|daily quota|hourly quota|throttling quota/i;
+  /policy rejection\W+quota exceeded|quota for (?:the )?(?:total )?(?:number of )?(?:\w+ )?(?:recipients|messages|e-?mails|sending)|queue quota|quota for sending|submission quota|send(?:ing)? quota|relay quota|with the same Message-ID|daily quota|hourly quota|throttling quota/i;
 /** Besides a sending limit: a rate, a message too large for the server, two causes offered. */
 export const NOT_A_FULL_MAILBOX = new RegExp(
   `${EITHER.source}|${SENDING_QUOTA.source}|\\bsend(?:ing)?\\b|\\brelay|submission|outgoing|outbound|per (?:second|minute|hour|day)|\\brate\\b|daily|monthly|message (?:size|too)|size of (?:the |this |your )?message|message (?:is )?larger|attachment|system storage|insufficient disk space|write error|transfer|queue quota|your account|recipients\\b.{0,20}\\b(?:limit|exceed)|recipient (?:limit|count)`,
@@ -212,7 +212,7 @@ export const TRY_LATER =
  * severe misreads said so.
  */
 export const SAYS_NOT_FINAL = new RegExp(
-  `${TRY_LATER.source}|try after some time|please try again|\\bpostponed\\b|\\bdefer \\(-?\\d+\\)|will (?:continue to try|keep trying|retry|try again)|\\bdeferred\\b|\\bnot (?:yet )?ready\\b`,
+  `${TRY_LATER.source}|try after some time|please try again|\\bpostponed\\b|\\bdefer \\(-?\\d+\\)|, transient$|will (?:continue to try|keep trying|retry|try again)|\\bdeferred\\b|\\bnot (?:yet )?ready\\b`,
   'i',
 );
 /** Unless it also says it is final. */
@@ -237,4 +237,4 @@ export const A_DAY_OR_LONGER = new RegExp(`\\b(?:${WINDOW})\\b|billing|credits?`
  * deactivated"). A reading that would suppress the address is a block instead.
  */
 export const ABOUT_THE_SENDER =
-  /from (?:you|this sender|your (?:domain|address|server|ip|host))\b|not allowed to receive|relay(?:ing)? (?:denied|not permitted)|forger(?:y|ed)|\bforged\b|quarantin|not subscribed|previously reported|manually deactivated|consistently bounced|on a hold\b|content filter|\bspam\b|blacklist|block ?list|\bpolicy\b|reputation/i;
+  /from (?:you|this sender|your (?:domain|address|server|ip|host))\b|not allowed to receive|relay(?:ing)? (?:denied|not permitted)|forger(?:y|ed)|\bforged\b|quarantin|not subscribed|previously reported|manually deactivated|consistently bounced|backscatter|on a hold\b|content filter|\bspam\b|blacklist|block ?list|\bpolicy\b|reputation/i;
