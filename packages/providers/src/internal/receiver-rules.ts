@@ -169,7 +169,7 @@ export const RECEIVER_RULES: Readonly<Record<string, readonly ReceiverRule[]>> =
   ],
   microsoft: [
     // Its own reply to a HELO/EHLO argument it will not take, and its store's transient failures at the recipient's mailbox.
-    { id: 'microsoft.helo-domain', channel: 'smtp', enhanced: /^5\.5\.4$/, text: /^5\.5\.4 Invalid domain name\b/i, family: 'policy_block', permanent: true, source: 'set 17 of 2026-12-03 (a Microsoft reply quoted with its outlook.com host)' },
+    { id: 'microsoft.helo-domain', channel: 'smtp', enhanced: /^5\.5\.4$/, text: /^5\.5\.4 Invalid domain name\b/i, family: 'policy_block', permanent: true, source: 'github:thomas-zahner/mailify:lib/src/heuristics.rs (a reply quoted with its outlook.com host; set 17 of 2026-12-03)' },
     { id: 'microsoft.store-deliver-4xx', channel: 'smtp', status: [400, 499], text: /\bSTOREDRV\.Deliver;.{0,40}\bmailbox\b/i, unless: /throttl/i, family: 'mailbox_temporary', permanent: false, source: 'github:evilashz/exchange-server-27065 (AckReason.cs)' },
     // Microsoft 365 5.4.1 "Recipient address rejected: Access denied": not in the tenant's directory.
     { id: 'microsoft.directory', channel: 'smtp', enhanced: /^5\.4\.1$/, text: /recipient address(?:es)? rejected ?: access denied/i, family: 'bad_recipient', permanent: true, source: 'github:sisimai/set-of-emails:maildir/bsd/lhost-mfilter-04.eml' },
