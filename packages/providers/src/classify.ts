@@ -131,12 +131,22 @@ const WAIT_UNTIL_TEXT =
  * repeats on continuation lines too, so wording split across lines still matches.
  */
 export function normaliseReplyText(reply: Pick<Reply, 'channel' | 'text'>): string {
-  // Typographic apostrophes read as plain ones ("doesn’t" as "doesn't").
+  return normalised(reply.channel, readable(reply));
+}
+
+/**
+ * The text as read, before it is joined into one line: typographic apostrophes as plain ones
+ * ("doesn’t" as "doesn't"), and an SMTP reply without what quoted it. Computed once per reply:
+ * the wording and the enhanced code are both read from it.
+ */
+function readable(reply: Pick<Reply, 'channel' | 'text'>): string {
   const text = reply.text.replace(/[\u2018\u2019]/g, "'");
-  if (reply.channel === 'http') return text.replace(/\s+/g, ' ').trim();
-  const lines = unwrapped(text)
-    .split(/\r?\n/)
-    .map((line) => line.replace(BASIC_PREFIX, ''));
+  return reply.channel === 'http' ? text : unwrapped(text);
+}
+
+function normalised(channel: Reply['channel'], text: string): string {
+  if (channel === 'http') return text.replace(/\s+/g, ' ').trim();
+  const lines = text.split(/\r?\n/).map((line) => line.replace(BASIC_PREFIX, ''));
   const joined = lines.map((line, i) => (i === 0 ? line : line.replace(LEADING_ENHANCED, ''))).join(' ');
   // A closing full stop or bang says nothing: "Mailbox not available" and "…available." read alike.
   return joined
@@ -162,9 +172,9 @@ function unwrapped(text: string): string {
  * The RFC 3463 code in an SMTP reply. HTTP bodies are not searched: digits there
  * (versions, IP addresses in JSON) are not status codes.
  */
-function enhancedCode(reply: Reply): string | undefined {
-  if (reply.channel !== 'smtp') return undefined;
-  const m = ENHANCED.exec(unwrapped(reply.text));
+function enhancedCode(channel: Reply['channel'], readableText: string): string | undefined {
+  if (channel !== 'smtp') return undefined;
+  const m = ENHANCED.exec(readableText);
   return m ? `${m[1]}.${m[2]}.${m[3]}` : undefined;
 }
 
@@ -314,8 +324,9 @@ function asSent(rule: ReplyRule, reply: Reply, text: string): ReplyRule {
 
 /** Classifies one reply. Pure: `now` (epoch ms) only turns an absolute reset time into a wait. */
 export function classifyReply(reply: Reply, now: number = Date.now()): Classification {
-  const text = normaliseReplyText(reply);
-  const enhanced = enhancedCode(reply);
+  const read = readable(reply);
+  const text = normalised(reply.channel, read);
+  const enhanced = enhancedCode(reply.channel, read);
   const matched = firstMatch(RULES, reply, text, enhanced, receiversOf(reply, text));
   const rule = asSent(asLimit(asDoubted(matched, reply, text), reply, text), reply, text);
   const retryAfterMs = retryHintMs(reply, now, text);
