@@ -5,7 +5,7 @@
  */
 
 /** The built-in table's version: bump it with every change, so logs say which table decided. */
-export const ORGANISATIONS_VERSION = '2026.12.03-1';
+export const ORGANISATIONS_VERSION = '2026.12.03-2';
 
 /** An organisation and the MX host globs that receive its mail. */
 export interface OrganisationPattern {
@@ -128,6 +128,13 @@ export const BUILT_IN_ORGANISATIONS: readonly OrganisationPattern[] = [
     // mx00–mx03.t-online.de ("host mx03.t-online.de[194.25.134.73] refused to talk to me",
     // https://bllmnn.de/2024/05/fehler-554-none-bad-reputation-beim-mailversand-an-t-online-de).
     mx: ['mx*.t-online.de'],
+  },
+  {
+    name: 'ziggo',
+    // Ziggo (ziggo.nl, home.nl, upcmail.nl, chello.nl) receives on its AS9143 hosts:
+    // mx10.tb.mail.iss.as9143.net, mx.mnd.mail.iss.as9143.net, and its business mail's
+    // mx8.tb.ukmail.iss.as9143.net (the corpus's Ziggo replies name each).
+    mx: ['*.iss.as9143.net'],
   },
   {
     name: 'mailru',

@@ -32,6 +32,8 @@ describe('organisation patterns', () => {
       'cxr.mx.a.cloudfilter.net': 'cox',
       'mx03.t-online.de': 't-online',
       'mxs.mail.ru': 'mailru',
+      'mx10.tb.mail.iss.as9143.net': 'ziggo',
+      'mx8.tb.ukmail.iss.as9143.net': 'ziggo',
       'mx1.free.fr': 'free',
       'in1-smtp.messagingengine.com': 'fastmail',
       'mailsec.protonmail.ch': 'protonmail',

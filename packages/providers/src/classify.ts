@@ -21,7 +21,7 @@ import { FAMILIES, type Family, type ReplyRule, type ReplyScope, type ThrottleSc
 export { FAMILIES, RECEIVER_RULES, RULES, type Family, type ReplyRule, type ReplyScope, type ThrottleScope };
 
 /** Bumped whenever a rule changes; recorded with every attempt. */
-export const CLASSIFIER_VERSION = '2026.12.03-31';
+export const CLASSIFIER_VERSION = '2026.12.03-32';
 
 /** A reply as an adapter saw it, before classification. */
 export interface Reply {

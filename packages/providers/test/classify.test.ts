@@ -476,6 +476,7 @@ describe('rules of one receiver', () => {
       'al-ip4-mx-vip1.prodigy.net': 'att',
       'mx03.t-online.de': 't-online',
       'mxs.mail.ru': 'mailru',
+      'mx.mnd.mail.iss.as9143.net': 'ziggo',
       'd241253a.ess.barracudanetworks.com': 'barracuda',
       'mx1.acme.iphmx.com': 'ironport',
       'mxa-0095a102.gslb.pphosted.com': 'proofpoint',
@@ -489,6 +490,7 @@ describe('rules of one receiver', () => {
       '553 5.3.0 flph829 DNSBL:ATTRBL 521< 192.0.2.1 >_is_blocked': 'att',
       '554 IP=192.0.2.1 - Dialup/transient IP not allowed. (DIAL)': 't-online',
       '550 Blocked by spam statistics': 'yandex',
+      '550 mx10.tb.mail.iss.as9143.net MXIN103 Your IP [192.0.2.1] is in RBL.': 'ziggo',
       '550 5.7.1 blocked using Barracuda Reputation': 'barracuda',
       '550 Service unavailable; Client host [192.0.2.1] blocked using Trend Micro RBL+.': 'trendmicro',
     };
@@ -515,6 +517,12 @@ describe('rules of one receiver', () => {
         NOW,
       ),
     ).toMatchObject({ family: 'policy_block', scope: 'pool', rule: 'ironport.poor-reputation' });
+    // Ziggo's code alone says the listing.
+    expect(classifyReply(smtp(550, '550 mx10.tb.mail.iss.as9143.net MXIN103 ;id=x;mta=mx10.tb'), NOW)).toMatchObject({
+      family: 'policy_block',
+      scope: 'pool',
+      rule: 'ziggo.rbl',
+    });
     // Under a 4xx the same listing defers, still about the pool.
     expect(classifyReply(smtp(452, '452 found on one or more DNSBLs, see #BL000010'), NOW)).toMatchObject({
       family: 'reputation_deferral',

@@ -63,6 +63,7 @@ export const RECEIVER_MARKS: Readonly<Record<string, RegExp>> = {
   't-online': /\brx\.t-online\.de\b|\((?:NOWL|DIAL)\)/i,
   yandex:
     /Blocked by spam statistics|\bya\.cc\/|feedback\.yandex\.ru|help\.yandex\.(?:ru|com)|\.mail\.yandex\.net\b|rejected under suspicion of SPAM/i,
+  ziggo: /\.iss\.as9143\.net\b|\bMXIN\d{3}\b/i,
   mailru: /help\.mail\.ru|corp\.mail\.ru|win\.mail\.ru|postmaster\.mail\.ru|\bmxs\.mail\.ru\b/i,
   free: /postmaster\.free\.fr|\(UserSearch\)|\bmx\d\.free\.fr\b/i,
   zoho: /detected by Zoho Mail|,\s*mx\.zoho\.(?:com|eu|in)\b|zoho\.com\/mail\/help|\bsmtpin\.zoho\.com\b/i,
@@ -212,6 +213,10 @@ export const RECEIVER_RULES: Readonly<Record<string, readonly ReceiverRule[]>> =
     // Yandex's own table (yandex.com/support/mail/bounces/yandex.html): spam statistics block the sending host for 24 hours.
     { id: 'yandex.spam-statistics', channel: 'smtp', text: /Blocked by spam statistics/i, family: 'policy_block', permanent: true, scope: 'pool', source: 'https://www.yandex.com/support/mail/bounces/yandex.html (Blocked by spam statistics)' },
     { id: 'yandex.spam', channel: 'smtp', text: /rejected under suspicion of SPAM|Spam limit exceeded/i, family: 'policy_block', permanent: true, source: 'https://yandex.com/support/mail/bounces/yandex/message-rejected-under-suspicion-of-spam.html' },
+  ],
+  ziggo: [
+    // Ziggo's MXIN103: our IP is on a block list it uses (Cloudmark's CSI, Spamcop), in its own code with or without the words.
+    { id: 'ziggo.rbl', channel: 'smtp', text: /\bMXIN103\b|\bbizsmtp Connection rejected\. Your IP\b/i, family: 'policy_block', permanent: true, scope: 'pool', source: 'find_string id 49466897185 (a bounce monitor\'s map for ziggo.nl: 550 mx10.tb.mail.iss.as9143.net MXIN103 Your IP … is in RBL); https://github.com/FreeUKGen/MyopicVicar/issues/997 (550 mx8.tb.ukmail.iss.as9143.net bizsmtp Connection rejected. Your IP … is in RBL)' },
   ],
   mailru: [
     // Mail.ru blocks a sending IP by its statistics (support_bl), and refuses dynamic addresses.
