@@ -131,7 +131,7 @@ export const BUILT_IN_ORGANISATIONS: readonly OrganisationPattern[] = [
   },
   {
     name: 'ziggo',
-    // Ziggo (ziggo.nl, home.nl, upcmail.nl, chello.nl) receives on its AS9143 hosts:
+    // Ziggo (ziggo.nl, home.nl, upcmail.nl) receives on its AS9143 hosts:
     // mx10.tb.mail.iss.as9143.net, mx.mnd.mail.iss.as9143.net, and its business mail's
     // mx8.tb.ukmail.iss.as9143.net (the corpus's Ziggo replies name each).
     mx: ['*.iss.as9143.net'],
