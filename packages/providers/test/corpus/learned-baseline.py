@@ -100,13 +100,13 @@ def learn(train):
 
 
 READERS = {
-    'the table (first read)': lambda table, model, conf: table,
-    'logistic regression alone': lambda table, model, conf: model,
-    'the table; the model where it says unknown': lambda table, model, conf: model if table == 'unknown' else table,
+    'the table (first read)': lambda table, model: table,
+    'logistic regression alone': lambda table, model: model,
+    'the table; the model where it says unknown': lambda table, model: model if table == 'unknown' else table,
     'the table; the model where it says unknown, not permanent':
-        lambda table, model, conf: model if table == 'unknown' and model not in PERMANENT else table,
+        lambda table, model: model if table == 'unknown' and model not in PERMANENT else table,
     'the model; the table where the model says permanent and differs':
-        lambda table, model, conf: table if model in PERMANENT and model != table else model,
+        lambda table, model: table if model in PERMANENT and model != table else model,
 }
 
 
@@ -118,15 +118,14 @@ def main():
         train, test = rows[:-size], rows[-size:]
         table = first_read(f'{commit}^', test)
         model, features, chars = learn(train)
-        proba = model.predict_proba(features(test))
-        guesses = model.classes_[proba.argmax(1)]
+        guesses = model.predict(features(test))
         similarity = (chars.transform([r['reply'].lower() for r in test]) @
                       chars.transform([r['reply'].lower() for r in train]).T).toarray()
         near = similarity.max(1) >= NEAR
         same = [bool(near[i]) and train[similarity[i].argmax()]['family'] == r['family'] for i, r in enumerate(test)]
         line = [f'set {number:2d} ({size:3d})']
         for name, read in READERS.items():
-            got = [read(table[i], guesses[i], proba[i].max()) for i in range(size)]
+            got = [read(table[i], guesses[i]) for i in range(size)]
             right = sum(g == r['family'] for g, r in zip(got, test))
             bad = sum(severe(r['family'], g) for g, r in zip(got, test))
             totals[name][0] += right
