@@ -11,7 +11,7 @@ import { chromiumPath } from './support/env.js';
 
 // The ops dashboard in a real browser over a running fleet: it shows live figures, and its
 // Pause button stops a campaign's sends within a second.
-const PROVIDERS = { ses: { kind: 'ses', rate: 50, burst: 10, concurrency: 16 } };
+const PROVIDERS = { ses: { kind: 'ses', sandbox: true, rate: 50, burst: 10, concurrency: 16 } };
 const TOKEN = 'browser-test-token-of-at-least-32-characters';
 const ARTIFACTS = resolve(import.meta.dirname, 'artifacts');
 const fleet = useFleet({

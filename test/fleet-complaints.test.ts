@@ -9,7 +9,7 @@ import { useFleet } from './support/use-fleet.js';
 // A complaint spike on one campaign: the sandbox's receivers complain about 5% of what it
 // sends, the api takes SendGrid's signed webhooks, the governor sees the ratio and pauses
 // that campaign's low-class traffic, while OTPs and another campaign keep flowing.
-const providers = { sg: { kind: 'sendgrid', rate: 100, burst: 10 } };
+const providers = { sg: { kind: 'sendgrid', sandbox: true, rate: 100, burst: 10 } };
 const governor = {
   intervalMs: 250,
   evidenceMs: 200,

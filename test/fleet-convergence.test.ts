@@ -18,7 +18,7 @@ const fleet = useFleet({
   scenario: { domains: { 'slow.test': { rate: CAPACITY, burst: 4 } } },
   config: {
     defaultProvider: 'relay',
-    providers: { relay: { kind: 'smtp', rate: 400, burst: 40, concurrency: 16 } },
+    providers: { relay: { kind: 'smtp', sandbox: true, rate: 400, burst: 40, concurrency: 16 } },
     receivers: [{ name: 'slow', domains: ['slow.test'], rate: CAPACITY * 4, burst: 16 }],
     delivery: { retry: { throttled: { baseMs: 500, maxMs: 2_000 } } },
   },

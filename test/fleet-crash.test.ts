@@ -11,7 +11,7 @@ const fleet = useFleet({
   workers: 3,
   // Slow answers keep many sends in flight when the worker dies.
   scenario: { default: { latencyMs: 80 } },
-  config: { providers: { ses: { kind: 'ses', rate: 150, burst: 20, concurrency: 30 } } },
+  config: { providers: { ses: { kind: 'ses', sandbox: true, rate: 150, burst: 20, concurrency: 30 } } },
 });
 
 it('ends every message in exactly one final state when a worker is SIGKILLed mid-send', async () => {

@@ -9,7 +9,7 @@ import { useFleet } from './support/use-fleet.js';
 // The feedback loop end to end: the sandbox's receivers complain about and bounce what
 // SendGrid accepted, the sandbox posts SendGrid's signed Event Webhook to the api, and the
 // api suppresses the recipients and counts the signals the governor will read.
-const providers = { sg: { kind: 'sendgrid', rate: 50, burst: 10 } };
+const providers = { sg: { kind: 'sendgrid', sandbox: true, rate: 50, burst: 10 } };
 const fleet = useFleet({
   schedulers: 1,
   workers: 1,

@@ -14,7 +14,7 @@ const fleet = useFleet({
   workers: 1,
   config: {
     injection: { aheadMs: 2_000, minWindow: 200, maxWindow: 3_000 },
-    providers: { ses: { kind: 'ses', rate: 600, burst: 60 } },
+    providers: { ses: { kind: 'ses', sandbox: true, rate: 600, burst: 60 } },
     defaults: { campaign: { rate: 1_000 } },
     organisations: { builtIn: false },
     receivers: [

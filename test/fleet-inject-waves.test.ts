@@ -8,7 +8,7 @@ const fleet = useFleet({
   schedulers: 1,
   workers: 1,
   config: {
-    providers: { ses: { kind: 'ses', rate: 200, burst: 20 } },
+    providers: { ses: { kind: 'ses', sandbox: true, rate: 200, burst: 20 } },
     organisations: { builtIn: false },
     reserves: { critical: 0 },
     receivers: [{ name: 'slow', domains: ['slow.test'], rate: 5, burst: 1 }],

@@ -12,7 +12,7 @@ const fleet = useFleet({
   workers: 1,
   config: {
     injection: WINDOW,
-    providers: { ses: { kind: 'ses', rate: 600, burst: 60 } },
+    providers: { ses: { kind: 'ses', sandbox: true, rate: 600, burst: 60 } },
     defaults: { campaign: { rate: 400 } },
   },
   scenario: { default: { latencyMs: 2 } },

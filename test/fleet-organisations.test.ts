@@ -36,7 +36,7 @@ const fleet = useFleet({
   workers: 2,
   scenario: { default: { latencyMs: 5 } },
   config: {
-    providers: { ses: { kind: 'ses', rate: 100, burst: 20, concurrency: 32 } },
+    providers: { ses: { kind: 'ses', sandbox: true, rate: 100, burst: 20, concurrency: 32 } },
     receivers: [{ name: 'google', organisation: 'google', ...GOOGLE }],
     organisations: { dnsServers: [dns.address] },
     reserves: { critical: 0 },

@@ -16,7 +16,7 @@ const fleet = useFleet({
     },
   },
   config: {
-    providers: { ses: { kind: 'ses', rate: 200, burst: 20, concurrency: 20 } },
+    providers: { ses: { kind: 'ses', sandbox: true, rate: 200, burst: 20, concurrency: 20 } },
     delivery: { retry: { throttled: { baseMs: 200, maxMs: 2_000 } } },
   },
 });

@@ -14,7 +14,7 @@ import { childEnv } from './support/env.js';
 // Operator overrides bind the whole fleet through the adjustments hash, end by themselves,
 // and `explain` tells what holds a message.
 const CONFIG = {
-  providers: { ses: { kind: 'ses', rate: 100, burst: 10, concurrency: 16 } },
+  providers: { ses: { kind: 'ses', sandbox: true, rate: 100, burst: 10, concurrency: 16 } },
   receivers: [
     { name: 'held', domains: ['held.test'], rate: 50, burst: 10 },
     { name: 'flow', domains: ['flow.test'], rate: 50, burst: 10 },

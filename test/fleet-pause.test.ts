@@ -10,7 +10,7 @@ const fleet = useFleet({
   schedulers: 1,
   workers: 2,
   scenario: { default: { latencyMs: 5 } },
-  config: { providers: { ses: { kind: 'ses', rate: 50, burst: 10, concurrency: 16 } } },
+  config: { providers: { ses: { kind: 'ses', sandbox: true, rate: 50, burst: 10, concurrency: 16 } } },
 });
 
 it('stops a campaign’s sends soon after pause, and finishes it after resume', async () => {

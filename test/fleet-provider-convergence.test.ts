@@ -19,8 +19,8 @@ const fleet = useFleet({
   scenario: { domains: { 'esp.test': { rate: CAPACITY, burst: 10 } } },
   config: {
     providers: {
-      ses: { kind: 'ses', rate: 80, burst: 8, concurrency: 16 },
-      relay: { kind: 'smtp', rate: 400, burst: 40, concurrency: 16 },
+      ses: { kind: 'ses', sandbox: true, rate: 80, burst: 8, concurrency: 16 },
+      relay: { kind: 'smtp', sandbox: true, rate: 400, burst: 40, concurrency: 16 },
     },
     routes: { 'via-ses': [{ provider: 'ses', weight: 1 }], 'via-relay': [{ provider: 'relay', weight: 1 }] },
     receivers: [{ name: 'other', domains: ['other.test'], rate: OTHER, burst: 2 }],

@@ -15,7 +15,7 @@ const fleet = useFleet({
   workers: 4,
   scenario: { default: { latencyMs: 5 } },
   config: {
-    providers: { ses: { kind: 'ses', ...PROVIDER, concurrency: 16 } },
+    providers: { ses: { kind: 'ses', sandbox: true, ...PROVIDER, concurrency: 16 } },
     receivers: [{ name: 'slow', domains: ['slow.test'], ...SLOW }],
     reserves: { critical: 0 },
   },

@@ -11,10 +11,10 @@ const fleet = useFleet({
   config: {
     providers: {
       // Configured far above what the account allows.
-      ses: { kind: 'ses', rate: 50, burst: 10, quotaRefreshMs: 300 },
+      ses: { kind: 'ses', sandbox: true, rate: 50, burst: 10, quotaRefreshMs: 300 },
       // Nothing listens there: every attempt fails without an answer.
-      dead: { kind: 'sendgrid', rate: 50, endpoint: 'http://127.0.0.1:9', timeoutMs: 1_000 },
-      relay: { kind: 'smtp', rate: 50, burst: 10 },
+      dead: { kind: 'sendgrid', rate: 50, apiKey: 'SG.dead', endpoint: 'http://127.0.0.1:9', timeoutMs: 1_000 },
+      relay: { kind: 'smtp', sandbox: true, rate: 50, burst: 10 },
     },
     routes: {
       transactional: [

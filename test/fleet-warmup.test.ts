@@ -19,8 +19,8 @@ const fleet = useFleet({
   config: {
     defaultProvider: 'main',
     providers: {
-      main: { kind: 'smtp', rate: 100, burst: 10, pool: 'warm' },
-      fresh: { kind: 'ses', rate: 100, burst: 10, pool: 'new' },
+      main: { kind: 'smtp', sandbox: true, rate: 100, burst: 10, pool: 'warm' },
+      fresh: { kind: 'ses', sandbox: true, rate: 100, burst: 10, pool: 'new' },
       // Nothing listens there: down after a few attempts.
       dead: { kind: 'smtp', rate: 100, burst: 10, pool: 'warm', host: '127.0.0.1', port: 1, timeoutMs: 1_000 },
     },

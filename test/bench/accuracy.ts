@@ -44,7 +44,7 @@ export async function benchAccuracy(
       schedulers: 1,
       workers,
       config: {
-        providers: { ses: { kind: 'ses', rate: limit, burst, concurrency: 64 } },
+        providers: { ses: { kind: 'ses', sandbox: true, rate: limit, burst, concurrency: 64 } },
         reserves: { critical: 0 },
         worker: KILLED_BACK_SOON,
       },
@@ -139,7 +139,7 @@ export async function benchReceiverAccuracy(redisUrl: string, seconds: number, w
     schedulers: 1,
     workers,
     config: {
-      providers: { ses: { kind: 'ses', rate: 400, burst: 40, concurrency: 64 } },
+      providers: { ses: { kind: 'ses', sandbox: true, rate: 400, burst: 40, concurrency: 64 } },
       receivers: [{ name: 'capped', domains: Array.from({ length: 20 }, (_, i) => `d${i}.test`), rate: limit, burst }],
       reserves: { critical: 0 },
       worker: KILLED_BACK_SOON,

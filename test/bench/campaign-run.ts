@@ -49,7 +49,7 @@ export type CampaignRetention = 'compact' | 'until-acknowledged';
 
 /** A fleet whose CPU is the limit: every quota far above what two cores can send. */
 export const UNLIMITED = {
-  providers: { ses: { kind: 'ses', rate: 1_000_000, burst: 100_000, concurrency: 64 } },
+  providers: { ses: { kind: 'ses', sandbox: true, rate: 1_000_000, burst: 100_000, concurrency: 64 } },
   scheduler: { concurrency: 64 },
   worker: { concurrency: { critical: 4, high: 4, normal: 32, low: 32 } },
   defaults: { campaign: { rate: 1_000_000 } },

@@ -16,7 +16,7 @@ export async function benchPause(redisUrl: string, campaignMessages: number): Pr
     schedulers: 1,
     workers: 2,
     scenario: { default: { latencyMs: 5 } },
-    config: { providers: { ses: { kind: 'ses', rate: 50, burst: 10, concurrency: 16 } } },
+    config: { providers: { ses: { kind: 'ses', sandbox: true, rate: 50, burst: 10, concurrency: 16 } } },
   });
   try {
     await warmUp(fleet);

@@ -29,7 +29,7 @@ export async function benchPriority(redisUrl: string, floodMessages: number, otp
     schedulers: 1,
     workers: 2,
     scenario: { default: { latencyMs: 10 } },
-    config: { providers: { ses: { kind: 'ses', rate: PROVIDER_RATE, burst: 10, concurrency: 32 } } },
+    config: { providers: { ses: { kind: 'ses', sandbox: true, rate: PROVIDER_RATE, burst: 10, concurrency: 32 } } },
   });
   try {
     await warmUp(fleet);

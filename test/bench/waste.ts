@@ -19,7 +19,7 @@ export interface WasteFigures {
  */
 export async function benchWaste(redisUrl: string, rate: number): Promise<WasteFigures> {
   const n = rate * 10;
-  const providers = { ses: { kind: 'ses', rate: 100_000, burst: 1000, concurrency: 32 } };
+  const providers = { ses: { kind: 'ses', sandbox: true, rate: 100_000, burst: 1000, concurrency: 32 } };
   const fleet = await startFleet({ redisUrl, schedulers: 0, workers: 1, config: { providers } });
   const config = parseConfig({
     redis: { url: redisUrl, prefix: fleet.prefix },

@@ -23,9 +23,9 @@ const PER_PROVIDER = 80;
 const KILLS = 2 + Math.floor(random() * 2);
 const TOPIC = 'arn:aws:sns:us-east-1:123456789012:sluice-events';
 const providers = {
-  ses: { kind: 'ses', rate: 40, burst: 10 },
-  sg: { kind: 'sendgrid', rate: 40, burst: 10 },
-  mg: { kind: 'mailgun', domain: 'mg.acme.test', rate: 40, burst: 10 },
+  ses: { kind: 'ses', sandbox: true, rate: 40, burst: 10 },
+  sg: { kind: 'sendgrid', sandbox: true, rate: 40, burst: 10 },
+  mg: { kind: 'mailgun', sandbox: true, domain: 'mg.acme.test', rate: 40, burst: 10 },
 };
 const routes = Object.fromEntries(Object.keys(providers).map((p) => [`via-${p}`, [{ provider: p, weight: 1 }]]));
 const fleet = useFleet({ schedulers: 1, workers: 2, config: { providers, routes } });

@@ -32,8 +32,8 @@ const fleet = useFleet({
     defaultProvider: 'ses',
     providers: {
       // Slots to spare: a killed worker's lease (3 s) must not keep its successor waiting.
-      ses: { kind: 'ses', rate: 200, burst: 50, concurrency: 64 },
-      smtp: { kind: 'smtp', rate: 200, burst: 50, concurrency: 64 },
+      ses: { kind: 'ses', sandbox: true, rate: 200, burst: 50, concurrency: 64 },
+      smtp: { kind: 'smtp', sandbox: true, rate: 200, burst: 50, concurrency: 64 },
     },
     routes: { http: [{ provider: 'ses' }], smtp: [{ provider: 'smtp' }] },
     // One job at a time per class and process: the kill cuts off only the planned message.

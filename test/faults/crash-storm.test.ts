@@ -57,8 +57,8 @@ const fleet = useFleet({
   config: {
     defaultProvider: 'ses',
     providers: {
-      ses: { kind: 'ses', rate: 120, burst: 20, concurrency: 24 },
-      relay: { kind: 'smtp', rate: 120, burst: 20, concurrency: 16 },
+      ses: { kind: 'ses', sandbox: true, rate: 120, burst: 20, concurrency: 24 },
+      relay: { kind: 'smtp', sandbox: true, rate: 120, burst: 20, concurrency: 16 },
     },
     routes: { bulk: [{ provider: 'relay', weight: 1 }] },
     receivers: [

@@ -26,7 +26,7 @@ const fleet = useFleet({
   schedulers: 1,
   workers: 1,
   config: {
-    providers: { ses: { kind: 'ses', rate: 200, burst: 20 } },
+    providers: { ses: { kind: 'ses', sandbox: true, rate: 200, burst: 20 } },
     organisations: {
       builtIn: false,
       patterns: [

@@ -65,9 +65,9 @@ const VALID = {
   redis: { url: 'redis://127.0.0.1:6379', prefix: 'fz' },
   defaultProvider: 'ses',
   providers: {
-    ses: { kind: 'ses', rate: 10 },
+    ses: { kind: 'ses', sandbox: true, rate: 10 },
     sg: { kind: 'sendgrid', rate: 5, endpoint: 'http://127.0.0.1:4566' },
-    mg: { kind: 'mailgun', rate: 5, domain: 'mg.example.com' },
+    mg: { kind: 'mailgun', sandbox: true, rate: 5, domain: 'mg.example.com' },
     relay: { kind: 'smtp', rate: 5, host: 'smtp.example.com' },
   },
   pools: { default: { state: 'active' } },

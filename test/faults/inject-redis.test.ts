@@ -26,7 +26,7 @@ beforeAll(async () => {
     workers: 1,
     scenario: { default: { latencyMs: 5 } },
     config: {
-      providers: { ses: { kind: 'ses', rate: 400, burst: 40 } },
+      providers: { ses: { kind: 'ses', sandbox: true, rate: 400, burst: 40 } },
       defaults: { campaign: { rate: 1_000 } },
       organisations: { builtIn: false },
       injection: { aheadMs: 2_000, minWindow: 300, maxWindow: 1_500 },

@@ -37,7 +37,7 @@ beforeAll(async () => {
     workers: 2,
     scenario: { default: { latencyMs: 20 } },
     config: {
-      providers: { ses: { kind: 'ses', rate: 40, burst: 10, concurrency: 16 } },
+      providers: { ses: { kind: 'ses', sandbox: true, rate: 40, burst: 10, concurrency: 16 } },
       organisations: { builtIn: false },
     },
   });

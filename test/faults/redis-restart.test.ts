@@ -34,7 +34,7 @@ beforeAll(async () => {
     scenario: { default: { latencyMs: 20 } },
     // Slower than the producers, so a backlog is queued and due when Redis dies.
     config: {
-      providers: { ses: { kind: 'ses', rate: 60, burst: 10, concurrency: 16 } },
+      providers: { ses: { kind: 'ses', sandbox: true, rate: 60, burst: 10, concurrency: 16 } },
       organisations: { builtIn: false },
     },
   });

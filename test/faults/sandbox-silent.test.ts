@@ -25,9 +25,9 @@ const fleet = useFleet({
   workers: 2,
   config: {
     providers: {
-      ses: { kind: 'ses', rate: 20, burst: 5, timeoutMs: TIMEOUT_MS },
-      mg: { kind: 'mailgun', domain: 'mg.acme.test', rate: 20, burst: 5, timeoutMs: TIMEOUT_MS },
-      relay: { kind: 'smtp', rate: 10, burst: 3, timeoutMs: TIMEOUT_MS },
+      ses: { kind: 'ses', sandbox: true, rate: 20, burst: 5, timeoutMs: TIMEOUT_MS },
+      mg: { kind: 'mailgun', sandbox: true, domain: 'mg.acme.test', rate: 20, burst: 5, timeoutMs: TIMEOUT_MS },
+      relay: { kind: 'smtp', sandbox: true, rate: 10, burst: 3, timeoutMs: TIMEOUT_MS },
     },
     routes: {
       transactional: [

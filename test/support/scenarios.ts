@@ -4,7 +4,7 @@
 /** An SMTP relay with room to spare: the receivers' own limits are what binds. */
 export const RELAY = {
   defaultProvider: 'relay',
-  providers: { relay: { kind: 'smtp', rate: 200, burst: 20, concurrency: 16 } },
+  providers: { relay: { kind: 'smtp', sandbox: true, rate: 200, burst: 20, concurrency: 16 } },
 };
 
 /** One receiver blocks everything (550 5.7.1), another is fine; Sluice gives each 30/s. */

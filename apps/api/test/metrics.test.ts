@@ -19,7 +19,7 @@ describe('the api started with SLUICE_METRICS_PORT', () => {
       configPath,
       JSON.stringify({
         redis: { prefix: r.prefix },
-        providers: { ses: { kind: 'ses', rate: 50 } },
+        providers: { ses: { kind: 'ses', sandbox: true, rate: 50 } },
         api: { port: apiPort },
       }),
     );

@@ -10,7 +10,7 @@ const DEMO_CONFIG = resolve(import.meta.dirname, '../../../config/demo.yaml');
 describe('the demo config', () => {
   it('parses, with the limits the quick start describes', () => {
     const config = loadConfig({ path: DEMO_CONFIG, env: {} });
-    expect(config.providers.ses).toMatchObject({ kind: 'ses', rate: 50, burst: 10, concurrency: 16 });
+    expect(config.providers.ses).toMatchObject({ kind: 'ses', sandbox: true, rate: 50, burst: 10, concurrency: 16 });
     expect(config.receivers.map((r) => [r.name, r.rate])).toEqual([
       ['gmail', 20],
       ['yahoo', 15],

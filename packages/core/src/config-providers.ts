@@ -14,8 +14,16 @@ const providerBase = {
   pool: name.default('default'),
   /** Per-request timeout (HTTP request, or each SMTP stage). */
   timeoutMs: z.number().int().positive().default(10_000),
-  /** API endpoint (HTTP providers); unset means the real ESP, or the sandbox when no credentials are configured. */
+  /** API endpoint (HTTP providers); unset means the real ESP. */
   endpoint: url.optional(),
+  /**
+   * Sends to the local sandbox ESP (`sandbox.url`, `sandbox.smtpHost`) instead of the real one:
+   * its mail never leaves. A provider sends to a sandbox only when it says so; a real one
+   * without credentials refuses to start. With `environment: production` a sandbox provider
+   * is refused unless `allowSandbox` names it.
+   * @defaultValue `false`
+   */
+  sandbox: z.boolean().default(false),
 };
 
 /**
@@ -80,8 +88,15 @@ export const providerSchema = z.discriminatedUnion(
       kind: z.literal('ses'),
       ...providerBase,
       region: z.string().min(1).default('us-east-1'),
+      /**
+       * Static keys. Without them a real SES provider takes the AWS default credential chain:
+       * `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN`, SSO, web identity (EKS),
+       * `AWS_PROFILE` and the shared files, ECS and EC2 instance roles.
+       */
       accessKeyId: secret.optional(),
       secretAccessKey: secret.optional(),
+      /** With static keys that are temporary (from STS). */
+      sessionToken: secret.optional(),
       configurationSetName: z.string().min(1).optional(),
       /** How often `GetAccount` is read for the send quota (never configured above `MaxSendRate`). */
       quotaRefreshMs: z.number().int().positive().default(60_000),
@@ -89,7 +104,7 @@ export const providerSchema = z.discriminatedUnion(
     z.strictObject({
       kind: z.literal('sendgrid'),
       ...providerBase,
-      /** `SG.…`; else `SENDGRID_API_KEY`; neither means the sandbox. */
+      /** `SG.…`; else `SENDGRID_API_KEY`; a real provider with neither refuses to start. */
       apiKey: secret.optional(),
       /** `ip_pool_name` on every send. */
       ipPoolName: z.string().min(2).max(64).optional(),
@@ -99,13 +114,13 @@ export const providerSchema = z.discriminatedUnion(
       ...providerBase,
       /** The sending domain: `POST /v3/<domain>/messages`. */
       domain: host,
-      /** Else `MAILGUN_API_KEY`; neither means the sandbox. */
+      /** Else `MAILGUN_API_KEY`; a real provider with neither refuses to start. */
       apiKey: secret.optional(),
     }),
     z.strictObject({
       kind: z.literal('smtp'),
       ...providerBase,
-      /** The smarthost or MX; unset means the sandbox's SMTP port. */
+      /** The smarthost or MX; required unless `sandbox: true` (then the sandbox's SMTP port). */
       host: host.optional(),
       port: z.number().int().min(1).max(65535).default(587),
       /** Implicit TLS (port 465); otherwise STARTTLS when offered. */
@@ -143,7 +158,7 @@ export const failoverSchema = z
   })
   .prefault({});
 
-/** The local sandbox ESP (`apps/sandbox`): where providers without credentials send. */
+/** The local sandbox ESP (`apps/sandbox`): where providers with `sandbox: true` send. */
 export const sandboxSchema = z
   .strictObject({
     /** The sandbox's HTTP API (SES v2, SendGrid v3, Mailgun v3). */

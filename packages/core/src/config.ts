@@ -31,10 +31,18 @@ export const configSchema = z
         prefix: name.default('sluice'),
       })
       .prefault({}),
+    /**
+     * `production` refuses a sandbox provider (one whose mail never leaves) unless
+     * `allowSandbox` names it. @defaultValue `'development'`
+     */
+    environment: z.enum(['development', 'production']).default('development'),
+    /** With `environment: production`: the sandbox providers allowed anyway, by name. @defaultValue `[]` */
+    allowSandbox: z.array(name).default([]),
     defaultProvider: name.default('ses'),
+    // The built-in default (no config file): one SES provider on the local sandbox, and it says so.
     providers: z
       .record(name, providerSchema)
-      .default({ ses: providerSchema.parse({ kind: 'ses', rate: 50, burst: 10, concurrency: 16 }) }),
+      .default({ ses: providerSchema.parse({ kind: 'ses', rate: 50, burst: 10, concurrency: 16, sandbox: true }) }),
     /** IP pools (DESIGN.md, IP pools and warm-up): a rate of their own, a state, a warm-up schedule. */
     pools: z.record(name, poolSchema).default({ default: { state: 'active' } }),
     receivers: z.array(receiverSchema).default([]),
@@ -110,7 +118,27 @@ export const configSchema = z
           message: 'accessKeyId and secretAccessKey go together',
         });
       }
+      if (p.kind === 'ses' && p.sessionToken !== undefined && p.accessKeyId === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['providers', id, 'sessionToken'],
+          message: 'goes with accessKeyId and secretAccessKey',
+        });
+      }
+      if (p.kind === 'smtp' && !p.sandbox && p.host === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['providers', id, 'host'],
+          message: 'a real SMTP provider needs a host (sandbox: true sends to the local sandbox instead)',
+        });
+      }
+      sandboxIssues(c, id, p, ctx);
     }
+    c.allowSandbox.forEach((id, i) => {
+      if (!Object.hasOwn(c.providers, id)) {
+        ctx.addIssue({ code: 'custom', path: ['allowSandbox', i], message: 'names no provider in providers' });
+      }
+    });
     for (const [stream, route] of Object.entries(c.routes)) {
       route.forEach((r, i) => {
         if (!Object.hasOwn(c.providers, r.provider)) {
@@ -165,6 +193,34 @@ export const configSchema = z
       ctx.addIssue({ code: 'custom', path: ['reserves'], message: 'reserves must add up to less than 1' });
     }
   });
+
+/** Where a provider with `sandbox: true` goes, it cannot also have an address or keys of its own. */
+const REAL_ONLY = ['endpoint', 'host', 'accessKeyId', 'secretAccessKey', 'sessionToken', 'apiKey', 'user', 'password'];
+
+/** A sandbox provider: nothing of a real one, and in production only when allowed by name. */
+function sandboxIssues(
+  c: { environment: string; allowSandbox: string[] },
+  id: string,
+  p: Record<string, unknown>,
+  ctx: z.RefinementCtx,
+): void {
+  if (p.sandbox !== true) return;
+  for (const field of REAL_ONLY) {
+    if (p[field] === undefined) continue;
+    ctx.addIssue({
+      code: 'custom',
+      path: ['providers', id, field],
+      message: `a sandbox provider sends to the local sandbox (sandbox.*): drop ${field}, or drop sandbox: true to send for real`,
+    });
+  }
+  if (c.environment === 'production' && !c.allowSandbox.includes(id)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['providers', id, 'sandbox'],
+      message: 'a sandbox provider in production: its mail never leaves; name it in allowSandbox to allow it',
+    });
+  }
+}
 
 /** A validated config with defaults applied. */
 export type SluiceConfig = z.output<typeof configSchema>;

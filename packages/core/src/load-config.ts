@@ -21,9 +21,10 @@ export const DEFAULT_CONFIG_PATH = 'sluice.yaml';
 /**
  * Loads the config once at start: the YAML file named by `SLUICE_CONFIG` (else
  * `./sluice.yaml` if it exists, else the built-in defaults), then the environment:
- * `REDIS_URL` overrides `redis.url`; `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and
- * `AWS_REGION` fill in SES providers that have none, as `SENDGRID_API_KEY`, `MAILGUN_API_KEY`
- * and `SMTP_PASSWORD` do for their kinds; `SLUICE_SANDBOX_URL` and `SLUICE_SANDBOX_SMTP`
+ * `REDIS_URL` overrides `redis.url`; `AWS_REGION` fills in SES providers' region;
+ * `SENDGRID_API_KEY`, `MAILGUN_API_KEY` and `SMTP_PASSWORD` fill in real providers of their
+ * kinds that have none (an SES provider without static keys takes the AWS default credential
+ * chain, which reads `AWS_*` itself, the one exception to the rule below); `SLUICE_SANDBOX_URL` and `SLUICE_SANDBOX_SMTP`
  * (`host:port`) move the sandbox; `SENDGRID_WEBHOOK_PUBLIC_KEY` and `MAILGUN_WEBHOOK_SIGNING_KEY`
  * fill in the webhook keys (`api.webhooks`) when the file has none.
  * This is the only place that reads `process.env`.
@@ -96,15 +97,11 @@ export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
   hooks.sendgrid.publicKey ??= env.SENDGRID_WEBHOOK_PUBLIC_KEY || undefined;
   hooks.mailgun.signingKey ??= env.MAILGUN_WEBHOOK_SIGNING_KEY || undefined;
   for (const provider of Object.values(config.providers)) {
+    if (provider.sandbox) continue;
     if (provider.kind === 'sendgrid') provider.apiKey ??= env.SENDGRID_API_KEY || undefined;
     if (provider.kind === 'mailgun') provider.apiKey ??= env.MAILGUN_API_KEY || undefined;
     if (provider.kind === 'smtp') provider.password ??= env.SMTP_PASSWORD || undefined;
-    if (provider.kind !== 'ses') continue;
-    if (provider.accessKeyId === undefined && env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY) {
-      provider.accessKeyId = env.AWS_ACCESS_KEY_ID;
-      provider.secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
-    }
-    if (env.AWS_REGION && provider.region === 'us-east-1') provider.region = env.AWS_REGION;
+    if (provider.kind === 'ses' && env.AWS_REGION && provider.region === 'us-east-1') provider.region = env.AWS_REGION;
   }
   return config;
 }

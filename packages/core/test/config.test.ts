@@ -8,7 +8,7 @@ describe('config', () => {
   it('is complete with no file at all: the sandbox and a local Redis', () => {
     const config = loadConfig({ env: {}, path: undefined });
     expect(config.redis.url).toBe('redis://127.0.0.1:6379');
-    expect(config.providers.ses).toMatchObject({ kind: 'ses', rate: 50 });
+    expect(config.providers.ses).toMatchObject({ kind: 'ses', sandbox: true, rate: 50 });
     expect(config.providers.ses).not.toHaveProperty('accessKeyId');
   });
 
@@ -64,7 +64,7 @@ describe('config', () => {
       /providers\.ses\.kind: .*ses, sendgrid, mailgun, smtp/,
     );
     expect(() =>
-      parseConfig({ providers: { ses: { kind: 'ses', rate: 1 }, mg: { kind: 'mailgun', rate: 1 } } }),
+      parseConfig({ providers: { ses: { kind: 'ses', sandbox: true, rate: 1 }, mg: { kind: 'mailgun', rate: 1 } } }),
     ).toThrow(/providers\.mg\.domain/);
     expect(() => parseConfig({ routes: { marketing: [{ provider: 'nope' }] } })).toThrow(
       /routes\.marketing\.0\.provider: names no provider/,
@@ -81,13 +81,13 @@ describe('config', () => {
   });
 
   it('names the bad field’s path', () => {
-    expect(() => parseConfig({ providers: { ses: { kind: 'ses', rate: -1 } } })).toThrow(
+    expect(() => parseConfig({ providers: { ses: { kind: 'ses', sandbox: true, rate: -1 } } })).toThrow(
       /providers\.ses\.rate: must be a positive number/,
     );
     expect(() => parseConfig({ receivers: [{ name: 'gmail', domains: [], rate: 5 }] })).toThrow(
       /receivers\.0\.domains/,
     );
-    expect(() => parseConfig({ providers: { ses: { kind: 'ses', rate: 5, pool: 'warm' } } })).toThrow(
+    expect(() => parseConfig({ providers: { ses: { kind: 'ses', sandbox: true, rate: 5, pool: 'warm' } } })).toThrow(
       /providers\.ses\.pool: names no pool/,
     );
     expect(() => parseConfig({ reserves: { critical: 0.6, high: 0.5 } })).toThrow(/reserves: .*less than 1/);
@@ -130,7 +130,7 @@ describe('config', () => {
     expect(own.organisations).toMatchObject({ builtIn: false, patterns: [{ name: 'google', mx: ['*.google.com'] }] });
   });
 
-  it('reads the file SLUICE_CONFIG names, and REDIS_URL and AWS credentials from the environment', () => {
+  it('reads the file SLUICE_CONFIG names and REDIS_URL, and leaves AWS keys to the AWS credential chain', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-config-'));
     const path = join(dir, 'sluice.yaml');
     writeFileSync(
@@ -141,7 +141,9 @@ describe('config', () => {
       env: { SLUICE_CONFIG: path, REDIS_URL: 'redis://r:6380', AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 's' },
     });
     expect(config.redis.url).toBe('redis://r:6380');
-    expect(config.providers.ses).toMatchObject({ rate: 14, accessKeyId: 'AKID' });
+    // The SDK's default chain reads AWS_* itself (with AWS_SESSION_TOKEN): the config holds no copy.
+    expect(config.providers.ses).toMatchObject({ rate: 14, sandbox: false });
+    expect(config.providers.ses).not.toHaveProperty('accessKeyId');
     expect(receiverFor(config, 'gmail.com')).toEqual({ name: 'google', rate: 5, burst: undefined });
     expect(receiverFor(config, 'mail.google.com').name).toBe('google');
     expect(receiverFor(config, 'example.com')).toEqual({ name: 'example.com', rate: undefined, burst: undefined });

@@ -280,6 +280,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       return limiter.calls;
     },
     async start() {
+      // A real SES provider without credentials refuses the start, as in the workers.
+      for (const p of quotaProviders.values()) await p.ready();
       await adjustments.start();
       await warmup.start();
       governor.start();

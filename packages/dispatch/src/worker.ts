@@ -125,11 +125,14 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
 
   return {
     async start() {
+      // A real provider without credentials refuses the start (naming it) before any job is fetched.
+      for (const p of providers.values()) await p.ready();
       for (const p of providers.values()) {
         const result = await p.check();
         if (result.ok) logger.info({ provider: p.id, sandbox: p.sandbox }, result.detail);
         else logger.warn({ provider: p.id }, `provider check failed: ${result.error}`);
       }
+      announceSandbox(logger, [...providers.values()]);
       await adjustments.start();
       for (const s of slots.values()) await s.start();
       for (const p of PRIORITY_CLASSES) {
@@ -167,4 +170,14 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
       await redis.quit();
     },
   };
+}
+
+/** One warning at start when any provider sends to the local sandbox: its mail never leaves. */
+function announceSandbox(logger: Logger, providers: readonly Provider[]): void {
+  const sandbox = providers.filter((p) => p.sandbox).map((p) => p.id);
+  if (sandbox.length === 0) return;
+  logger.warn(
+    { event: 'sandbox', providers: sandbox },
+    `sending to the local sandbox, not a real ESP: ${sandbox.join(', ')} (this mail never leaves)`,
+  );
 }

@@ -49,9 +49,9 @@ const HORIZON_MS = 100;
  */
 export const baseConfig = {
   providers: {
-    main: { kind: 'ses', rate: 100, pool: 'warm' },
-    spare: { kind: 'ses', rate: 100, pool: 'warm' },
-    fresh: { kind: 'ses', rate: 100, pool: 'new' },
+    main: { kind: 'ses', sandbox: true, rate: 100, pool: 'warm' },
+    spare: { kind: 'ses', sandbox: true, rate: 100, pool: 'warm' },
+    fresh: { kind: 'ses', sandbox: true, rate: 100, pool: 'new' },
   },
   defaultProvider: 'main',
   pools: { warm: {}, new: { state: 'warming', warmup: { dayMs: DAY_MS, schedule: [{ '*': 2 }] } } },

@@ -56,7 +56,7 @@ export function useDelivery(test: RedisPrefix): DeliveryRig {
     const config = parseConfig({
       redis: { url: test.url, prefix: keys.prefix },
       defaultProvider: 'relay',
-      providers: { relay: { kind: 'smtp', rate: 1000, burst: 100, concurrency: 4 } },
+      providers: { relay: { kind: 'smtp', sandbox: true, rate: 1000, burst: 100, concurrency: 4 } },
       sandbox: { url: sandbox.url, smtpHost: '127.0.0.1', smtpPort: sandbox.smtpPort },
       ...extra,
     });

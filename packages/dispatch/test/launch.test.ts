@@ -26,7 +26,7 @@ const FORECAST = { total: 100_000, domains: { 'gmail.com': 70_000, 'yahoo.com': 
 function configOf(over: Record<string, unknown> = {}): SluiceConfig {
   return parseConfig({
     redis: { url: r.url, prefix: r.prefix },
-    providers: { ses: { kind: 'ses', rate: 100, pool: 'default' } },
+    providers: { ses: { kind: 'ses', sandbox: true, rate: 100, pool: 'default' } },
     defaultProvider: 'ses',
     receivers: [{ name: 'yahoo', domains: ['yahoo.com'], rate: 10 }],
     organisations: { builtIn: false },

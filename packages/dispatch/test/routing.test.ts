@@ -22,9 +22,9 @@ afterEach(() => {
 
 const config = parseConfig({
   providers: {
-    ses: { kind: 'ses', rate: 10 },
-    sg: { kind: 'sendgrid', rate: 10 },
-    relay: { kind: 'smtp', rate: 10 },
+    ses: { kind: 'ses', sandbox: true, rate: 10 },
+    sg: { kind: 'sendgrid', sandbox: true, rate: 10 },
+    relay: { kind: 'smtp', sandbox: true, rate: 10 },
   },
   routes: {
     marketing: [

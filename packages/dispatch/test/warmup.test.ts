@@ -25,7 +25,7 @@ afterEach(async () => {
 
 const DAY_MS = 300;
 const config = parseConfig({
-  providers: { main: { kind: 'ses', rate: 100, pool: 'warm' }, fresh: { kind: 'ses', rate: 100, pool: 'new' } },
+  providers: { main: { kind: 'ses', sandbox: true, rate: 100, pool: 'warm' }, fresh: { kind: 'ses', rate: 100, pool: 'new' } },
   defaultProvider: 'main',
   pools: {
     warm: {},
@@ -127,9 +127,9 @@ describe('warm-up', () => {
 describe('routing by pool state', () => {
   const states = parseConfig({
     providers: {
-      a: { kind: 'ses', rate: 10, pool: 'pa' },
-      b: { kind: 'ses', rate: 10, pool: 'pb' },
-      c: { kind: 'ses', rate: 10, pool: 'pc' },
+      a: { kind: 'ses', sandbox: true, rate: 10, pool: 'pa' },
+      b: { kind: 'ses', sandbox: true, rate: 10, pool: 'pb' },
+      c: { kind: 'ses', sandbox: true, rate: 10, pool: 'pc' },
     },
     defaultProvider: 'a',
     pools: { pa: {}, pb: {}, pc: {} },
@@ -172,7 +172,7 @@ describe('routing by pool state', () => {
     ).toThrow(/pools\.x\.warmup\.schedule\.0: needs a cap for "\*"/);
     expect(() =>
       parseConfig({
-        providers: { main: { kind: 'ses', rate: 10 }, fresh: { kind: 'ses', rate: 10, pool: 'x' } },
+        providers: { main: { kind: 'ses', sandbox: true, rate: 10 }, fresh: { kind: 'ses', rate: 10, pool: 'x' } },
         defaultProvider: 'main',
         pools: { default: {}, x: { state: 'warming', warmup: { schedule: [{ '*': 10 }] } } },
         routes: { bulk: [{ provider: 'fresh' }] },

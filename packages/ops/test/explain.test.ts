@@ -10,7 +10,7 @@ it('tells an unconfirmed message as one that may have been delivered, and a refu
   const { redis, keys } = r;
   const config = parseConfig({
     redis: { url: r.url, prefix: r.prefix },
-    providers: { ses: { kind: 'ses', rate: 10 } },
+    providers: { ses: { kind: 'ses', sandbox: true, rate: 10 } },
   });
   const store = createStore({ redis, keys });
   const ambiguousThen = async (state: 'rejected' | 'expired') => {

@@ -48,7 +48,7 @@ async function setup(id: string, d: LaunchDecision, stopped: LaunchRecord['stopp
   const { redis, keys } = r;
   const config = parseConfig({
     redis: { url: r.url, prefix: r.prefix },
-    providers: { ses: { kind: 'ses', rate: 100 } },
+    providers: { ses: { kind: 'ses', sandbox: true, rate: 100 } },
   });
   const queues = createQueues({ redis, keys });
   open.push(queues);

@@ -179,7 +179,7 @@ describe('fleet metrics from Redis', () => {
     const { redis, keys, prefix } = r;
     config = parseConfig({
       redis: { url: r.url, prefix },
-      providers: { ses: { kind: 'ses', rate: 40 } },
+      providers: { ses: { kind: 'ses', sandbox: true, rate: 40 } },
       receivers: [{ name: 'google', domains: ['gmail.com'], rate: 20 }],
     });
     queue = new Queue(keys.dispatchQueue('low'), { ...QUEUE_OPTIONS, connection: redis, prefix });
@@ -233,7 +233,7 @@ describe('a worker started with SLUICE_METRICS_PORT', () => {
     const configPath = join(dir, 'sluice.yaml');
     writeFileSync(
       configPath,
-      JSON.stringify({ redis: { prefix: r.prefix }, providers: { ses: { kind: 'ses', rate: 50 } } }),
+      JSON.stringify({ redis: { prefix: r.prefix }, providers: { ses: { kind: 'ses', sandbox: true, rate: 50 } } }),
     );
     const port = await freePort();
     const env = { ...process.env, SLUICE_CONFIG: configPath, REDIS_URL: r.url, SLUICE_METRICS_PORT: String(port) };

@@ -11,7 +11,7 @@ let keys: Keys;
 let overrides: Overrides;
 const open: Adjustments[] = [];
 const config = parseConfig({
-  providers: { ses: { kind: 'ses', rate: 100, burst: 20 } },
+  providers: { ses: { kind: 'ses', sandbox: true, rate: 100, burst: 20 } },
   receivers: [{ name: 'gmail', domains: ['gmail.test'], rate: 40, burst: 8 }],
 });
 const backpressure = { factor: 0.5, minFactor: 0.1, cooldownMs: 200, holdMs: 1_000 };

@@ -21,7 +21,7 @@ beforeEach(() => {
   keys = r.keys;
   config = parseConfig({
     redis: { url: r.url, prefix: r.prefix },
-    providers: { ses: { kind: 'ses', rate: 100, burst: 20 } },
+    providers: { ses: { kind: 'ses', sandbox: true, rate: 100, burst: 20 } },
     receivers: [{ name: 'google', domains: ['gmail.com'], rate: 40 }],
   });
   status = createStatus({ config, redis, keys, clock: () => at });

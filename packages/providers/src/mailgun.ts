@@ -4,7 +4,7 @@ import type { QueuedMessage } from '@sluice/core';
 import type { Reply } from './classify.js';
 import { correlationIds, formatAddress, withMessageId } from './internal/mime.js';
 import { errorText, isNoAnswerCode } from './internal/net-error.js';
-import type { ProviderOptions } from './internal/options.js';
+import { requireKey, type ProviderOptions } from './internal/options.js';
 import { classified, secretFilter, unanswered } from './internal/reply.js';
 import type { Provider, SendContext } from './provider.js';
 import { SubmitTracker, Submission } from './submit-tracking-agent.js';
@@ -52,14 +52,14 @@ function toMessageData(message: QueuedMessage, context: SendContext): MessageDat
 /**
  * Mailgun through `mailgun.js` (axios; it never retries). The SDK takes no HTTP agent, so
  * submission is seen on Node's `http.client.request.start` channel, within the send's
- * async context. With neither an API key nor an endpoint it sends to the sandbox.
+ * async context. `sandbox: true` sends to the local sandbox; a real provider without an API
+ * key refuses to start.
  */
 export function createMailgunProvider(options: MailgunProviderOptions): Provider {
   const { config } = options;
-  // Only the embedded sandbox counts as one: an endpoint of its own is where mail goes.
-  const sandbox = config.apiKey === undefined && config.endpoint === undefined;
-  const url = config.endpoint ?? (sandbox ? options.sandbox.url : MAILGUN_URL);
-  const key = config.apiKey ?? 'sandbox';
+  const sandbox = config.sandbox;
+  const url = sandbox ? options.sandbox.url : (config.endpoint ?? MAILGUN_URL);
+  const key = sandbox ? 'sandbox' : requireKey(options.id, 'Mailgun', config.apiKey, 'MAILGUN_API_KEY');
   const hide = secretFilter([config.apiKey, config.apiKey && Buffer.from(`api:${config.apiKey}`).toString('base64')]);
   const tracker = new SubmitTracker();
   const stopListening = tracker.listen();
@@ -91,6 +91,8 @@ export function createMailgunProvider(options: MailgunProviderOptions): Provider
     id: options.id,
     kind: 'mailgun',
     sandbox,
+    // The key was required when it was made.
+    async ready() {},
     async send(message, context) {
       const submission = new Submission(context.beforeSubmit);
       try {

@@ -79,6 +79,12 @@ export interface Provider {
   readonly kind: string;
   /** Whether it sends to the local sandbox rather than the real ESP. */
   readonly sandbox: boolean;
+  /**
+   * Resolves once it has what it needs to send (a real SES provider's credentials from the
+   * AWS chain); rejects with `invalid_config` naming the provider when it cannot. Processes
+   * that send wait for it at start and refuse to start without it.
+   */
+  ready(): Promise<void>;
   send(message: QueuedMessage, context: SendContext): Promise<Outcome>;
   /**
    * Checks credentials and reachability once (SES: `GetAccount`). Also opens the

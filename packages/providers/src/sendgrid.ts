@@ -3,7 +3,7 @@ import type { QueuedMessage } from '@sluice/core';
 import type { Reply } from './classify.js';
 import { correlationIds } from './internal/mime.js';
 import { errorText } from './internal/net-error.js';
-import type { ProviderOptions } from './internal/options.js';
+import { requireKey, type ProviderOptions } from './internal/options.js';
 import { classified, secretFilter, unanswered, unsupported } from './internal/reply.js';
 import type { Provider, SendContext } from './provider.js';
 import { SEND_HEADER, SubmitTracker, Submission } from './submit-tracking-agent.js';
@@ -85,14 +85,14 @@ function lowerHeaders(headers: Record<string, unknown> | undefined): Record<stri
 
 /**
  * SendGrid v3 Mail Send through `@sendgrid/mail`, which never retries. Raw MIME cannot be
- * sent (refused without a network call). With neither an API key nor an endpoint it sends
- * to the sandbox.
+ * sent (refused without a network call). `sandbox: true` sends to the local sandbox; a real
+ * provider without an API key refuses to start.
  */
 export function createSendgridProvider(options: SendgridProviderOptions): Provider {
   const { config } = options;
-  // Only the embedded sandbox counts as one: an endpoint of its own is where mail goes.
-  const sandbox = config.apiKey === undefined && config.endpoint === undefined;
-  const baseUrl = config.endpoint ?? (sandbox ? options.sandbox.url : SENDGRID_URL);
+  const sandbox = config.sandbox;
+  const apiKey = sandbox ? 'SG.sandbox' : requireKey(options.id, 'SendGrid', config.apiKey, 'SENDGRID_API_KEY');
+  const baseUrl = sandbox ? options.sandbox.url : (config.endpoint ?? SENDGRID_URL);
   const hide = secretFilter([config.apiKey]);
   const tracker = new SubmitTracker();
   const { httpAgent, httpsAgent } = tracker.agents({ keepAlive: true, maxSockets: config.concurrency });
@@ -100,7 +100,7 @@ export function createSendgridProvider(options: SendgridProviderOptions): Provid
   const service = new MailService();
   // MailService builds its own client; its `request()` takes axios options from `defaultRequest`.
   const client = (service as unknown as { client: SgClient }).client;
-  client.setApiKey(config.apiKey ?? 'SG.sandbox');
+  client.setApiKey(apiKey);
   // After setApiKey, which resets the base URL.
   client.setDefaultRequest('baseUrl', baseUrl);
   client.setDefaultRequest('httpAgent', httpAgent);
@@ -135,6 +135,8 @@ export function createSendgridProvider(options: SendgridProviderOptions): Provid
     id: options.id,
     kind: 'sendgrid',
     sandbox,
+    // The key was required when it was made.
+    async ready() {},
     async send(message, context) {
       if (message.raw !== undefined) {
         return unsupported('SendGrid cannot send raw MIME: send text/html or a template through this provider');

@@ -3,14 +3,17 @@ import {
   SESv2Client,
   SendEmailCommand,
   type EmailContent,
+  type SESv2ClientConfig,
   type SendEmailCommandInput,
 } from '@aws-sdk/client-sesv2';
-import type { QueuedMessage } from '@sluice/core';
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import { SluiceError, type QueuedMessage } from '@sluice/core';
 import type { Reply } from './classify.js';
 import { errorText } from './internal/net-error.js';
 import { correlationIds, formatAddress, withMessageId } from './internal/mime.js';
 import type { ProviderOptions } from './internal/options.js';
 import { classified, secretFilter, unanswered } from './internal/reply.js';
+import { withTimeout } from './internal/options.js';
 import type { Provider, SendContext } from './provider.js';
 import { SEND_HEADER, SubmitTracker, Submission } from './submit-tracking-agent.js';
 
@@ -67,26 +70,39 @@ function toInput(
 }
 
 /**
+ * Where an SES provider's credentials come from: the sandbox's dummy keys, the config's static
+ * keys, or else the AWS default credential chain (environment with `AWS_SESSION_TOKEN`, SSO,
+ * web identity, `AWS_PROFILE` and the shared files, ECS and EC2 roles), each remote source
+ * bounded by `timeoutMs` with no retry, so a missing metadata service fails fast.
+ */
+function credentialsOf(config: SesProviderOptions['config']): NonNullable<SESv2ClientConfig['credentials']> {
+  if (config.sandbox) return { accessKeyId: 'SANDBOX', secretAccessKey: 'sandbox' };
+  if (config.accessKeyId !== undefined && config.secretAccessKey !== undefined) {
+    return {
+      accessKeyId: config.accessKeyId,
+      secretAccessKey: config.secretAccessKey,
+      ...(config.sessionToken !== undefined ? { sessionToken: config.sessionToken } : {}),
+    };
+  }
+  return defaultProvider({ timeout: Math.min(config.timeoutMs, 2_000), maxRetries: 0 });
+}
+
+/**
  * Amazon SES v2 through the real SDK. SDK retries are off (Sluice owns retries) and
- * request timeouts throw. With neither credentials nor an endpoint configured it sends to
- * the sandbox.
+ * request timeouts throw. `sandbox: true` sends to the local sandbox; a real provider without
+ * static keys takes the AWS default credential chain, and `ready()` fails when it yields none.
  */
 export function createSesProvider(options: SesProviderOptions): Provider {
-  const { config } = options;
-  const anonymous = config.accessKeyId === undefined || config.secretAccessKey === undefined;
-  // Only the embedded sandbox counts as one: an endpoint of its own is where mail goes.
-  const sandbox = anonymous && config.endpoint === undefined;
-  const endpoint = config.endpoint ?? (sandbox ? options.sandbox.url : undefined);
+  const { config, id } = options;
+  const sandbox = config.sandbox;
+  const endpoint = sandbox ? options.sandbox.url : config.endpoint;
   const where = endpoint ?? `SES ${config.region}`;
-  const hide = secretFilter([config.secretAccessKey]);
+  const hide = secretFilter([config.secretAccessKey, config.sessionToken]);
   const tracker = new SubmitTracker();
   const client = new SESv2Client({
     region: config.region,
     ...(endpoint ? { endpoint } : {}),
-    // Always static: the default chain could wander off to instance metadata.
-    credentials: anonymous
-      ? { accessKeyId: 'SANDBOX', secretAccessKey: 'sandbox' }
-      : { accessKeyId: config.accessKeyId!, secretAccessKey: config.secretAccessKey! },
+    credentials: credentialsOf(config),
     maxAttempts: 1,
     requestHandler: {
       requestTimeout: config.timeoutMs,
@@ -124,9 +140,24 @@ export function createSesProvider(options: SesProviderOptions): Provider {
   }
 
   return {
-    id: options.id,
+    id,
     kind: 'ses',
     sandbox,
+    async ready() {
+      // The chain's sources are bounded one by one; the whole is bounded too.
+      const credentials = client.config.credentials();
+      try {
+        await withTimeout(credentials, config.timeoutMs);
+      } catch (cause) {
+        throw new SluiceError(
+          'invalid_config',
+          `providers.${id}: no AWS credentials for this real SES provider: ${hide(errorText(cause))} ` +
+            `(give accessKeyId/secretAccessKey, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY[/AWS_SESSION_TOKEN], AWS_PROFILE, or a role; ` +
+            `sandbox: true sends to the local sandbox instead)`,
+          { path: `providers.${id}`, cause },
+        );
+      }
+    },
     async send(message, context) {
       const submission = new Submission(context.beforeSubmit);
       const command = new SendEmailCommand(toInput(message, context, config.configurationSetName));

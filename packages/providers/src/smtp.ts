@@ -1,6 +1,6 @@
 import nodemailer from 'nodemailer';
 import { Readable } from 'node:stream';
-import type { QueuedMessage } from '@sluice/core';
+import { SluiceError, type QueuedMessage } from '@sluice/core';
 import { correlationHeaders, withMessageId } from './internal/mime.js';
 import { errorText } from './internal/net-error.js';
 import type { ProviderOptions } from './internal/options.js';
@@ -137,14 +137,19 @@ function replyIn(text: string): { status: number; text: string } | undefined {
 /**
  * SMTP through a nodemailer pool (`concurrency` connections, `maxMessages` each). A message
  * whose data went out is never sent again by the pool: a lost answer after DATA is
- * `ambiguous`. ESP templates cannot be sent. With no host configured it sends to the
- * sandbox's SMTP port.
+ * `ambiguous`. ESP templates cannot be sent. `sandbox: true` sends to the sandbox's SMTP
+ * port (the config refuses a real one without a host).
  */
 export function createSmtpProvider(options: SmtpProviderOptions): Provider {
   const { config } = options;
-  const sandbox = config.host === undefined;
-  const host = config.host ?? options.sandbox.smtpHost;
-  const port = config.host === undefined ? options.sandbox.smtpPort : config.port;
+  const sandbox = config.sandbox;
+  const host = sandbox ? options.sandbox.smtpHost : config.host;
+  if (host === undefined) {
+    throw new SluiceError('invalid_config', `providers.${options.id}.host: a real SMTP provider needs a host`, {
+      path: `providers.${options.id}.host`,
+    });
+  }
+  const port = sandbox ? options.sandbox.smtpPort : config.port;
   const hide = secretFilter([config.password]);
   const lastWords = new Map<string, string>();
   const transporter = nodemailer.createTransport({
@@ -218,6 +223,8 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
     id: options.id,
     kind: 'smtp',
     sandbox,
+    // Nothing to resolve: the host and login are in its config.
+    async ready() {},
     async send(message, context) {
       if (message.template !== undefined) {
         return unsupported(

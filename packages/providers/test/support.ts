@@ -48,9 +48,13 @@ export type Kind = ProviderConfig['kind'];
 /** The Mailgun sending domain of every test adapter. */
 export const MAILGUN_DOMAIN = 'mg.sluice.test';
 
+/** Fields that make a provider a real one: where it sends, and its keys. */
+const REAL_FIELDS = ['endpoint', 'host', 'apiKey', 'accessKeyId'];
+
 /**
  * An adapter of `kind` pointed at `sandbox`, closed after the test. `extra` is merged into
- * its provider config (validated as a real config would be).
+ * its provider config (validated as a real config would be); without an address or keys of
+ * its own it is a `sandbox: true` provider.
  */
 export function adapter(
   kind: Kind,
@@ -59,7 +63,15 @@ export function adapter(
 ): Provider {
   const config = parseConfig({
     defaultProvider: 'p',
-    providers: { p: { kind, rate: 100, ...(kind === 'mailgun' ? { domain: MAILGUN_DOMAIN } : {}), ...extra } },
+    providers: {
+      p: {
+        kind,
+        rate: 100,
+        ...(REAL_FIELDS.some((field) => field in extra) ? {} : { sandbox: true }),
+        ...(kind === 'mailgun' ? { domain: MAILGUN_DOMAIN } : {}),
+        ...extra,
+      },
+    },
   });
   const options = { id: 'p', sandbox: { url: sandbox.url, smtpHost: '127.0.0.1', smtpPort: sandbox.smtpPort } };
   const p = config.providers.p!;

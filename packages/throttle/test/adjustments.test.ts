@@ -121,7 +121,7 @@ describe('backpressure', () => {
   it('lowers the layers a message is admitted through, and caps the provider at its account limit', async () => {
     const a = adjustments();
     const config = parseConfig({
-      providers: { ses: { kind: 'ses', rate: 100, burst: 20 } },
+      providers: { ses: { kind: 'ses', sandbox: true, rate: 100, burst: 20 } },
       receivers: [{ name: 'gmail', domains: ['gmail.test'], rate: 40, burst: 8 }],
     });
     const subject = { to: 'x@gmail.test', tenantId: 'default' };
