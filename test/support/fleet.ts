@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { createClient, type SluiceClient } from '@sluice/client';
-import { createSandbox, type Keep, type Sandbox } from '@sluice/sandbox';
+import { createSandbox, type Keep, type Sandbox, type SandboxOptions } from '@sluice/sandbox';
 import { bundleApps, type BundledApp } from './app-bundle.js';
 import { startProcess, type TestProcess } from './process.js';
 
@@ -28,8 +28,15 @@ export interface FleetOptions {
   redisUrl: string;
   /** A directory made by `bundleApps` (the test run's); without it, this process makes its own. */
   apps?: string;
-  /** Merged over the base config (the fleet's prefix and sandbox are set for you). */
-  config?: Record<string, unknown>;
+  /**
+   * Merged over the base config (the fleet's prefix and sandbox are set for you); a function
+   * is given the sandbox (to point a real provider's endpoint at it).
+   */
+  config?: Record<string, unknown> | ((sandbox: Sandbox) => Record<string, unknown>);
+  /** The sandbox's own options (credentials it expects), beside `scenario` and `keep`. */
+  sandboxOptions?: Pick<SandboxOptions, 'accessKeyId' | 'sessionToken'>;
+  /** On top of this process's environment, for every process of the fleet. */
+  env?: Record<string, string>;
   /** The sandbox's scenario. */
   scenario?: unknown;
   /** What the sandbox keeps of each message (`'counts'` for a campaign of millions). */
@@ -80,21 +87,26 @@ function spawnApp(apps: string, app: BundledApp, env: NodeJS.ProcessEnv): Promis
 export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const prefix = `t${randomUUID().slice(0, 8)}`;
   const apps = options.apps ?? (await ownBundles());
-  const sandbox = await createSandbox({ scenario: options.scenario ?? {}, keep: options.keep });
+  const sandbox = await createSandbox({
+    scenario: options.scenario ?? {},
+    keep: options.keep,
+    ...options.sandboxOptions,
+  });
   const dir = mkdtempSync(join(tmpdir(), 'sluice-fleet-'));
   const configPath = join(dir, 'sluice.yaml');
+  const given = typeof options.config === 'function' ? options.config(sandbox) : options.config;
   const config = {
-    ...options.config,
+    ...given,
     redis: { url: options.redisUrl, prefix },
     sandbox: { url: sandbox.url, smtpPort: sandbox.smtpPort },
     worker: {
       lockDurationMs: 4_000,
       stalledIntervalMs: 1_000,
-      ...(options.config?.worker as object | undefined),
+      ...(given?.worker as object | undefined),
     },
   };
   writeFileSync(configPath, JSON.stringify(config, null, 2)); // JSON is YAML
-  const env = { ...process.env, SLUICE_CONFIG: configPath, REDIS_URL: options.redisUrl };
+  const env = { ...process.env, ...options.env, SLUICE_CONFIG: configPath, REDIS_URL: options.redisUrl };
   const redis = new Redis(options.redisUrl);
   // Its failures reach the test through the commands that fail; ioredis would print each one too.
   redis.on('error', () => undefined);

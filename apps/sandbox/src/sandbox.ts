@@ -37,6 +37,12 @@ export interface SandboxOptions {
    */
   accessKeyId?: string;
   /**
+   * When set, SES requests must also carry it as `X-Amz-Security-Token` (temporary
+   * credentials from STS, a role or `AWS_SESSION_TOKEN`), or are answered 403.
+   * @defaultValue unset: none needed
+   */
+  sessionToken?: string;
+  /**
    * When set, SendGrid requests must carry `Authorization: Bearer <key>` or are answered 401.
    * @defaultValue unset: any key passes
    */
@@ -155,6 +161,7 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     logger,
     recorder,
     accessKeyId: options.accessKeyId,
+    sessionToken: options.sessionToken,
     sendgridApiKey: options.sendgridApiKey,
     mailgunApiKey: options.mailgunApiKey,
     policy: () => policy,

@@ -24,6 +24,7 @@ export interface SandboxContext {
   readonly recorder: Recorder;
   /** The key SigV4 `Credential=` must name, if any. */
   readonly accessKeyId: string | undefined;
+  readonly sessionToken: string | undefined;
   /** The SendGrid `Authorization: Bearer` key, if one is required. */
   readonly sendgridApiKey: string | undefined;
   /** The Mailgun Basic auth key (user `api`), if one is required. */

@@ -25,11 +25,14 @@ function credentialKey(req: IncomingMessage): string | undefined {
 }
 
 /**
- * Answers 403 and returns false when a key is expected and the request names another.
- * The signature itself is not checked: proving the credentials are wired through is enough.
+ * Answers 403 and returns false when a key (or a session token) is expected and the request
+ * names another. The signature itself is not checked: proving the credentials are wired
+ * through is enough.
  */
 export function checkCredential(ctx: SandboxContext, req: IncomingMessage, res: ServerResponse): boolean {
-  if (ctx.accessKeyId === undefined || credentialKey(req) === ctx.accessKeyId) return true;
+  const keyOk = ctx.accessKeyId === undefined || credentialKey(req) === ctx.accessKeyId;
+  const tokenOk = ctx.sessionToken === undefined || req.headers['x-amz-security-token'] === ctx.sessionToken;
+  if (keyOk && tokenOk) return true;
   sendSesError(res, 403, 'UnrecognizedClientException', 'The security token included in the request is invalid.');
   return false;
 }
