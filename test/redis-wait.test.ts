@@ -51,7 +51,7 @@ it('every process waits for Redis saying so once, says once when it is back and 
   const apps = inject('apps');
   const procs = new Map<string, Proc>();
   let redis: RedisServer | undefined;
-  const client = createClient({ redis: url, prefix });
+  const client = createClient({ redis: url, prefix, fleetCheck: 'off' });
   const send = (i: number) =>
     client.send({ from: 'Acme <news@acme.test>', to: `user${i}@example.test`, subject: `hi ${i}`, text: 'hi' });
   try {

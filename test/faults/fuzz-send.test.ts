@@ -276,7 +276,7 @@ function namesAField(path: string | undefined, c: Call): boolean {
 
 /** A fresh prefix with what a live one has: a campaign, a cancelled campaign, an intake queue. */
 async function seed(prefix: string): Promise<SluiceClient> {
-  const client = createClient({ redis: r.redis, prefix });
+  const client = createClient({ redis: r.redis, prefix, fleetCheck: 'off' });
   await client.campaigns.create({ id: 'spring', priority: 'low' });
   await client.campaigns.create({ id: 'recalled' });
   const deps = { redis: r.redis, keys: createKeys(prefix), config: parseConfig({}) };

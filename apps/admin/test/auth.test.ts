@@ -42,7 +42,7 @@ describe('admin auth', () => {
     });
     await redis.sadd(`${prefix}:campaigns`, 'spring');
     // A campaign with a message in its queue (no scheduler runs here): what Empty would drop.
-    const client = createClient({ redis: r.url, prefix });
+    const client = createClient({ redis: r.url, prefix, fleetCheck: 'off' });
     await client.campaigns.create({ id: 'sale', priority: 'low' });
     const [queued] = await client.sendBulk([
       { from: 'a@acme.test', to: 'r@x.test', subject: 's', text: 't', campaignId: 'sale' },
@@ -181,7 +181,7 @@ describe('admin auth', () => {
         .json<{ queues: { name: string; counts: Record<string, number> }[] }>()
         .queues.find((q) => q.name === name)!;
     };
-    const client = createClient({ redis: r.url, prefix });
+    const client = createClient({ redis: r.url, prefix, fleetCheck: 'off' });
     try {
       const writes = [
         'campaign-sale/empty',

@@ -27,7 +27,7 @@ describe('a cancelled campaign through the admin app', () => {
       admin: { tokens: [{ actor: 'alice', token: TOKEN }] },
     });
     queues = createQueues({ redis, keys });
-    const client = createClient({ redis: r.url, prefix: r.prefix });
+    const client = createClient({ redis: r.url, prefix: r.prefix, fleetCheck: 'off' });
     await client.campaigns.create({ id: 'recalled', name: 'Recalled', priority: 'low' });
     await client.campaigns.create({ id: 'held', priority: 'low' });
     await client.sendBulk([{ from: 'a@acme.test', to: 'r@x.test', subject: 's', text: 't', campaignId: 'recalled' }]);

@@ -47,7 +47,7 @@ it('launches a campaign past the lifetime at one receiver: split, shown, approve
   );
   const env = childEnv({ REDIS_URL: r.url, SLUICE_CONFIG: config, USER: 'tester' });
   scheduler = await startProcess('scheduler', fromSources('scheduler'), env, '"ready"');
-  client = createClient({ redis: r.url, prefix: r.prefix });
+  client = createClient({ redis: r.url, prefix: r.prefix, fleetCheck: 'off' });
   await client.campaigns.create({ id: 'spring', name: 'Spring sale', priority: 'low' });
   const forecast = join(dir, 'forecast.json');
   await writeFile(forecast, JSON.stringify({ total: 100_000, domains: { 'gmail.com': 70_000, 'yahoo.com': 30_000 } }));

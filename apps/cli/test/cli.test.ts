@@ -77,7 +77,7 @@ beforeEach(async () => {
   redis = r.redis;
   prefix = r.prefix;
   keys = r.keys;
-  client = createClient({ redis: r.url, prefix });
+  client = createClient({ redis: r.url, prefix, fleetCheck: 'off' });
   config = join(dir, `${prefix}.yaml`);
   await writeFile(config, `redis: { prefix: ${prefix} }\n`);
 });

@@ -7,11 +7,13 @@ import {
   createQueues,
   createStore,
   type AttemptEntry,
+  type FleetView,
   type MessageRecord,
   type Store,
 } from '@sluice/store';
 import { clientCampaigns, type Campaigns } from './campaigns.js';
 import { createGuard, type Guard } from './deadline.js';
+import { createFleetWatch, type FleetCheck } from './fleet-check.js';
 import { createIntake, type Parsed, type SendResult } from './intake.js';
 import { clientOutcomes, type ClientOutcomes } from './outcomes.js';
 import { createClientSuppressions, type ClientSuppressions } from './suppressions.js';
@@ -41,6 +43,21 @@ export interface ClientOptions {
    * @defaultValue `{ claimIdleMs: 60_000, maxBacklog: 250_000 }`
    */
   outcomes?: { claimIdleMs?: number; maxBacklog?: number };
+  /**
+   * The first call that writes mail (`send`, `sendBulk`, `campaigns.create`, `campaigns.inject`)
+   * looks for the fleet's heartbeat under `prefix`: with `'error'` no fleet there is a
+   * `no_fleet` error (transient: nothing written) and a fleet of another store schema a
+   * `fleet_incompatible` one; `'warn'` hands those to `onWarning` and accepts the mail (it
+   * waits until a fleet runs); `'off'` does not look. Mail accepted while no scheduler runs is
+   * counted (`sluice status`) and warned of once, unless `'off'`.
+   * @defaultValue `'error'`
+   */
+  fleetCheck?: FleetCheck;
+  /**
+   * Where the fleet check's warnings go (`no_fleet`, `fleet_incompatible`, `no_scheduler`).
+   * @defaultValue `process.emitWarning` (type `SluiceWarning`, the error's code)
+   */
+  onWarning?: (warning: SluiceError) => void;
 }
 
 /** Message lookups. */
@@ -82,6 +99,8 @@ export interface SluiceClient {
   readonly suppressions: ClientSuppressions;
   /** Every final state and first deferral, through consumer groups: how a backend follows millions. */
   readonly outcomes: ClientOutcomes;
+  /** The fleet under the client's prefix, as its heartbeats tell: processes, versions, schema, sandbox providers. */
+  fleet(): Promise<FleetView>;
   /**
    * Closes queues, and the connection if the client opened it; past `timeoutMs` (Redis
    * silent) the connection it opened is dropped instead.
@@ -135,6 +154,21 @@ export function createClient(options: ClientOptions): SluiceClient {
   const store: Store = createStore({ redis, keys });
   const queues = createQueues({ redis, keys });
   const guard = createGuard(timeoutMs);
+  const fleetCheck = options.fleetCheck ?? 'error';
+  if (!['error', 'warn', 'off'].includes(fleetCheck)) {
+    throw new SluiceError('invalid_argument', `fleetCheck: must be 'error', 'warn' or 'off'`, { path: 'fleetCheck' });
+  }
+  const watch = createFleetWatch({
+    redis,
+    keys,
+    mode: fleetCheck,
+    onWarning:
+      options.onWarning ?? ((w) => process.emitWarning(w.message, { type: 'SluiceWarning', code: w.code })),
+  });
+  const counted = (results: SendResult[]): SendResult[] => {
+    watch.accepted(results.filter((r) => !r.duplicate).length);
+    return results;
+  };
   const intake = createIntake({ redis, keys, store, queues });
   const lifecycle = createCampaigns({ redis, keys, queues, store });
   const outcomes = clientOutcomes({ redis, keys, timeoutMs, claimIdleMs, maxBacklog, check: () => check() });
@@ -175,8 +209,14 @@ export function createClient(options: ClientOptions): SluiceClient {
       // Each method within the deadline, but the injection: it waits for room as long as it
       // takes, each chunk within the deadline.
       ...guarded('campaigns', campaigns, guard, check),
-      inject(id, recipients, opts) {
+      create: async (input) => {
         check();
+        await guard('campaigns.create', () => watch.ensure());
+        return guard('campaigns.create', () => campaigns.create(input));
+      },
+      async inject(id, recipients, opts) {
+        check();
+        await guard('campaigns.inject', () => watch.ensure());
         return injection.inject(id, recipients, opts);
       },
       // A launch waits for a scheduler's decision within its own timeoutMs (10 s by default).
@@ -188,10 +228,15 @@ export function createClient(options: ClientOptions): SluiceClient {
     suppressions: guarded('suppressions', createClientSuppressions(redis, keys, check), guard, check),
     messages: guarded('messages', messages, guard, check),
     outcomes: outcomes.api,
+    async fleet() {
+      check();
+      return guard('fleet', () => watch.read());
+    },
     async send(input) {
       check();
       const parsed = parse(input, []);
-      const [result] = await intake.enqueue([parsed], chunkSize, (run) => guard('send', run));
+      await guard('send', () => watch.ensure());
+      const [result] = counted(await intake.enqueue([parsed], chunkSize, (run) => guard('send', run)));
       return result!;
     },
     async sendBulk(inputs) {
@@ -201,7 +246,8 @@ export function createClient(options: ClientOptions): SluiceClient {
       }
       // Every message first: one bad one refuses the call before anything is read or written.
       const parsed = inputs.map((input, i) => parse(input, ['messages', i]));
-      return intake.enqueue(parsed, chunkSize, (run) => guard('sendBulk', run));
+      await guard('sendBulk', () => watch.ensure());
+      return counted(await intake.enqueue(parsed, chunkSize, (run) => guard('sendBulk', run)));
     },
     async close() {
       if (closed) return;

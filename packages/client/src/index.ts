@@ -1,4 +1,5 @@
 export { createClient, type ClientOptions, type SluiceClient, type SendResult, type Messages } from './client.js';
+export { type FleetCheck } from './fleet-check.js';
 export { type Campaigns } from './campaigns.js';
 export {
   campaignInputSchema,
@@ -17,6 +18,9 @@ export { type ClientSuppressions } from './suppressions.js';
 export { type ClientOutcomes } from './outcomes.js';
 export type {
   AttemptEntry,
+  FleetProcess,
+  FleetRole,
+  FleetView,
   InjectCursor,
   InjectOptions,
   InjectProgress,

@@ -31,7 +31,7 @@ async function keyspace(): Promise<Map<string, string>> {
 beforeEach(() => {
   redis = r.redis;
   prefix = r.prefix;
-  client = createClient({ redis: r.url, prefix });
+  client = createClient({ redis: r.url, prefix, fleetCheck: 'off' });
 });
 afterEach(async () => {
   await client.close();
@@ -163,7 +163,7 @@ describe('a cancel that lands while a send is being written', () => {
     const keys = createKeys(prefix);
     const sender = new Redis(r.url, { connectionName: 'race-sender' });
     const ops = new Redis(r.url, { connectionName: 'race-ops' });
-    const racing = createClient({ redis: sender, prefix });
+    const racing = createClient({ redis: sender, prefix, fleetCheck: 'off' });
     const queues = createQueues({ redis: ops, keys });
     try {
       await racing.campaigns.create({ id: 'spring', priority: 'low' });

@@ -9,7 +9,12 @@ const r = useRedisPrefix();
 let client: SluiceClient;
 
 beforeEach(() => {
-  client = createClient({ redis: r.url, prefix: r.prefix, outcomes: { claimIdleMs: 100, maxBacklog: 10 } });
+  client = createClient({
+    redis: r.url,
+    prefix: r.prefix,
+    fleetCheck: 'off',
+    outcomes: { claimIdleMs: 100, maxBacklog: 10 },
+  });
 });
 afterEach(async () => {
   await client.close();

@@ -87,7 +87,7 @@ afterAll(async () => {
 
 describe('Redis stopped (SIGSTOP): nothing answers, the connection stays open', () => {
   it('every call fails with redis_unavailable at the deadline; once Redis runs again sends work, and a retry with the same key is not a second message', async () => {
-    const client = createClient({ redis: `redis://127.0.0.1:${port}`, prefix, timeoutMs: 300 });
+    const client = createClient({ redis: `redis://127.0.0.1:${port}`, prefix, fleetCheck: 'off', timeoutMs: 300 });
     const check = new Redis(`redis://127.0.0.1:${port}`);
     try {
       await client.campaigns.create({ id: 'spring' });
@@ -124,7 +124,7 @@ describe('Redis stopped (SIGSTOP): nothing answers, the connection stays open', 
   });
 
   it('close() does not hang on a silent Redis', async () => {
-    const client = createClient({ redis: `redis://127.0.0.1:${port}`, prefix, timeoutMs: 300 });
+    const client = createClient({ redis: `redis://127.0.0.1:${port}`, prefix, fleetCheck: 'off', timeoutMs: 300 });
     await client.send(ok);
     server!.kill('SIGSTOP');
     try {
@@ -139,11 +139,11 @@ describe('Redis stopped (SIGSTOP): nothing answers, the connection stays open', 
 
 describe('Redis killed (connection refused) and restarted', () => {
   it('sends fail with redis_unavailable, not ioredis’s error, within the deadline even on a connection that retries for ever; they work again once Redis is back', async () => {
-    const own = createClient({ redis: `redis://127.0.0.1:${port}`, prefix, timeoutMs: 300 });
+    const own = createClient({ redis: `redis://127.0.0.1:${port}`, prefix, fleetCheck: 'off', timeoutMs: 300 });
     // A connection of the backend's that never gives up a command (as BullMQ asks for workers).
     const patient = new Redis(`redis://127.0.0.1:${port}`, { maxRetriesPerRequest: null });
     patient.on('error', () => {});
-    const theirs = createClient({ redis: patient, prefix, timeoutMs: 300 });
+    const theirs = createClient({ redis: patient, prefix, fleetCheck: 'off', timeoutMs: 300 });
     // What the library prints in the backend's process: nothing (BullMQ printed each
     // reconnect error of every queue handle, ioredis each unhandled error event).
     const printed = vi.spyOn(console, 'error');

@@ -6,7 +6,7 @@ const r = useRedisPrefix();
 let client: SluiceClient;
 
 beforeEach(() => {
-  client = createClient({ redis: r.url, prefix: r.prefix });
+  client = createClient({ redis: r.url, prefix: r.prefix, fleetCheck: 'off' });
 });
 afterEach(async () => {
   await client.close();

@@ -24,7 +24,11 @@ export type SluiceErrorCode =
   /** `campaigns.launch` of a campaign whose launch is decided already (and not rejected). */
   | 'campaign_launched'
   /** `campaigns.approve` of a decision that cannot be approved (a storage-critical reject, none pending). */
-  | 'approval_refused';
+  | 'approval_refused'
+  /** The client's first call: no process of a fleet beats under its prefix (a wrong prefix, or no fleet running). */
+  | 'no_fleet'
+  /** The client's first call: the fleet under its prefix speaks another store schema. */
+  | 'fleet_incompatible';
 
 /** Options of {@link SluiceError}. */
 export interface SluiceErrorOptions {

@@ -96,3 +96,4 @@ export {
   type GovernedScope,
   type GovernorRule,
 } from './governor-config.js';
+export { SCHEMA_VERSION, SLUICE_VERSION } from './version.js';

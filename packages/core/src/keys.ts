@@ -106,6 +106,15 @@ export interface Keys {
   launches(): string;
   /** When an ESP event was last applied, per provider (hash provider → epoch ms): the suppression feed's freshness. */
   feedApplied(): string;
+  /**
+   * The fleet's heartbeat: each live process's last beat (sorted set process id → epoch ms).
+   * Under the fleet's hash tag, with {@link Keys.fleetProcesses}: one beat writes both.
+   */
+  fleetBeats(): string;
+  /** What each process of the fleet is (hash process id → JSON: role, version, schema, sandbox providers). */
+  fleetProcesses(): string;
+  /** Messages accepted while no scheduler ran (hash: `count`, `firstAt`, `lastAt`), until a scheduler starts. */
+  fleetUnscheduled(): string;
 }
 
 /** The quota layers, in check order. */
@@ -167,6 +176,9 @@ export function createKeys(prefix = 'sluice'): Keys {
     launch: (id) => `${prefix}:launch:${id}`,
     launches: () => `${prefix}:launches`,
     feedApplied: () => `${prefix}:feed:applied`,
+    fleetBeats: () => `{${prefix}:fleet}:beats`,
+    fleetProcesses: () => `{${prefix}:fleet}:procs`,
+    fleetUnscheduled: () => `{${prefix}:fleet}:unscheduled`,
   };
 }
 

@@ -11,7 +11,9 @@ import {
   createOutcomes,
   createQueues,
   createRedisHealth,
+  createHeartbeat,
   createStore,
+  takeUnscheduled,
   type Campaigns,
   type RedisHealth,
 } from '@sluice/store';
@@ -174,6 +176,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     keys,
   });
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const heartbeat = createHeartbeat({ redis, keys, role: 'scheduler', sandbox: sandboxProviders(config) });
   const launch = createLaunchChore({ config, redis, keys, adjustments, organisations, warmup, logger, holder });
   const governor = schedulerGovernor({
     config,
@@ -282,6 +285,14 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     async start() {
       // A real SES provider without credentials refuses the start, as in the workers.
       for (const p of quotaProviders.values()) await p.ready();
+      await heartbeat.start();
+      const waited = await takeUnscheduled(redis, keys);
+      if (waited) {
+        logger.warn(
+          { event: 'unscheduled', count: waited.count, firstAt: waited.firstAt, lastAt: waited.lastAt },
+          `${waited.count} messages were accepted while no scheduler ran (since ${new Date(waited.firstAt).toISOString()}): admitting them now`,
+        );
+      }
       await adjustments.start();
       await warmup.start();
       governor.start();
@@ -303,6 +314,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     },
     async close() {
       closing = true;
+      await heartbeat.close();
       if (ownHealth) health.close();
       if (poller) clearTimeout(poller);
       await Promise.all([...workers.values()].map((w) => w.close()));
@@ -317,4 +329,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await redis.quit();
     },
   };
+}
+
+/** The configured providers that send to the local sandbox (for the heartbeat and the status). */
+export function sandboxProviders(config: SluiceConfig): string[] {
+  return Object.entries(config.providers)
+    .filter(([, p]) => p.sandbox)
+    .map(([id]) => id);
 }

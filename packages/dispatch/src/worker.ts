@@ -8,6 +8,7 @@ import {
   connectRedis,
   createCampaigns,
   createQueues,
+  createHeartbeat,
   createRedisHealth,
   createStore,
   type RedisHealth,
@@ -76,6 +77,12 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     ...(options.onStep ? { onStep: options.onStep } : {}),
   });
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const heartbeat = createHeartbeat({
+    redis,
+    keys,
+    role: 'worker',
+    sandbox: [...providers.values()].filter((p) => p.sandbox).map((p) => p.id),
+  });
   const want = PRIORITY_CLASSES.reduce((n, p) => n + config.worker.concurrency[p], 0);
   const gates = new Map<string, SlotGate>();
   const slots = new Map<string, Slots>();
@@ -133,6 +140,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
         else logger.warn({ provider: p.id }, `provider check failed: ${result.error}`);
       }
       announceSandbox(logger, [...providers.values()]);
+      await heartbeat.start();
       await adjustments.start();
       for (const s of slots.values()) await s.start();
       for (const p of PRIORITY_CLASSES) {
@@ -152,6 +160,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
       rescale();
     },
     async close() {
+      await heartbeat.close();
       if (ownHealth) health.close();
       const drain = Promise.all([...workers.values()].map((w) => w.close()));
       const timeout = new Promise<'timeout'>((r) =>

@@ -20,7 +20,7 @@ import {
   type Signals,
 } from '@sluice/throttle';
 import type { Alert, KeyStatus, Override, QueueStatus, StatusSnapshot } from './types.js';
-import { createQueues, type LaunchSummary } from '@sluice/store';
+import { createQueues, readFleet, type LaunchSummary } from '@sluice/store';
 
 /** How far back the status shows the governor's alerts. */
 const ALERTS_FOR_MS = 15 * 60_000;
@@ -363,6 +363,7 @@ export function createStatus(options: StatusOptions): Status {
 
       return {
         at: now,
+        fleet: await readFleet(redis, keys, now),
         keys: keyList,
         queues: queueList,
         latency: latencies,

@@ -1,5 +1,5 @@
 import type { LayerKind, PriorityClass } from '@sluice/core';
-import type { LaunchSummary } from '@sluice/store';
+import type { FleetView, LaunchSummary } from '@sluice/store';
 import type { OverrideKind, OverrideState as Override } from '@sluice/throttle';
 
 /**
@@ -77,6 +77,11 @@ export interface QueueStatus {
 /** The fleet at a glance: what the dashboard, the CLI's `status` and `/metrics` show. */
 export interface StatusSnapshot {
   at: number;
+  /**
+   * The processes whose heartbeat is live under the prefix (role, version, schema), the
+   * providers that send to the local sandbox, and the messages accepted while no scheduler ran.
+   */
+  fleet: FleetView;
   keys: KeyStatus[];
   queues: QueueStatus[];
   /** Time from accepted by Sluice to accepted by the provider, per class, over recent sends (ms). */

@@ -45,6 +45,13 @@ const value = (families: FleetMetric[], name: string, labels: Record<string, str
 
 const SNAPSHOT: StatusSnapshot = {
   at: 1_000_000,
+  fleet: {
+    processes: [],
+    alive: { scheduler: 1, worker: 2, api: 0, admin: 0 },
+    schemas: [1],
+    sandbox: ['ses'],
+    unscheduled: null,
+  },
   keys: [
     { scope: 'provider', name: 'ses', configuredRate: 50, effectiveRate: 25, factor: 0.5, sendRate: 24.2, tokens: 3 },
     { scope: 'receiver', name: 'gmail.com', factor: 1, sendRate: 4 },

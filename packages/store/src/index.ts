@@ -94,3 +94,16 @@ export {
   type LaunchWave,
   type StoredGate,
 } from './launch-types.js';
+export {
+  ALIVE_MS,
+  BEAT_MS,
+  createHeartbeat,
+  noteUnscheduled,
+  readFleet,
+  takeUnscheduled,
+  type FleetProcess,
+  type FleetRole,
+  type FleetView,
+  type Heartbeat,
+  type HeartbeatOptions,
+} from './fleet.js';

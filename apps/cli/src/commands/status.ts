@@ -8,6 +8,7 @@ import { overridesTable } from './override.js';
 export function formatStatus(s: StatusSnapshot, now: number): string {
   const o = s.outcomes;
   const sections: [string, string][] = [
+    ['Fleet', formatFleet(s.fleet, now)],
     [
       'Keys',
       table(
@@ -118,10 +119,39 @@ export function formatStatus(s: StatusSnapshot, now: number): string {
   ].join('\n');
 }
 
+/** Who is there (per role, with versions), what sends to the sandbox, and mail waiting for a scheduler. */
+function formatFleet(f: StatusSnapshot['fleet'], now: number): string {
+  const lines = [
+    f.processes.length === 0
+      ? 'no process beats under this prefix: no fleet runs here (or it uses another redis.prefix)'
+      : table(
+          ['process', 'role', 'version', 'schema', 'started', 'sandbox'],
+          f.processes.map((p) => [
+            p.id,
+            p.role,
+            p.version,
+            p.schema,
+            when(p.startedAt, now),
+            p.sandbox.length > 0 ? p.sandbox.join(', ') : undefined,
+          ]),
+        ),
+  ];
+  if (f.sandbox.length > 0) {
+    lines.push(`SANDBOX: ${f.sandbox.join(', ')} send to the local sandbox ESP; their mail never leaves`);
+  }
+  if (f.alive.scheduler === 0 && f.processes.length > 0) lines.push('no scheduler runs: nothing is admitted');
+  if (f.unscheduled) {
+    lines.push(
+      `${f.unscheduled.count} messages accepted while no scheduler ran (first ${when(f.unscheduled.firstAt, now)}, last ${when(f.unscheduled.lastAt, now)})`,
+    );
+  }
+  return lines.join('\n');
+}
+
 const command: Command = {
   path: ['status'],
   usage: '[--json]',
-  summary: 'the fleet at a glance: keys, queues, latency, circuits, overrides, campaigns',
+  summary: 'the fleet at a glance: processes, keys, queues, latency, circuits, overrides, campaigns',
   description: [
     'Rates are messages per second; `effective` is the configured rate at the factor and any override in force.',
   ],
