@@ -59,6 +59,8 @@ export interface HeartbeatOptions {
   intervalMs?: number;
   /** @defaultValue `Date.now` */
   now?: () => number;
+  /** The release it announces (a test stands in for another release with it). @defaultValue this build's */
+  release?: { version: string; schema: number };
   /** A beat that failed (Redis away): the process's health reporter says so already. @defaultValue ignored */
   onError?: (err: unknown) => void;
 }
@@ -81,8 +83,8 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
   const info = (beatAt: number): string =>
     JSON.stringify({
       role,
-      version: SLUICE_VERSION,
-      schema: SCHEMA_VERSION,
+      version: options.release?.version ?? SLUICE_VERSION,
+      schema: options.release?.schema ?? SCHEMA_VERSION,
       host: hostname(),
       pid: process.pid,
       startedAt,
