@@ -95,6 +95,13 @@ it('shows the fleet live, and its Pause button stops a campaign', async () => {
   expect(await number(page.getByTestId('outcome-accepted-value'))).toBeGreaterThan(0);
   expect(await page.getByTestId('queue-campaign-spring').count()).toBe(1);
   expect(await page.getByTestId('latency-low').getByTestId('p50').textContent()).not.toBe('—');
+  // The fleet's processes, and the banner of a provider that sends to the sandbox.
+  expect(await page.getByTestId('fleet-processes').textContent()).toMatch(
+    /^scheduler 1 · worker 1 · api 0 · admin 0 — Sluice /,
+  );
+  expect(await page.getByTestId('sandbox-banner').textContent()).toBe(
+    'SANDBOX: ses send to the local sandbox ESP; their mail never leaves',
+  );
 
   const clickedAt = Date.now();
   await page.getByTestId('campaign-spring-pause').click();

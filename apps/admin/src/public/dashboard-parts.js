@@ -128,7 +128,42 @@
     return l ? (l.rule ? l.rule + ': ' : '') + l.reason : 'sluice campaigns launch <id> <forecast.json>';
   }
 
+  // Who is there, and a banner while any provider sends to the sandbox (mail that never leaves).
+  function fleetView(f) {
+    var roles = ['scheduler', 'worker', 'api', 'admin'].map(function (r) {
+      return r + ' ' + f.alive[r];
+    });
+    var releases = {};
+    f.processes.forEach(function (p) {
+      releases['Sluice ' + p.version + ', schema ' + p.schema] = true;
+    });
+    var parts = [
+      el('div', {
+        'data-testid': 'fleet-processes',
+        text: f.processes.length
+          ? roles.join(' · ') + ' — ' + Object.keys(releases).join('; ')
+          : 'no process beats under this prefix: no fleet runs here',
+      }),
+    ];
+    if (f.sandbox.length)
+      parts.push(
+        el('div', {
+          class: 'banner',
+          'data-testid': 'sandbox-banner',
+          text: 'SANDBOX: ' + f.sandbox.join(', ') + ' send to the local sandbox ESP; their mail never leaves',
+        }),
+      );
+    if (f.processes.length && !f.alive.scheduler)
+      parts.push(el('div', { class: 'banner', text: 'no scheduler runs: nothing is admitted' }));
+    if (f.unscheduled)
+      parts.push(
+        el('div', { text: f.unscheduled.count + ' messages accepted while no scheduler ran, waiting for one' }),
+      );
+    return el('div', {}, parts);
+  }
+
   window.SluiceDashboardParts = {
+    fleetView: fleetView,
     launchText: launchText,
     launchTitle: launchTitle,
     HISTORY: HISTORY,

@@ -361,6 +361,7 @@
         return r.json();
       })
       .then(function (s) {
+        replace('fleet', P.fleetView(s.fleet));
         drawOutcomes(s.outcomes);
         drawKeys(s.keys, s.at);
         drawCampaigns(s.campaigns);
