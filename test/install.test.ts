@@ -85,7 +85,7 @@ it('installs the client and what it needs from tarballs: built files, Lua script
     expect(manifest.license, name).toBe('Apache-2.0');
     expect(readFileSync(join(dir, 'LICENSE'), 'utf8'), `${name} LICENSE`).toBe(license);
     // Only what the build made: no sources (the `@sluice/source` condition finds nothing here).
-    expect(readdirSync(dir).sort(), name).toEqual(['LICENSE', 'dist', 'package.json']);
+    expect(readdirSync(dir).sort(), name).toEqual(['LICENSE', 'README.md', 'dist', 'package.json']);
     for (const [dep, range] of Object.entries(manifest.dependencies ?? {})) {
       if (dep.startsWith('@sluice/')) expect(range, `${name} → ${dep}`).toBe(`^${clientManifest.version}`);
     }
