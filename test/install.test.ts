@@ -198,7 +198,7 @@ await sluice.close();
   const checked = await timed('tsc', () =>
     run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project, env: childEnv() }).then(
       () => 'ok',
-      (err: { stdout?: string }) => err.stdout ?? String(err),
+      (err: Error & { stdout?: string }) => err.stdout || err.message,
     ),
   );
   expect(checked).toBe('ok');
