@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -80,12 +80,19 @@ it('installs the client and what it needs from tarballs: built files, Lua script
       version: string;
       license: string;
       dependencies?: Record<string, string>;
+      exports: Record<string, Record<string, string>>;
     };
     expect(manifest.version, name).toBe(clientManifest.version);
     expect(manifest.license, name).toBe('Apache-2.0');
     expect(readFileSync(join(dir, 'LICENSE'), 'utf8'), `${name} LICENSE`).toBe(license);
     // Only what the build made: no sources (the `@sluice/source` condition finds nothing here).
     expect(readdirSync(dir).sort(), name).toEqual(['LICENSE', 'README.md', 'dist', 'package.json']);
+    // Every published condition names a file of the tarball (TypeScript would fall back from a
+    // missing `types` to the `.d.ts` beside `default`, hiding a wrong path); the workspace's
+    // `@sluice/source` names one that is not there, and no consumer sets that condition.
+    for (const [condition, target] of Object.entries(manifest.exports['.'] ?? {})) {
+      expect(existsSync(join(dir, target)), `${name} ${condition} → ${target}`).toBe(condition !== '@sluice/source');
+    }
     for (const [dep, range] of Object.entries(manifest.dependencies ?? {})) {
       if (dep.startsWith('@sluice/')) expect(range, `${name} → ${dep}`).toBe(`^${clientManifest.version}`);
     }
