@@ -33,4 +33,14 @@ export type {
   SuppressionPage,
   SuppressionSource,
 } from '@sluice/store';
-export type { CampaignContentInput, MessageInput, RecipientInput } from '@sluice/core';
+// What a backend types its code with: the error it catches (one class, from `@sluice/core`, so
+// `instanceof` holds for every error the client throws) and the shapes `send` and `status` use.
+export { SluiceError, type SluiceErrorCode, type ErrorAction } from '@sluice/core';
+export type {
+  CampaignContentInput,
+  FinalState,
+  MessageInput,
+  MessageState,
+  PriorityClass,
+  RecipientInput,
+} from '@sluice/core';
