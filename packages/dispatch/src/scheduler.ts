@@ -7,6 +7,8 @@ import { PRIORITY_CLASSES, createKeys, type IntakeJobData, type Keys, type Sluic
 import { createProviders, type Provider } from '@sluice/providers';
 import {
   connectRedis,
+  createCampaignArchiver,
+  createCampaignWork,
   createCampaigns,
   createOutcomes,
   createQueues,
@@ -37,7 +39,7 @@ import { createInjectionWindows } from './injection-window.js';
 export interface SchedulerOptions {
   config: SluiceConfig;
   logger: Logger;
-  /** How often the campaign list is read for new campaigns. @defaultValue `1000` */
+  /** How often the campaigns with work are read (`keys.campaignsWithWork()`). @defaultValue `1000` */
   campaignPollMs?: number;
   /** A campaign's worker closes after its queue has been empty this long. @defaultValue `30_000` */
   campaignIdleMs?: number;
@@ -107,6 +109,7 @@ function schedulerGovernor(deps: {
   warmup: Warmup;
   holder: string;
   launch: LaunchChore;
+  archiver: { name: string; run(now: number): Promise<unknown> };
 }): Governor {
   const { config, redis, keys, adjustments, signals, logger, campaigns, warmup, holder, launch } = deps;
   return createGovernor({
@@ -120,17 +123,21 @@ function schedulerGovernor(deps: {
     // The campaign lifecycle's own pause and resume, as an admin's: the flag stops admitted
     // mail at the workers, the queue pause stops admission. A campaign cancelled meanwhile
     // stays as it is (cancelling cannot be undone), and one gone since is nothing to do.
+    // An archived one is over too: nothing to pause or resume.
     async pauseCampaign(id) {
-      if (await campaigns.get(id)) await campaigns.pause(id, { actor: 'governor' });
+      const c = await campaigns.get(id);
+      if (c && c.archivedAt === undefined) await campaigns.pause(id, { actor: 'governor' });
     },
     async resumeCampaign(id) {
-      if (await campaigns.get(id)) await campaigns.resume(id, { actor: 'governor', ifCancelled: 'skip' });
+      const c = await campaigns.get(id);
+      if (c && c.archivedAt === undefined) await campaigns.resume(id, { actor: 'governor', ifCancelled: 'skip' });
     },
     async campaignClass(id) {
       return (await campaigns.get(id))?.priority;
     },
     warmup,
-    chores: [...leaderChores(redis, keys, signals, launch), outcomeRetention(config, redis, keys)],
+    // Finished campaigns archived, once a `campaigns.archiveCheckMs`.
+    chores: [...leaderChores(redis, keys, signals, launch), outcomeRetention(config, redis, keys), deps.archiver],
   });
 }
 
@@ -175,6 +182,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   });
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const launch = createLaunchChore({ config, redis, keys, adjustments, organisations, warmup, logger, holder });
+  const work = createCampaignWork({ redis, keys });
+  const archiver = createCampaignArchiver({ redis, keys, settings: config.campaigns, logger });
   const governor = schedulerGovernor({
     config,
     redis,
@@ -186,6 +195,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     warmup,
     holder,
     launch,
+    archiver,
   });
   const quotaProviders =
     options.providers ??
@@ -199,6 +209,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const workers = new Map<string, Worker>();
   const intakeQueues = PRIORITY_CLASSES.map((p) => queues.intake(p));
   const campaignIdleSince = new Map<string, number>();
+  const campaignWorkers = new Map<string, Worker>();
   let poller: NodeJS.Timeout | undefined;
   let closing = false;
 
@@ -247,32 +258,63 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     workers.set(queue.name, worker);
   }
 
+  /**
+   * One poll: only the campaigns with work (`keys.campaignsWithWork()`, one ZRANGE) and those
+   * this scheduler watches, so its cost does not grow with idle or archived campaigns. A
+   * campaign whose queue is empty is pruned from the set unless its mark moved meanwhile
+   * (a writer marks after its add: see campaign-work.ts); its worker closes after
+   * `campaignIdleMs`. One that left the active set (archived, deleted) is pruned untouched.
+   */
   async function pollCampaigns(): Promise<void> {
-    const ids = await redis.smembers(keys.campaigns());
-    for (const id of ids) {
-      const queue = queues.campaign(id);
-      const name = queue.name;
-      const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
-      const busy = Object.values(counts).some((n) => n > 0);
-      const worker = workers.get(name);
-      await windows.update(id, Date.now());
-      if (busy) {
-        campaignIdleSince.delete(name);
-        if (!worker && !closing) {
-          watch(queue, true);
-          logger.info({ campaign: id }, 'watching campaign');
-        }
-      } else if (worker) {
-        const since = campaignIdleSince.get(name) ?? Date.now();
-        campaignIdleSince.set(name, since);
-        if (Date.now() - since > (options.campaignIdleMs ?? 30_000)) {
-          workers.delete(name);
-          campaignIdleSince.delete(name);
-          await worker.close();
-          logger.info({ campaign: id }, 'campaign idle; worker closed');
-        }
+    const marked = await work.read();
+    const ids = [...new Set([...marked.keys(), ...campaignWorkers.keys()])];
+    if (ids.length === 0) return;
+    const active = await redis.smismember(keys.campaigns(), ...ids);
+    for (const [i, id] of ids.entries()) {
+      const mark = marked.get(id);
+      if (active[i] !== 1) {
+        if (mark !== undefined) await work.prune(id, mark);
+        await closeCampaignWorker(id);
+        continue;
       }
+      await pollCampaign(id, mark);
     }
+  }
+
+  async function pollCampaign(id: string, mark: number | undefined): Promise<void> {
+    const queue = queues.campaign(id);
+    const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
+    const busy = Object.values(counts).some((n) => n > 0);
+    const worker = campaignWorkers.get(id);
+    await windows.update(id, Date.now());
+    if (busy) {
+      campaignIdleSince.delete(id);
+      // Work no writer marked (one crashed between its add and its mark): marked for the others.
+      if (mark === undefined) await work.mark([id]);
+      if (!worker && !closing) {
+        watch(queue, true);
+        campaignWorkers.set(id, workers.get(queue.name)!);
+        logger.info({ campaign: id }, 'watching campaign');
+      }
+      return;
+    }
+    if (mark !== undefined) await work.prune(id, mark);
+    if (!worker) return;
+    const since = campaignIdleSince.get(id) ?? Date.now();
+    campaignIdleSince.set(id, since);
+    if (Date.now() - since > (options.campaignIdleMs ?? 30_000)) {
+      await closeCampaignWorker(id);
+      logger.info({ campaign: id }, 'campaign idle; worker closed');
+    }
+  }
+
+  async function closeCampaignWorker(id: string): Promise<void> {
+    const worker = campaignWorkers.get(id);
+    campaignWorkers.delete(id);
+    campaignIdleSince.delete(id);
+    if (!worker) return;
+    workers.delete(keys.campaignQueue(id));
+    await worker.close();
   }
 
   return {
@@ -306,6 +348,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await Promise.all([...workers.values()].map((w) => w.close()));
       await stopQuotas?.();
       await governor.close();
+      await archiver.close();
       await signals.close();
       adjustments.close();
       organisations.close();

@@ -6,6 +6,7 @@ import { PRIORITY_CLASSES, createKeys, type DispatchJobData, type SluiceConfig }
 import { createProviders, type Provider } from '@sluice/providers';
 import {
   connectRedis,
+  createCampaignWork,
   createCampaigns,
   createQueues,
   createRedisHealth,
@@ -70,6 +71,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     latency,
     providers,
     queues,
+    work: createCampaignWork({ redis, keys }),
     logger,
     // Injected campaign recipients are rendered from their campaign's content.
     campaigns: createCampaigns({ redis, keys, queues, store }),
