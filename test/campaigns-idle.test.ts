@@ -36,7 +36,12 @@ async function start(): Promise<Scheduler> {
 function lifecycle(): Campaigns {
   const queues = createQueues({ redis: r.redis, keys: r.keys });
   open.push(queues);
-  return createCampaigns({ redis: r.redis, keys: r.keys, queues, store: createStore({ redis: r.redis, keys: r.keys }) });
+  return createCampaigns({
+    redis: r.redis,
+    keys: r.keys,
+    queues,
+    store: createStore({ redis: r.redis, keys: r.keys }),
+  });
 }
 
 /** Commands the server has run so far (`INFO commandstats`). */

@@ -157,12 +157,54 @@ const ratio = (a: number, b: number): string => (b === 0 ? (a === 0 ? '1.00×' :
 export function campaignsIdleRows(f: CampaignsIdleFigures): Row[] {
   const n = fmt(f.campaigns);
   return [
-    [`poll commands, ${n} idle`, fmt(f.idle.commands), `${fmt(f.idleBefore.commands)} (poll before)`, ratio(f.idle.commands, f.idleBefore.commands), `= none (${fmt(f.none.commands)})`],
-    [`poll ms, ${n} idle`, String(f.idle.ms), `${f.idleBefore.ms} (poll before)`, ratio(f.idle.ms, f.idleBefore.ms), `≈ none (${f.none.ms})`],
-    [`poll commands, ${n} archived`, fmt(f.archived.commands), `${fmt(f.finishedBefore.commands)} (before, finished)`, ratio(f.archived.commands, f.finishedBefore.commands), `= none (${fmt(f.none.commands)})`],
-    [`poll ms, ${n} archived`, String(f.archived.ms), `${f.finishedBefore.ms} (before, finished)`, ratio(f.archived.ms, f.finishedBefore.ms), `≈ none (${f.none.ms})`],
-    [`/metrics series, ${n} archived`, fmt(f.metricsArchived.series), `${fmt(f.metricsNone.series)} (none)`, ratio(f.metricsArchived.series, f.metricsNone.series), '1.00×'],
-    [`/metrics bytes, ${n} archived`, fmt(f.metricsArchived.bytes), `${fmt(f.metricsNone.bytes)} (none)`, ratio(f.metricsArchived.bytes, f.metricsNone.bytes), '1.00×'],
-    [`/metrics series, ${n} finished (before)`, fmt(f.metricsFinished.series), `${fmt(f.metricsNone.series)} (none)`, ratio(f.metricsFinished.series, f.metricsNone.series), '-'],
+    [
+      `poll commands, ${n} idle`,
+      fmt(f.idle.commands),
+      `${fmt(f.idleBefore.commands)} (poll before)`,
+      ratio(f.idle.commands, f.idleBefore.commands),
+      `= none (${fmt(f.none.commands)})`,
+    ],
+    [
+      `poll ms, ${n} idle`,
+      String(f.idle.ms),
+      `${f.idleBefore.ms} (poll before)`,
+      ratio(f.idle.ms, f.idleBefore.ms),
+      `≈ none (${f.none.ms})`,
+    ],
+    [
+      `poll commands, ${n} archived`,
+      fmt(f.archived.commands),
+      `${fmt(f.finishedBefore.commands)} (before, finished)`,
+      ratio(f.archived.commands, f.finishedBefore.commands),
+      `= none (${fmt(f.none.commands)})`,
+    ],
+    [
+      `poll ms, ${n} archived`,
+      String(f.archived.ms),
+      `${f.finishedBefore.ms} (before, finished)`,
+      ratio(f.archived.ms, f.finishedBefore.ms),
+      `≈ none (${f.none.ms})`,
+    ],
+    [
+      `/metrics series, ${n} archived`,
+      fmt(f.metricsArchived.series),
+      `${fmt(f.metricsNone.series)} (none)`,
+      ratio(f.metricsArchived.series, f.metricsNone.series),
+      '1.00×',
+    ],
+    [
+      `/metrics bytes, ${n} archived`,
+      fmt(f.metricsArchived.bytes),
+      `${fmt(f.metricsNone.bytes)} (none)`,
+      ratio(f.metricsArchived.bytes, f.metricsNone.bytes),
+      '1.00×',
+    ],
+    [
+      `/metrics series, ${n} finished (before)`,
+      fmt(f.metricsFinished.series),
+      `${fmt(f.metricsNone.series)} (none)`,
+      ratio(f.metricsFinished.series, f.metricsNone.series),
+      '-',
+    ],
   ];
 }

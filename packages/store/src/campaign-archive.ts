@@ -229,9 +229,7 @@ export async function deleteCampaign(deps: ArchiveDeps, id: string, options: Arc
   const now = options.now ?? Date.now();
   const check = await checkFinished(deps, id, now);
   if (!check.finished) throw notFinished(id, check.why);
-  const code = Number(
-    await redis.sluiceDeleteCampaign(...endKeys(keys, id), id, check.archived ? '' : check.accepted),
-  );
+  const code = Number(await redis.sluiceDeleteCampaign(...endKeys(keys, id), id, check.archived ? '' : check.accepted));
   if (code === ENDED.unknown) throw unknownCampaign(id);
   if (code === ENDED.work || code === ENDED.accepted) throw notFinished(id, 'it took mail while being deleted');
   await audit(deps, 'delete', id, options.actor ?? 'unknown', now);

@@ -315,7 +315,12 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
     },
 
     async resume(id, opts = {}) {
-      const [created, cancelled, archived] = await redis.hmget(keys.campaign(id), 'createdAt', 'cancelled', 'archivedAt');
+      const [created, cancelled, archived] = await redis.hmget(
+        keys.campaign(id),
+        'createdAt',
+        'cancelled',
+        'archivedAt',
+      );
       if (!created) throw unknownCampaign(id);
       if (archived) throw campaignArchivedError(id);
       // Cancelling cannot be undone: nothing is touched.

@@ -62,11 +62,7 @@ export {
   type CampaignArchive,
   type ContentSummary,
 } from './campaign-archive.js';
-export {
-  createCampaignArchiver,
-  type CampaignArchiver,
-  type CampaignArchiverOptions,
-} from './campaign-archiver.js';
+export { createCampaignArchiver, type CampaignArchiver, type CampaignArchiverOptions } from './campaign-archiver.js';
 export { createCampaignWork, markWork, type CampaignWork } from './campaign-work.js';
 export {
   connectRedis,

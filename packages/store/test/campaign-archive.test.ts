@@ -138,7 +138,12 @@ describe('archiving a campaign', () => {
     await expect(campaigns.create({ id: 'spring' })).rejects.toMatchObject({ code: 'campaign_exists' });
     // Audited like the other campaign actions.
     const audit = await redis.xrange(keys.audit(), '-', '+');
-    expect(audit.map(([, f]) => f.slice(0, 2).concat(f.slice(6, 8)))).toContainEqual(['action', 'archive', 'name', 'spring']);
+    expect(audit.map(([, f]) => f.slice(0, 2).concat(f.slice(6, 8)))).toContainEqual([
+      'action',
+      'archive',
+      'name',
+      'spring',
+    ]);
   });
 
   it('deletes an archived campaign for good: its id is free, its messages keep their records', async () => {

@@ -92,7 +92,12 @@ function statusText(s: CampaignStatus, now: number): string {
       ['campaign', s.name === s.id ? s.id : `${s.id} (${s.name})`],
       ['state', state],
       ...(content
-        ? [['content', `from ${content.from}, ${content.template ? `template ${content.template}` : `subject ${content.subject ?? ''}`}`] as [string, string]]
+        ? [
+            [
+              'content',
+              `from ${content.from}, ${content.template ? `template ${content.template}` : `subject ${content.subject ?? ''}`}`,
+            ] as [string, string],
+          ]
         : []),
       ['priority', s.priority],
       ['accepted', s.counts.accepted],

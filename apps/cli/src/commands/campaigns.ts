@@ -16,12 +16,12 @@ async function row(ctx: Context, id: string): Promise<CampaignRow> {
   const state = s.archive
     ? 'archived'
     : s.cancelled
-    ? 'cancelled'
-    : s.paused
-      ? 'paused'
-      : s.counts.accepted > 0 && s.pending === 0
-        ? 'done'
-        : 'active';
+      ? 'cancelled'
+      : s.paused
+        ? 'paused'
+        : s.counts.accepted > 0 && s.pending === 0
+          ? 'done'
+          : 'active';
   return { ...s, state };
 }
 
@@ -188,7 +188,11 @@ const archive: Command = {
     const { archiveCampaign } = await import('@sluice/ops');
     const archived = await archiveCampaign(await ctx.deps(), id, { actor });
     ctx.print(
-      ctx.json ? json({ id, archived: true }) : archived ? `campaign ${id} archived` : `campaign ${id} was archived already`,
+      ctx.json
+        ? json({ id, archived: true })
+        : archived
+          ? `campaign ${id} archived`
+          : `campaign ${id} was archived already`,
     );
     return 0;
   },
@@ -215,12 +219,4 @@ const remove: Command = {
 };
 
 /** `sluice campaigns …` */
-export const campaignCommands: readonly Command[] = [
-  list,
-  pause,
-  resume,
-  cancel,
-  archive,
-  remove,
-  ...launchCommands,
-];
+export const campaignCommands: readonly Command[] = [list, pause, resume, cancel, archive, remove, ...launchCommands];
