@@ -8,7 +8,6 @@ import { createProviders, type Provider } from '@sluice/providers';
 import {
   connectRedis,
   createCampaignArchiver,
-  createCampaignWork,
   createCampaigns,
   createOutcomes,
   createQueues,
@@ -24,6 +23,7 @@ import {
   foldTotals,
   sweepOverrides,
   type Adjustments,
+  type Limiter,
   type Signals,
 } from '@sluice/throttle';
 import { createGovernor, type Governor } from './control/governor.js';
@@ -34,6 +34,7 @@ import { createAdmission } from './admission/engine.js';
 import { createLaunchChore, type LaunchChore } from './launch/chore.js';
 import type { GovernorOptions } from './control/governor.js';
 import { createInjectionWindows } from './injection-window.js';
+import { createCampaignPoll } from './campaign-poll.js';
 
 /** Options of {@link createScheduler}. */
 export interface SchedulerOptions {
@@ -69,6 +70,24 @@ const bullWorkerOptions = (config: SluiceConfig) => ({
   // A stalled job (its scheduler died) goes back to wait, however often: never to failed.
   maxStalledCount: 1_000_000,
 });
+
+/** The limiter the scheduler's admission asks, with the fleet's reserves. */
+function schedulerLimiter(redis: Redis, config: SluiceConfig): Limiter {
+  return createLimiter({
+    redis,
+    reserves: config.reserves,
+    lendAheadMs: config.reserves.lendAheadMs,
+    jitterSlackMs: config.jitterSlackMs,
+  });
+}
+
+/** One adapter per configured SES provider, whose account limits are read (`GetAccount`). */
+function sesProviders(config: SluiceConfig): Map<string, Provider> {
+  return createProviders({
+    ...config,
+    providers: Object.fromEntries(Object.entries(config.providers).filter(([, p]) => p.kind === 'ses')),
+  });
+}
 
 /** What the governor leader does every tick besides its rules (they run even with the rules off). */
 function leaderChores(
@@ -156,12 +175,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const health = options.health ?? createRedisHealth({ url: config.redis.url, logger });
   const redis = connectRedis(config.redis.url, { maxRetriesPerRequest: null, health });
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
-  const limiter = createLimiter({
-    redis,
-    reserves: config.reserves,
-    lendAheadMs: config.reserves.lendAheadMs,
-    jitterSlackMs: config.jitterSlackMs,
-  });
+  const limiter = schedulerLimiter(redis, config);
   const adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
   const organisations = createOrganisations({ config, logger });
   const signals = createSignals({ redis, keys });
@@ -184,7 +198,6 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   });
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const launch = createLaunchChore({ config, redis, keys, adjustments, organisations, warmup, logger, holder });
-  const work = createCampaignWork({ redis, keys });
   const archiver = createCampaignArchiver({ redis, keys, settings: config.campaigns, logger });
   const governor = schedulerGovernor({
     config,
@@ -199,19 +212,12 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     launch,
     archiver,
   });
-  const quotaProviders =
-    options.providers ??
-    createProviders({
-      ...config,
-      providers: Object.fromEntries(Object.entries(config.providers).filter(([, p]) => p.kind === 'ses')),
-    });
+  const quotaProviders = options.providers ?? sesProviders(config);
   let stopQuotas: (() => Promise<void>) | undefined;
   // Made now, as they always were: a new handle writes its queue's meta before the first admission.
   for (const p of PRIORITY_CLASSES) queues.dispatch(p);
   const workers = new Map<string, Worker>();
   const intakeQueues = PRIORITY_CLASSES.map((p) => queues.intake(p));
-  const campaignIdleSince = new Map<string, number>();
-  const campaignWorkers = new Map<string, Worker>();
   let poller: NodeJS.Timeout | undefined;
   let closing = false;
 
@@ -246,7 +252,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     }
   }
 
-  function watch(queue: Queue, isCampaign: boolean): void {
+  function watch(queue: Queue, isCampaign: boolean): Worker {
     const worker = new Worker<IntakeJobData>(queue.name, (job, token) => admit(job, token, queue, isCampaign), {
       connection: redis,
       prefix: keys.prefix,
@@ -257,67 +263,19 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     worker.on('failed', (job, err) =>
       logger.warn({ err, id: job?.id, queue: queue.name }, 'intake job failed; BullMQ retries it'),
     );
-    workers.set(queue.name, worker);
+    return worker;
   }
 
-  /**
-   * One poll: only the campaigns with work (`keys.campaignsWithWork()`, one ZRANGE) and those
-   * this scheduler watches, so its cost does not grow with idle or archived campaigns. A
-   * campaign whose queue is empty is pruned from the set unless its mark moved meanwhile
-   * (a writer marks after its add: see campaign-work.ts); its worker closes after
-   * `campaignIdleMs`. One that left the active set (archived, deleted) is pruned untouched.
-   */
-  async function pollCampaigns(): Promise<void> {
-    const marked = await work.read();
-    const ids = [...new Set([...marked.keys(), ...campaignWorkers.keys()])];
-    if (ids.length === 0) return;
-    const active = await redis.smismember(keys.campaigns(), ...ids);
-    for (const [i, id] of ids.entries()) {
-      const mark = marked.get(id);
-      if (active[i] !== 1) {
-        if (mark !== undefined) await work.prune(id, mark);
-        await closeCampaignWorker(id);
-        continue;
-      }
-      await pollCampaign(id, mark);
-    }
-  }
-
-  async function pollCampaign(id: string, mark: number | undefined): Promise<void> {
-    const queue = queues.campaign(id);
-    const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
-    const busy = Object.values(counts).some((n) => n > 0);
-    const worker = campaignWorkers.get(id);
-    await windows.update(id, Date.now());
-    if (busy) {
-      campaignIdleSince.delete(id);
-      // Work no writer marked (one crashed between its add and its mark): marked for the others.
-      if (mark === undefined) await work.mark([id]);
-      if (!worker && !closing) {
-        watch(queue, true);
-        campaignWorkers.set(id, workers.get(queue.name)!);
-        logger.info({ campaign: id }, 'watching campaign');
-      }
-      return;
-    }
-    if (mark !== undefined) await work.prune(id, mark);
-    if (!worker) return;
-    const since = campaignIdleSince.get(id) ?? Date.now();
-    campaignIdleSince.set(id, since);
-    if (Date.now() - since > (options.campaignIdleMs ?? 30_000)) {
-      await closeCampaignWorker(id);
-      logger.info({ campaign: id }, 'campaign idle; worker closed');
-    }
-  }
-
-  async function closeCampaignWorker(id: string): Promise<void> {
-    const worker = campaignWorkers.get(id);
-    campaignWorkers.delete(id);
-    campaignIdleSince.delete(id);
-    if (!worker) return;
-    workers.delete(keys.campaignQueue(id));
-    await worker.close();
-  }
+  const campaignPoll = createCampaignPoll({
+    redis,
+    keys,
+    queues,
+    windows,
+    logger,
+    idleMs: options.campaignIdleMs ?? 30_000,
+    watch: (queue) => (closing ? undefined : watch(queue, true)),
+  });
+  const pollCampaigns = (): Promise<void> => campaignPoll.poll();
 
   return {
     get limiterCalls() {
@@ -329,7 +287,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await warmup.start();
       governor.start();
       stopQuotas = watchQuotas({ config, providers: quotaProviders, adjustments, logger, onReading: launch.noteQuota });
-      for (const q of intakeQueues) watch(q, false);
+      for (const q of intakeQueues) workers.set(q.name, watch(q, false));
       const loop = (): void => {
         poller = setTimeout(() => {
           pollCampaigns()
@@ -348,7 +306,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       closing = true;
       if (ownHealth) health.close();
       if (poller) clearTimeout(poller);
-      await Promise.all([...workers.values()].map((w) => w.close()));
+      await Promise.all([...workers.values(), ...campaignPoll.workers()].map((w) => w.close()));
       await stopQuotas?.();
       await governor.close();
       await archiver.close();

@@ -64,7 +64,7 @@ export const DEFAULT_RETENTION_MS = 90 * 86_400_000;
 const JOB_STATES = ['waiting', 'prioritized', 'delayed', 'active', 'waiting-children'] as const;
 
 /** What the archive and delete scripts return. */
-const ENDED = { done: 1, already: 0, unknown: -1, work: -2, accepted: -3 } as const;
+const ENDED = { done: 1, already: 0, unknown: -1, accepted: -3 } as const;
 
 const unknownCampaign = (id: string): SluiceError =>
   new SluiceError('unknown_campaign', `no campaign with id ${id}`, { path: 'campaignId' });
@@ -127,7 +127,8 @@ export function archivedLaunch(h: Record<string, string>): LaunchRecord | null {
 /**
  * Whether a campaign is finished: no message accepted and not final, nothing in its queue
  * (waiting, delayed, active), no launch waiting (pending, delayed, held, or a wave still to
- * open), and no scheduler marking work for it. A cancelled campaign needs only the queue empty.
+ * open). A cancelled campaign needs only the queue empty. (The leader's chore also passes by a
+ * campaign a scheduler marks as having work.)
  * `unused`: it never accepted a message (archived by hand only).
  */
 export async function checkFinished(deps: ArchiveDeps, id: string, now: number): Promise<Finished> {
@@ -151,8 +152,6 @@ export async function checkFinished(deps: ArchiveDeps, id: string, now: number):
     if (gate.state === 'open' && gate.nextAtMs !== undefined)
       return no(`its next wave opens at ${new Date(gate.nextAtMs).toISOString()}; cancel it first`);
   }
-  if ((await redis.zscore(keys.campaignsWithWork(), id)) !== null)
-    return no('a scheduler saw work for it within the last minute; try again shortly');
   return {
     finished: true,
     archived: false,
@@ -211,7 +210,7 @@ export async function archiveCampaign(deps: ArchiveDeps, id: string, options: Ar
       ),
     );
     if (code === ENDED.unknown) throw unknownCampaign(id);
-    if (code === ENDED.work || code === ENDED.accepted) throw notFinished(id, 'it took mail while being archived');
+    if (code === ENDED.accepted) throw notFinished(id, 'it took mail while being archived');
     if (code === ENDED.done) await audit(deps, 'archive', id, options.actor ?? 'unknown', now);
   }
   if ((await redis.sismember(keys.campaignsArchiving(), id)) === 1) await removeQueue(deps, id);
@@ -231,7 +230,7 @@ export async function deleteCampaign(deps: ArchiveDeps, id: string, options: Arc
   if (!check.finished) throw notFinished(id, check.why);
   const code = Number(await redis.sluiceDeleteCampaign(...endKeys(keys, id), id, check.archived ? '' : check.accepted));
   if (code === ENDED.unknown) throw unknownCampaign(id);
-  if (code === ENDED.work || code === ENDED.accepted) throw notFinished(id, 'it took mail while being deleted');
+  if (code === ENDED.accepted) throw notFinished(id, 'it took mail while being deleted');
   await audit(deps, 'delete', id, options.actor ?? 'unknown', now);
   if ((await redis.sismember(keys.campaignsArchiving(), id)) === 1) await removeQueue(deps, id);
 }

@@ -4,7 +4,7 @@
   are), its content, cursor and launch keys go, it leaves the active set and the launches,
   enters the archived index, and its queue is listed for removal (the caller removes it
   next; the leader's archive chore finishes any a crash left). The hash expires after the
-  retention. Message records are not touched: each keeps its own TTL.
+  retention; a work mark left by the last poll goes. Message records are not touched: each keeps its own TTL.
 
   KEYS[1]  the campaign hash
   KEYS[2]  its content (string)
@@ -23,17 +23,15 @@
   ARGV[6]  the launch record (JSON, or '')
   ARGV[7]  `n:accepted` as the caller found it finished
 
-  Returns 1 archived, 0 archived already, -1 no such campaign, -2 it has work (marked since
-  the caller looked), -3 it accepted a message since the caller looked.
+  Returns 1 archived, 0 archived already, -1 no such campaign, -3 it accepted a message since
+  the caller looked. (A job added meanwhile whose record comes after is ended by its writer,
+  which reads `archivedAt` again after writing, as it does `cancelled`.)
 ]]
 if redis.call('HEXISTS', KEYS[1], 'createdAt') == 0 then
   return -1
 end
 if redis.call('HEXISTS', KEYS[1], 'archivedAt') == 1 then
   return 0
-end
-if redis.call('ZSCORE', KEYS[7], ARGV[1]) then
-  return -2
 end
 if (redis.call('HGET', KEYS[1], 'n:accepted') or '0') ~= ARGV[7] then
   return -3
@@ -46,6 +44,7 @@ redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 redis.call('SREM', KEYS[5], ARGV[1])
 redis.call('SREM', KEYS[9], ARGV[1])
+redis.call('ZREM', KEYS[7], ARGV[1])
 redis.call('ZADD', KEYS[6], tonumber(ARGV[2]), ARGV[1])
 redis.call('SADD', KEYS[8], ARGV[1])
 return 1

@@ -8,17 +8,13 @@
   ARGV[1]  the campaign id
   ARGV[2]  `n:accepted` as the caller found it finished ('' for an archived campaign)
 
-  Returns 1 deleted, -1 no such campaign, -2 it has work (marked since the caller looked),
-  -3 it accepted a message since the caller looked.
+  Returns 1 deleted, -1 no such campaign, -3 it accepted a message since the caller looked.
 ]]
 if redis.call('HEXISTS', KEYS[1], 'createdAt') == 0 then
   return -1
 end
 local archived = redis.call('HEXISTS', KEYS[1], 'archivedAt') == 1
 if not archived then
-  if redis.call('ZSCORE', KEYS[7], ARGV[1]) then
-    return -2
-  end
   if (redis.call('HGET', KEYS[1], 'n:accepted') or '0') ~= ARGV[2] then
     return -3
   end
@@ -27,5 +23,6 @@ end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
 redis.call('SREM', KEYS[5], ARGV[1])
 redis.call('SREM', KEYS[9], ARGV[1])
+redis.call('ZREM', KEYS[7], ARGV[1])
 redis.call('ZREM', KEYS[6], ARGV[1])
 return 1
