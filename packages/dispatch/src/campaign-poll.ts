@@ -44,6 +44,8 @@ export function createCampaignPoll(deps: CampaignPollDeps): CampaignPoll {
     watched.delete(id);
     idleSince.delete(id);
     await worker?.close();
+    // The handle goes too: a process polling many campaigns over its life keeps none of the idle ones'.
+    await queues.drop(keys.campaignQueue(id));
   }
 
   async function pollOne(id: string, mark: number | undefined): Promise<void> {
@@ -65,7 +67,10 @@ export function createCampaignPoll(deps: CampaignPollDeps): CampaignPoll {
       return;
     }
     if (mark !== undefined) await work.prune(id, mark);
-    if (!watched.has(id)) return;
+    if (!watched.has(id)) {
+      await queues.drop(queue.name);
+      return;
+    }
     const since = idleSince.get(id) ?? Date.now();
     idleSince.set(id, since);
     if (Date.now() - since > deps.idleMs) {
