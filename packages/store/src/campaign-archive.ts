@@ -142,9 +142,9 @@ export async function checkFinished(deps: ArchiveDeps, id: string, now: number):
   const cancelled = h.cancelled === '1';
   const since = h.finishedAt !== undefined;
   const no = (why: string, jobs = 0): Finished => ({ finished: false, why, jobs, since });
-  if (pending > 0 && !cancelled) return no(`${pending} messages not yet final; cancel it first`);
   const counts = await queues.campaign(id).getJobCounts(...JOB_STATES);
   const jobs = Object.values(counts).reduce((a, b) => a + b, 0);
+  if (pending > 0 && !cancelled) return no(`${pending} messages not yet final; cancel it first`, jobs);
   if (jobs > 0) return no(`${jobs} jobs in its queue`, jobs);
   if (!cancelled) {
     const gate = await launches.gate(id, now);

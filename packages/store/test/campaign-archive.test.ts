@@ -96,6 +96,10 @@ describe('archiving a campaign', () => {
     await archiver.run(t0 + 1_001); // not finished now: the stamp goes
     await queues.campaign('spring').remove(again);
     await store.finalize(again, 'sent', { campaignId: 'spring', provider: 'ses' });
+    // The chore marked it when it found the job (no writer had); a scheduler's poll prunes it
+    // once its queue is empty, as here.
+    const work = createCampaignWork({ redis, keys });
+    expect(await work.prune('spring', (await work.read()).get('spring')!)).toBe(true);
     expect(await archiver.run(t0 + 1_002)).toBe(0); // finished again: stamped anew
     expect(await archiver.run(t0 + 2_001)).toBe(0);
     expect(await archiver.run(t0 + 2_003)).toBe(1);
@@ -108,6 +112,15 @@ describe('archiving a campaign', () => {
     const t0 = Date.now();
     for (const dt of [0, 2_000, 4_000]) expect(await archiver.run(t0 + dt)).toBe(0);
     expect(await campaigns.ids()).toEqual(['busy', 'unused']);
+  });
+
+  it('marks a campaign whose queue has jobs but no work mark (a producer that died between its add and its mark)', async () => {
+    await campaigns.create({ id: 'spring' });
+    await enqueue('spring'); // the test's enqueue adds the job and the record, and marks nothing
+    const work = createCampaignWork({ redis, keys });
+    expect(await work.has('spring')).toBe(false);
+    await archiver.run(Date.now());
+    expect(await work.has('spring')).toBe(true);
   });
 
   it('refuses to archive or delete a campaign that is not finished, saying why', async () => {
