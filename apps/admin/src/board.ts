@@ -179,8 +179,10 @@ export function registerBoard(
       }
       for (const [id, adapter] of adapters) {
         if (ids.includes(id)) continue;
+        // Archived or deleted: its queue is gone, and so is this process's handle of it.
         board.removeQueue(adapter);
         adapters.delete(id);
+        await queues.drop(keys.campaignQueue(id));
       }
     },
   };

@@ -21,6 +21,10 @@ export interface Campaigns {
   /** Creates a campaign; `campaign_exists` if the id is taken, `invalid_argument` naming the field. */
   create(input: CampaignInput): Promise<Campaign>;
   get(id: string): Promise<Campaign | null>;
+  /** The active campaigns' ids, sorted. */
+  ids(): Promise<string[]>;
+  /** The archived campaigns' ids, sorted (until their records expire). */
+  archivedIds(): Promise<string[]>;
   /** Stops the campaign's sends within a second; its backlog waits. */
   pause(id: string): Promise<void>;
   /**
@@ -28,7 +32,16 @@ export interface Campaigns {
    * and stays paused: cancelling cannot be undone.
    */
   resume(id: string): Promise<void>;
+  /** Settings, counters, queue, launch; an archived campaign answers from its record (`archive` set). */
   status(id: string): Promise<CampaignStatus>;
+  /**
+   * Archives a finished campaign: its queue goes, its record stays (`status` answers) and it
+   * leaves the lists; `campaign_not_finished` naming why if it is not finished. The leader
+   * archives finished campaigns by itself after `campaigns.archiveAfterMs`.
+   */
+  archive(id: string, options?: { actor?: string }): Promise<boolean>;
+  /** Deletes an archived or finished campaign for good (`campaign_not_finished` otherwise). */
+  delete(id: string, options?: { actor?: string }): Promise<void>;
   /**
    * Asks for the campaign's admission decision on a forecast (`{ total, domains }` counts per
    * recipient domain, or `{ total, sample }` which Sluice scales) and waits for a scheduler to
@@ -60,11 +73,15 @@ export function clientCampaigns(lifecycle: Lifecycle): Omit<Campaigns, 'inject'>
   return {
     create: (input) => lifecycle.create(input),
     get: (id) => lifecycle.get(id),
+    ids: () => lifecycle.ids(),
+    archivedIds: () => lifecycle.archivedIds(),
     pause: (id) => lifecycle.pause(id, { actor: 'client' }),
     async resume(id) {
       await lifecycle.resume(id, { actor: 'client' });
     },
     status: (id) => lifecycle.status(id),
+    archive: (id, options) => lifecycle.archive(id, { actor: 'client', ...options }),
+    delete: (id, options) => lifecycle.delete(id, { actor: 'client', ...options }),
     launch: (id, forecast, options) => lifecycle.launch(id, forecast, { actor: 'client', ...options }),
     approve: (id, options) => lifecycle.approve(id, options),
     gate: (id) => lifecycle.gate(id),

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { SluiceError, type Keys, type Message, type PriorityClass, type QueuedMessage } from '@sluice/core';
-import { messageId, type Queues, type Store } from '@sluice/store';
+import { campaignArchivedError, createCampaignWork, messageId, type Queues, type Store } from '@sluice/store';
 import type { Deadline } from './deadline.js';
 
 /** A validated message of a call, where it sits in the call (`[]`, or `['messages', i]`). */
@@ -29,6 +29,7 @@ interface Item {
 interface CampaignFlags {
   priority: PriorityClass;
   cancelled: boolean;
+  archived: boolean;
 }
 
 const at = (path: readonly PropertyKey[], field: string): string => [...path, field].join('.');
@@ -43,6 +44,7 @@ function cancelledError(id: string, path: string, recorded: boolean): SluiceErro
 /** Writes validated messages: the one place the client enqueues. */
 export function createIntake(deps: { redis: Redis; keys: Keys; store: Store; queues: Queues }) {
   const { redis, keys, store, queues } = deps;
+  const work = createCampaignWork({ redis, keys });
 
   /**
    * The campaigns the messages name, read in one round trip (one HMGET each, sent together):
@@ -52,13 +54,17 @@ export function createIntake(deps: { redis: Redis; keys: Keys; store: Store; que
   async function campaignsOf(parsed: readonly Parsed[]): Promise<Map<string, CampaignFlags>> {
     const ids = [...new Set(parsed.flatMap((p) => (p.message.campaignId === undefined ? [] : [p.message.campaignId])))];
     const rows = await Promise.all(
-      ids.map((id) => redis.hmget(keys.campaign(id), 'createdAt', 'priority', 'cancelled')),
+      ids.map((id) => redis.hmget(keys.campaign(id), 'createdAt', 'priority', 'cancelled', 'archivedAt')),
     );
     const found = new Map<string, CampaignFlags>();
     ids.forEach((id, i) => {
-      const [createdAt, priority, cancelled] = rows[i]!;
+      const [createdAt, priority, cancelled, archived] = rows[i]!;
       if (createdAt)
-        found.set(id, { priority: (priority as PriorityClass | null) ?? 'low', cancelled: cancelled === '1' });
+        found.set(id, {
+          priority: (priority as PriorityClass | null) ?? 'low',
+          cancelled: cancelled === '1',
+          archived: Boolean(archived),
+        });
     });
     for (const { message, path } of parsed) {
       const id = message.campaignId;
@@ -72,6 +78,7 @@ export function createIntake(deps: { redis: Redis; keys: Keys; store: Store; que
           { path: where },
         );
       }
+      if (campaign.archived) throw campaignArchivedError(id, at(path, 'campaignId'));
       if (campaign.cancelled) throw cancelledError(id, at(path, 'campaignId'), false);
     }
     return found;
@@ -123,20 +130,28 @@ export function createIntake(deps: { redis: Redis; keys: Keys; store: Store; que
       await queues.named(queue).addBulk(messages.map((m) => ({ name: 'send', data: m, opts: { jobId: m.id } })));
     }
     deadline.check();
-    // A cancel may have landed since the campaigns were read: its flag is read again in the
-    // records' round trip (sent with them, run after them). Set: the cancel's sweep may have
-    // missed these messages, so they are ended here, and no message is left never final.
+    // A cancel (or an archive) may have landed since the campaigns were read: its flag is read
+    // again in the records' round trip (sent with them, run after them). Set: the cancel's
+    // sweep may have missed these messages, so they are ended here, and no message is left
+    // never final. The campaigns are marked as having work after their jobs were added, so a
+    // scheduler that found their queue empty meanwhile does not drop them (campaign-work.ts).
     const campaignIds = [...new Set(fresh.flatMap(({ message: m }) => (m.campaignId ? [m.campaignId] : [])))];
     const [, flags] = await Promise.all([
       Promise.all(fresh.map(({ message }) => store.accept(message))),
-      Promise.all(campaignIds.map((id) => redis.hget(keys.campaign(id), 'cancelled'))),
+      Promise.all(campaignIds.map((id) => redis.hmget(keys.campaign(id), 'cancelled', 'archivedAt'))),
+      work.mark(campaignIds),
     ]);
-    const cancelled = new Set(campaignIds.filter((_, i) => flags[i] === '1'));
-    if (cancelled.size > 0) await endCancelled(fresh, cancelled);
+    const ended = (i: number): boolean => flags[i]![0] === '1' || Boolean(flags[i]![1]);
+    const cancelled = new Set(campaignIds.filter((_, i) => ended(i)));
+    if (cancelled.size > 0) await endCancelled(fresh, cancelled, new Set(campaignIds.filter((_, i) => flags[i]![1])));
     return items.map(({ message }, i) => ({ id: message.id, duplicate: !firsts.has(i) }));
   }
 
-  async function endCancelled(fresh: readonly Item[], cancelled: ReadonlySet<string>): Promise<never> {
+  async function endCancelled(
+    fresh: readonly Item[],
+    cancelled: ReadonlySet<string>,
+    archived: ReadonlySet<string>,
+  ): Promise<never> {
     const hit = fresh.filter(({ message: m }) => m.campaignId !== undefined && cancelled.has(m.campaignId));
     for (const { message, queue } of hit) {
       await store.finalize(message.id, 'cancelled', {
@@ -151,6 +166,8 @@ export function createIntake(deps: { redis: Redis; keys: Keys; store: Store; que
         .catch(() => 0);
     }
     const first = hit[0]!;
+    if (archived.has(first.message.campaignId!))
+      throw campaignArchivedError(first.message.campaignId!, at(first.path, 'campaignId'));
     throw cancelledError(first.message.campaignId!, at(first.path, 'campaignId'), true);
   }
 

@@ -15,6 +15,7 @@ import { organisationsSchema, receiverSchema } from './config-receivers.js';
 import { adminSchema, apiSchema, loggingSchema, metricsSchema } from './config-surfaces.js';
 import { governorSchema } from './governor-config.js';
 import { launchSchema } from './config-launch.js';
+import { campaignsSchema } from './config-campaigns.js';
 import { BUILT_IN_ORGANISATIONS } from './organisations.js';
 import { parseInput } from './parse.js';
 
@@ -96,6 +97,8 @@ export const configSchema = z
     api: apiSchema,
     /** The admission decision at a campaign's launch (DESIGN.md, Launching a campaign). */
     launch: launchSchema,
+    /** When a finished campaign is archived, and how long its record stays (DESIGN.md, Campaigns that end). */
+    campaigns: campaignsSchema,
   })
   .superRefine((c, ctx) => {
     if (!Object.hasOwn(c.providers, c.defaultProvider)) {

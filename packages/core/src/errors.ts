@@ -9,6 +9,10 @@ export type SluiceErrorCode =
   | 'unknown_campaign'
   | 'campaign_exists'
   | 'campaign_cancelled'
+  /** A send or injection into an archived campaign, or a change to one (`campaigns.archive`). */
+  | 'campaign_archived'
+  /** `campaigns.archive` or `campaigns.delete` of a campaign that is not finished (the message says why). */
+  | 'campaign_not_finished'
   | 'invalid_recipient'
   | 'render_failed'
   | 'cursor_ahead'

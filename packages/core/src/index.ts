@@ -34,6 +34,7 @@ export {
 } from './config.js';
 export { RETRY_DEFAULTS, RETENTIONS, type Retention, type RetrySchedule } from './config-delivery.js';
 export { launchSchema } from './config-launch.js';
+export { campaignsSchema } from './config-campaigns.js';
 export { POOL_STATES, type PoolState } from './config-providers.js';
 export { MAX_CONFIG_DEPTH } from './config-input.js';
 export { MIN_TOKEN_BITS, tokenWeakness } from './config-surfaces.js';

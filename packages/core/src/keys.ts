@@ -38,8 +38,18 @@ export interface Keys {
   campaignContent(campaignId: string): string;
   /** A campaign's injection cursor (string `<position>|<backend cursor value>`): every recipient before it is accepted. */
   campaignCursor(campaignId: string): string;
-  /** Set of known campaign ids. */
+  /** Set of the active campaigns' ids (an archived campaign leaves it). */
   campaigns(): string;
+  /**
+   * The campaigns with work (sorted set id → mark count): whoever adds a job to a campaign's
+   * queue bumps its mark; a scheduler's poll reads only these and prunes an idle one only if
+   * its mark did not move meanwhile (`prune-work-1.lua`).
+   */
+  campaignsWithWork(): string;
+  /** The archived campaigns (sorted set id → archived at, epoch ms); each record is its campaign hash, with a TTL. */
+  archivedCampaigns(): string;
+  /** Archived campaigns whose queue is not removed yet (set): the leader's archive chore finishes them. */
+  campaignsArchiving(): string;
   /**
    * Effective-rate adjustments and provider states every scheduler reads (hash): a lowered
    * rate per layer key after throttles, the SES quota cap, down and paused providers.
@@ -152,6 +162,9 @@ export function createKeys(prefix = 'sluice'): Keys {
     campaignContent: (id) => `${prefix}:campaign:${id}:content`,
     campaignCursor: (id) => `${prefix}:campaign:${id}:cursor`,
     campaigns: () => `${prefix}:campaigns`,
+    campaignsWithWork: () => `${prefix}:campaigns:work`,
+    archivedCampaigns: () => `${prefix}:campaigns:archived`,
+    campaignsArchiving: () => `${prefix}:campaigns:archiving`,
     adjustments: () => `${limiter}:adjust`,
     attempts: (id) => `${prefix}:attempts:${id}`,
     softBounces: (tenantId, address) => `${prefix}:soft:${tenantId}:${address}`,

@@ -7,6 +7,7 @@ import { PRIORITY_CLASSES, createKeys, type IntakeJobData, type Keys, type Sluic
 import { createProviders, type Provider } from '@sluice/providers';
 import {
   connectRedis,
+  createCampaignArchiver,
   createCampaigns,
   createOutcomes,
   createQueues,
@@ -24,6 +25,7 @@ import {
   foldTotals,
   sweepOverrides,
   type Adjustments,
+  type Limiter,
   type Signals,
 } from '@sluice/throttle';
 import { createGovernor, type Governor } from './control/governor.js';
@@ -34,12 +36,13 @@ import { createAdmission } from './admission/engine.js';
 import { createLaunchChore, type LaunchChore } from './launch/chore.js';
 import type { GovernorOptions } from './control/governor.js';
 import { createInjectionWindows } from './injection-window.js';
+import { createCampaignPoll } from './campaign-poll.js';
 
 /** Options of {@link createScheduler}. */
 export interface SchedulerOptions {
   config: SluiceConfig;
   logger: Logger;
-  /** How often the campaign list is read for new campaigns. @defaultValue `1000` */
+  /** How often the campaigns with work are read (`keys.campaignsWithWork()`). @defaultValue `1000` */
   campaignPollMs?: number;
   /** A campaign's worker closes after its queue has been empty this long. @defaultValue `30_000` */
   campaignIdleMs?: number;
@@ -54,6 +57,8 @@ export interface Scheduler {
   start(): Promise<void>;
   /** Limiter calls made so far (the waste benchmark divides them by messages sent). */
   readonly limiterCalls: number;
+  /** One campaign poll now, besides the timer's (the campaigns-idle benchmark counts its commands). */
+  poll(): Promise<void>;
   /** Stops taking jobs and waits for the ones in hand. */
   close(): Promise<void>;
 }
@@ -67,6 +72,24 @@ const bullWorkerOptions = (config: SluiceConfig) => ({
   // A stalled job (its scheduler died) goes back to wait, however often: never to failed.
   maxStalledCount: 1_000_000,
 });
+
+/** The limiter the scheduler's admission asks, with the fleet's reserves. */
+function schedulerLimiter(redis: Redis, config: SluiceConfig): Limiter {
+  return createLimiter({
+    redis,
+    reserves: config.reserves,
+    lendAheadMs: config.reserves.lendAheadMs,
+    jitterSlackMs: config.jitterSlackMs,
+  });
+}
+
+/** One adapter per configured SES provider, whose account limits are read (`GetAccount`). */
+function sesProviders(config: SluiceConfig): Map<string, Provider> {
+  return createProviders({
+    ...config,
+    providers: Object.fromEntries(Object.entries(config.providers).filter(([, p]) => p.kind === 'ses')),
+  });
+}
 
 /** What the governor leader does every tick besides its rules (they run even with the rules off). */
 function leaderChores(
@@ -109,6 +132,7 @@ function schedulerGovernor(deps: {
   warmup: Warmup;
   holder: string;
   launch: LaunchChore;
+  archiver: { name: string; run(now: number): Promise<unknown> };
 }): Governor {
   const { config, redis, keys, adjustments, signals, logger, campaigns, warmup, holder, launch } = deps;
   return createGovernor({
@@ -122,17 +146,21 @@ function schedulerGovernor(deps: {
     // The campaign lifecycle's own pause and resume, as an admin's: the flag stops admitted
     // mail at the workers, the queue pause stops admission. A campaign cancelled meanwhile
     // stays as it is (cancelling cannot be undone), and one gone since is nothing to do.
+    // An archived one is over too: nothing to pause or resume.
     async pauseCampaign(id) {
-      if (await campaigns.get(id)) await campaigns.pause(id, { actor: 'governor' });
+      const c = await campaigns.get(id);
+      if (c && c.archivedAt === undefined) await campaigns.pause(id, { actor: 'governor' });
     },
     async resumeCampaign(id) {
-      if (await campaigns.get(id)) await campaigns.resume(id, { actor: 'governor', ifCancelled: 'skip' });
+      const c = await campaigns.get(id);
+      if (c && c.archivedAt === undefined) await campaigns.resume(id, { actor: 'governor', ifCancelled: 'skip' });
     },
     async campaignClass(id) {
       return (await campaigns.get(id))?.priority;
     },
     warmup,
-    chores: [...leaderChores(redis, keys, signals, launch), outcomeRetention(config, redis, keys)],
+    // Finished campaigns archived, once a `campaigns.archiveCheckMs`.
+    chores: [...leaderChores(redis, keys, signals, launch), outcomeRetention(config, redis, keys), deps.archiver],
   });
 }
 
@@ -149,12 +177,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const health = options.health ?? createRedisHealth({ url: config.redis.url, logger });
   const redis = connectRedis(config.redis.url, { maxRetriesPerRequest: null, health });
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
-  const limiter = createLimiter({
-    redis,
-    reserves: config.reserves,
-    lendAheadMs: config.reserves.lendAheadMs,
-    jitterSlackMs: config.jitterSlackMs,
-  });
+  const limiter = schedulerLimiter(redis, config);
   const adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
   const organisations = createOrganisations({ config, logger });
   const signals = createSignals({ redis, keys });
@@ -178,6 +201,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const heartbeat = createHeartbeat({ redis, keys, role: 'scheduler', sandbox: sandboxProviders(config) });
   const launch = createLaunchChore({ config, redis, keys, adjustments, organisations, warmup, logger, holder });
+  const archiver = createCampaignArchiver({ redis, keys, settings: config.campaigns, logger });
   const governor = schedulerGovernor({
     config,
     redis,
@@ -189,19 +213,14 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     warmup,
     holder,
     launch,
+    archiver,
   });
-  const quotaProviders =
-    options.providers ??
-    createProviders({
-      ...config,
-      providers: Object.fromEntries(Object.entries(config.providers).filter(([, p]) => p.kind === 'ses')),
-    });
+  const quotaProviders = options.providers ?? sesProviders(config);
   let stopQuotas: (() => Promise<void>) | undefined;
   // Made now, as they always were: a new handle writes its queue's meta before the first admission.
   for (const p of PRIORITY_CLASSES) queues.dispatch(p);
   const workers = new Map<string, Worker>();
   const intakeQueues = PRIORITY_CLASSES.map((p) => queues.intake(p));
-  const campaignIdleSince = new Map<string, number>();
   let poller: NodeJS.Timeout | undefined;
   let closing = false;
 
@@ -236,7 +255,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     }
   }
 
-  function watch(queue: Queue, isCampaign: boolean): void {
+  function watch(queue: Queue, isCampaign: boolean): Worker {
     const worker = new Worker<IntakeJobData>(queue.name, (job, token) => admit(job, token, queue, isCampaign), {
       connection: redis,
       prefix: keys.prefix,
@@ -247,41 +266,25 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     worker.on('failed', (job, err) =>
       logger.warn({ err, id: job?.id, queue: queue.name }, 'intake job failed; BullMQ retries it'),
     );
-    workers.set(queue.name, worker);
+    return worker;
   }
 
-  async function pollCampaigns(): Promise<void> {
-    const ids = await redis.smembers(keys.campaigns());
-    for (const id of ids) {
-      const queue = queues.campaign(id);
-      const name = queue.name;
-      const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
-      const busy = Object.values(counts).some((n) => n > 0);
-      const worker = workers.get(name);
-      await windows.update(id, Date.now());
-      if (busy) {
-        campaignIdleSince.delete(name);
-        if (!worker && !closing) {
-          watch(queue, true);
-          logger.info({ campaign: id }, 'watching campaign');
-        }
-      } else if (worker) {
-        const since = campaignIdleSince.get(name) ?? Date.now();
-        campaignIdleSince.set(name, since);
-        if (Date.now() - since > (options.campaignIdleMs ?? 30_000)) {
-          workers.delete(name);
-          campaignIdleSince.delete(name);
-          await worker.close();
-          logger.info({ campaign: id }, 'campaign idle; worker closed');
-        }
-      }
-    }
-  }
+  const campaignPoll = createCampaignPoll({
+    redis,
+    keys,
+    queues,
+    windows,
+    logger,
+    idleMs: options.campaignIdleMs ?? 30_000,
+    watch: (queue) => (closing ? undefined : watch(queue, true)),
+  });
+  const pollCampaigns = (): Promise<void> => campaignPoll.poll();
 
   return {
     get limiterCalls() {
       return limiter.calls;
     },
+    poll: () => pollCampaigns(),
     async start() {
       // A real SES provider without credentials refuses the start, as in the workers.
       for (const p of quotaProviders.values()) await p.ready();
@@ -297,7 +300,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await warmup.start();
       governor.start();
       stopQuotas = watchQuotas({ config, providers: quotaProviders, adjustments, logger, onReading: launch.noteQuota });
-      for (const q of intakeQueues) watch(q, false);
+      for (const q of intakeQueues) workers.set(q.name, watch(q, false));
       const loop = (): void => {
         poller = setTimeout(() => {
           pollCampaigns()
@@ -317,9 +320,10 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await heartbeat.close();
       if (ownHealth) health.close();
       if (poller) clearTimeout(poller);
-      await Promise.all([...workers.values()].map((w) => w.close()));
+      await Promise.all([...workers.values(), ...campaignPoll.workers()].map((w) => w.close()));
       await stopQuotas?.();
       await governor.close();
+      await archiver.close();
       await signals.close();
       adjustments.close();
       organisations.close();

@@ -6,6 +6,7 @@ import { PRIORITY_CLASSES, createKeys, type DispatchJobData, type SluiceConfig }
 import { createProviders, type Provider } from '@sluice/providers';
 import {
   connectRedis,
+  createCampaignWork,
   createCampaigns,
   createQueues,
   createHeartbeat,
@@ -71,6 +72,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     latency,
     providers,
     queues,
+    work: createCampaignWork({ redis, keys }),
     logger,
     // Injected campaign recipients are rendered from their campaign's content.
     campaigns: createCampaigns({ redis, keys, queues, store }),

@@ -4,7 +4,7 @@ import { parseConfig, type DispatchJobData, type SluiceConfig } from '@sluice/co
 import { createDelivery, createLatency, SlotGate, type Delivery, type DeliveryJob } from '@sluice/dispatch';
 import { createProviders } from '@sluice/providers';
 import { createSandbox, type Sandbox, type SandboxOptions } from '@sluice/sandbox';
-import { createQueues, createStore, type Queues, type Store } from '@sluice/store';
+import { createCampaignWork, createQueues, createStore, type Queues, type Store } from '@sluice/store';
 import { createAdjustments, createLimiter, createSignals, type Adjustments, type Signals } from '@sluice/throttle';
 import type { RedisPrefix } from '../../../test/support/redis-prefix.js';
 
@@ -94,6 +94,7 @@ export function useDelivery(test: RedisPrefix): DeliveryRig {
       latency,
       providers,
       queues,
+      work: createCampaignWork({ redis, keys }),
       logger,
       clock: () => s.now,
       onStep: (step, id) => s.onStep?.(step, id),

@@ -1,6 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { Keys, SluiceConfig } from '@sluice/core';
-import { createCampaigns, createQueues, createStore, type CancelOptions, type CancelResult } from '@sluice/store';
+import {
+  createCampaigns,
+  createQueues,
+  createStore,
+  type Campaigns,
+  type CancelOptions,
+  type CancelResult,
+} from '@sluice/store';
 
 /** What {@link cancelCampaign} needs: the fleet's config, a connection of the caller's and the key builders. */
 export interface CancelCampaignDeps {
@@ -45,4 +52,38 @@ export async function cancelCampaign(
   } finally {
     await queues.close();
   }
+}
+
+/** Options of {@link archiveCampaign} and {@link deleteCampaign}. */
+export interface EndCampaignOptions {
+  /** Who does it (audited). */
+  actor: string;
+}
+
+/** Runs one call of the lifecycle with the fleet's settings, its queue handles closed after. */
+async function withCampaigns<T>(deps: CancelCampaignDeps, run: (c: Campaigns) => Promise<T>): Promise<T> {
+  const { redis, keys, config } = deps;
+  const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
+  const queues = createQueues({ redis, keys });
+  try {
+    return await run(
+      createCampaigns({ redis, keys, queues, store, archivedRetentionMs: config.campaigns.archivedRetentionMs }),
+    );
+  } finally {
+    await queues.close();
+  }
+}
+
+/**
+ * Archives a finished campaign with the fleet's retention (`campaigns.archive` of
+ * `@sluice/store`): `campaign_not_finished` naming why if it is not. Resolves `false` if it
+ * was archived already.
+ */
+export function archiveCampaign(deps: CancelCampaignDeps, id: string, options: EndCampaignOptions): Promise<boolean> {
+  return withCampaigns(deps, (c) => c.archive(id, options));
+}
+
+/** Deletes an archived or finished campaign for good (`campaigns.delete` of `@sluice/store`). */
+export function deleteCampaign(deps: CancelCampaignDeps, id: string, options: EndCampaignOptions): Promise<void> {
+  return withCampaigns(deps, (c) => c.delete(id, options));
 }

@@ -19,10 +19,13 @@ export {
 } from './overrides.js';
 export { explain, type ExplainOptions } from './explain.js';
 export {
+  archiveCampaign,
   cancelCampaign,
+  deleteCampaign,
   type CancelCampaignDeps,
   type CancelCampaignOptions,
   type CancelCampaignResult,
+  type EndCampaignOptions,
 } from './campaigns.js';
 export {
   registerFleetMetrics,

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { PRIORITY_CLASSES, SluiceError, type Keys } from '@sluice/core';
 import type { Queues } from './queues.js';
 import type { Store } from './store.js';
+import { campaignArchivedError } from './campaign-archive.js';
 
 /** Options of `campaigns.cancel`. */
 export interface CancelOptions {
@@ -73,9 +74,10 @@ const IN_FLIGHT = new Set(['sending', 'submitted']);
 export async function cancelCampaign(deps: CancelDeps, id: string, options: CancelOptions): Promise<CancelResult> {
   const { redis, keys, store, queues } = deps;
   const campaignKey = keys.campaign(id);
-  if (!(await redis.hexists(campaignKey, 'createdAt'))) {
-    throw new SluiceError('unknown_campaign', `no campaign with id ${id}`, { path: 'campaignId' });
-  }
+  const [created, archived] = await redis.hmget(campaignKey, 'createdAt', 'archivedAt');
+  if (!created) throw new SluiceError('unknown_campaign', `no campaign with id ${id}`, { path: 'campaignId' });
+  // Its messages are all final and its queue is gone: nothing to cancel.
+  if (archived) throw campaignArchivedError(id);
   const now = Date.now();
   await redis.hset(campaignKey, {
     paused: '1',

@@ -2,6 +2,8 @@ import type { Redis } from 'ioredis';
 import { SluiceError, type Keys } from '@sluice/core';
 import { createLaunchStore, noScheduler, parseForecast, type LaunchStore } from './launch.js';
 import type { LaunchRecord } from './launch-types.js';
+import { campaignArchivedError } from './campaign-archive.js';
+import { markWork } from './campaign-work.js';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** The audit stream is capped near this many entries (as the overrides' writers). */
@@ -62,8 +64,9 @@ export async function launchCampaign(
   if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw invalid('timeoutMs', 'must be a number of ms, 0 or more');
   const { redis, keys } = deps;
   const store = deps.launches ?? createLaunchStore(redis, keys);
-  const [created, cancelled] = await redis.hmget(keys.campaign(id), 'createdAt', 'cancelled');
+  const [created, cancelled, archived] = await redis.hmget(keys.campaign(id), 'createdAt', 'cancelled', 'archivedAt');
   if (!created) throw new SluiceError('unknown_campaign', `no campaign with id ${id}`, { path: 'campaignId' });
+  if (archived) throw campaignArchivedError(id);
   if (cancelled === '1')
     throw new SluiceError('campaign_cancelled', `campaign ${id} was cancelled: it cannot be launched`, {
       path: 'campaignId',
@@ -91,7 +94,11 @@ export async function launchCampaign(
     throw new SluiceError('campaign_launched', `campaign ${id}: another launch was written at the same time`, {
       path: 'campaignId',
     });
-  await redis.sadd(keys.launches(), id);
+  // Marked as having work: the schedulers' next poll writes its injection window (their
+  // config's), which the producer reads before its first chunk.
+  const write = redis.multi().sadd(keys.launches(), id);
+  markWork(write, keys, id);
+  await write.exec();
   const until = Date.now() + timeoutMs;
   const pollMs = options.pollMs ?? 100;
   for (;;) {

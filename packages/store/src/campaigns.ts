@@ -21,6 +21,17 @@ import type { Queues } from './queues.js';
 import { parseCursor, type InjectCursor } from './inject.js';
 import { readWindow, type InjectWindow } from './inject-window.js';
 import { createStore, type Store } from './store.js';
+import {
+  archiveCampaign,
+  archivedLaunch,
+  campaignArchivedError,
+  deleteCampaign,
+  parseArchive,
+  type ArchiveDeps,
+  type ArchiveOptions,
+  type CampaignArchive,
+} from './campaign-archive.js';
+import { createCampaignWork } from './campaign-work.js';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -55,6 +66,8 @@ export interface Campaign {
   rate: number | undefined;
   burst: number | undefined;
   createdAt: number;
+  /** When it was archived (epoch ms); undefined while active. */
+  archivedAt?: number | undefined;
 }
 
 /** `campaigns.status(id)`. */
@@ -69,6 +82,8 @@ export interface CampaignStatus extends Campaign {
   pending: number;
   /** Jobs in the campaign's queue: waiting (incl. paused) and delayed (booked or backing off). */
   queue: { waiting: number; delayed: number; active: number };
+  /** Archived (`campaigns.archive`, or the leader once finished): when, by whom, its content in short; null while active. */
+  archive: CampaignArchive | null;
   /** Its launch: the forecast, the decision with its projections and approver, receivers stopped; null if never launched. */
   launch: LaunchRecord | null;
   /**
@@ -108,8 +123,10 @@ export interface Campaigns {
   create(input: CampaignInput): Promise<Campaign>;
   /** The campaign's settings; null if there is none with this id. */
   get(id: string): Promise<Campaign | null>;
-  /** Every campaign's id, sorted. */
+  /** Every active campaign's id, sorted (archived ones leave this list). */
   ids(): Promise<string[]>;
+  /** Every archived campaign's id, sorted (until its record expires). */
+  archivedIds(): Promise<string[]>;
   /** The campaign's content (`create({ content })`); null without (or no such campaign). */
   content(id: string): Promise<CampaignContent | null>;
   /**
@@ -128,8 +145,24 @@ export interface Campaigns {
    * message not yet final ends `cancelled`, its jobs are removed, sends under way are waited for.
    */
   cancel(id: string, options: CancelOptions): Promise<CancelResult>;
-  /** Settings, pause and cancel, counters and queue counts. `unknown_campaign` if none. */
+  /**
+   * Settings, pause and cancel, counters and queue counts. `unknown_campaign` if none. An
+   * archived campaign answers from its record (`archive` set, its queue empty, its window 0).
+   */
   status(id: string): Promise<CampaignStatus>;
+  /**
+   * Archives a finished campaign (DESIGN.md, Campaigns that end): its queue is removed, its
+   * counters, content summary and launch decision stay in its record (`status` answers), and it
+   * leaves the active lists. `campaign_not_finished` naming why if it is not finished (messages
+   * not final, jobs queued, a launch waiting). Resolves `false` if it was archived already.
+   * Audited.
+   */
+  archive(id: string, options?: ArchiveOptions): Promise<boolean>;
+  /**
+   * Deletes an archived or finished campaign for good (`campaign_not_finished` otherwise): its
+   * record and queue go, its id is free; its messages' records keep their own TTL. Audited.
+   */
+  delete(id: string, options?: ArchiveOptions): Promise<void>;
   /**
    * Makes a campaign queue paused outside Sluice (another board, a script that knows only
    * BullMQ) the campaign's pause: sets the flag, so its admitted mail holds too. Nothing if
@@ -160,6 +193,8 @@ export interface CampaignsOptions {
   store?: Store;
   /** Logs each pause and resume with its actor. @defaultValue none */
   logger?: ServiceLogger;
+  /** How long an archived record stays. @defaultValue 90 days (config `campaigns.archivedRetentionMs`) */
+  archivedRetentionMs?: number;
 }
 
 /** Reads a campaign hash. */
@@ -173,6 +208,7 @@ export function parseCampaign(id: string, h: Record<string, string>): Campaign |
     rate: h.rate ? Number(h.rate) : undefined,
     burst: h.burst ? Number(h.burst) : undefined,
     createdAt: Number(h.createdAt),
+    ...(h.archivedAt ? { archivedAt: Number(h.archivedAt) } : {}),
   };
 }
 
@@ -198,11 +234,32 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
   const redis = defineScripts(options.redis);
   const store = options.store ?? createStore({ redis: options.redis, keys });
   const launches = createLaunchStore(options.redis, keys);
+  const work = createCampaignWork({ redis: options.redis, keys });
+  const ended: ArchiveDeps = { redis, keys, queues, launches };
 
   async function mustGet(id: string): Promise<Campaign> {
     const c = parseCampaign(id, await redis.hgetall(keys.campaign(id)));
     if (!c) throw unknownCampaign(id);
     return c;
+  }
+
+  /** An archived campaign's status, from its record alone (its queue is gone: no handle is made). */
+  async function archivedStatus(c: Campaign, h: Record<string, string>): Promise<CampaignStatus> {
+    const counts = await store.campaignCounts(c.id);
+    const final =
+      counts.sent + counts.rejected + counts.suppressed + counts.expired + counts.cancelled + counts.unconfirmed;
+    return {
+      ...c,
+      paused: h.paused === '1',
+      cancelled: h.cancelled === '1',
+      counts,
+      pending: Math.max(0, counts.accepted - final),
+      queue: { waiting: 0, delayed: 0, active: 0 },
+      archive: parseArchive(h),
+      launch: archivedLaunch(h),
+      cursor: parseCursor(h['archive:cursor'] || null),
+      window: { ready: 0, max: 0, waiting: 0, pending: 0, rate: 0 },
+    };
   }
 
   function refused(id: string, ifCancelled: ResumeOptions['ifCancelled']): false {
@@ -245,8 +302,12 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
       return (await redis.smembers(keys.campaigns())).sort();
     },
 
+    async archivedIds() {
+      return (await redis.zrange(keys.archivedCampaigns(), '0', '-1')).sort();
+    },
+
     async pause(id, opts = {}) {
-      await mustGet(id);
+      if ((await mustGet(id)).archivedAt !== undefined) throw campaignArchivedError(id);
       // The flag stops admitted mail at the workers; the queue pause stops admission.
       await store.setCampaignPaused(id, true);
       await queues.campaign(id).pause();
@@ -254,8 +315,14 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
     },
 
     async resume(id, opts = {}) {
-      const [created, cancelled] = await redis.hmget(keys.campaign(id), 'createdAt', 'cancelled');
+      const [created, cancelled, archived] = await redis.hmget(
+        keys.campaign(id),
+        'createdAt',
+        'cancelled',
+        'archivedAt',
+      );
       if (!created) throw unknownCampaign(id);
+      if (archived) throw campaignArchivedError(id);
       // Cancelling cannot be undone: nothing is touched.
       if (cancelled === '1') return refused(id, opts.ifCancelled);
       const queue = queues.campaign(id);
@@ -269,6 +336,8 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
         await queue.pause();
         return refused(id, opts.ifCancelled);
       }
+      // Its backlog waits in its queue: the schedulers' polls take it up again.
+      await work.mark([id]);
       logger?.info({ event: 'campaign_resumed', campaignId: id, actor: opts.actor ?? 'unknown' }, 'campaign resumed');
       return true;
     },
@@ -276,7 +345,10 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
     cancel: (id, opts) => cancelCampaign({ redis, keys, store, queues }, id, opts),
 
     async status(id) {
-      const c = await mustGet(id);
+      const h = await redis.hgetall(keys.campaign(id));
+      const c = parseCampaign(id, h);
+      if (!c) throw unknownCampaign(id);
+      if (c.archivedAt !== undefined) return archivedStatus(c, h);
       const q = queues.campaign(id);
       const [paused, cancelled, counts, jobs, cursor, window, launch] = await Promise.all([
         q.isPaused(),
@@ -300,6 +372,7 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
           delayed: jobs.delayed ?? 0,
           active: jobs.active ?? 0,
         },
+        archive: null,
         launch: launch?.record ?? null,
         cursor: parseCursor(cursor),
         window,
@@ -315,6 +388,10 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
       await store.setCampaignPaused(id, true);
       return true;
     },
+
+    archive: (id, opts) =>
+      archiveCampaign(ended, id, { ...opts, retentionMs: opts?.retentionMs ?? options.archivedRetentionMs }),
+    delete: (id, opts) => deleteCampaign(ended, id, opts),
 
     launch: (id, forecast, opts) => launchCampaign({ redis, keys, launches }, id, forecast, opts),
     approve: (id, opts) => approveLaunch({ redis, keys, launches }, id, opts),

@@ -57,6 +57,14 @@ export {
 } from './campaigns.js';
 export { type CancelOptions, type CancelResult } from './campaign-cancel.js';
 export {
+  campaignArchivedError,
+  type ArchiveOptions,
+  type CampaignArchive,
+  type ContentSummary,
+} from './campaign-archive.js';
+export { createCampaignArchiver, type CampaignArchiver, type CampaignArchiverOptions } from './campaign-archiver.js';
+export { createCampaignWork, markWork, type CampaignWork } from './campaign-work.js';
+export {
   connectRedis,
   createRedisHealth,
   isRedisConnectionError,

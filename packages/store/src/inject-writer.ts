@@ -1,6 +1,8 @@
 import { Job } from 'bullmq';
 import type { ChainableCommander, Redis } from 'ioredis';
 import { SluiceError, type Keys, type PriorityClass, type QueuedMessage } from '@sluice/core';
+import { campaignArchivedError } from './campaign-archive.js';
+import { markWork } from './campaign-work.js';
 import { readWindow } from './inject-window.js';
 import { defineScripts, type StoreRedis } from './internal/scripts.js';
 import { createQueues, type Queues } from './queues.js';
@@ -132,17 +134,27 @@ export async function openWriter(deps: WriterDeps, campaignId: string) {
             }
           }
           multi.set(cursorKey, `${last.position + 1}|${value}`);
-          multi.hget(keys.campaign(t.id), 'cancelled');
+          // Marked with its jobs, in the same MULTI: no scheduler can drop it as idle now.
+          markWork(multi, keys, t.id);
+          multi.hmget(keys.campaign(t.id), 'cancelled', 'archivedAt');
           const replies = await multi.exec();
           if (replies === null) return undefined;
           for (const [err] of replies) if (err) throw err;
-          const cancelled = replies[replies.length - 1]![1] === '1';
-          return { cursor: parseCursor(`${last.position + 1}|${value}`), accepted: fresh.length, cancelled, fresh };
+          const [cancelledFlag, archivedAt] = replies[replies.length - 1]![1] as (string | null)[];
+          const archived = Boolean(archivedAt);
+          const cancelled = cancelledFlag === '1' || archived;
+          return {
+            cursor: parseCursor(`${last.position + 1}|${value}`),
+            accepted: fresh.length,
+            cancelled,
+            archived,
+            fresh,
+          };
         });
         if (done === undefined) continue;
         if ('cancelled' in done && done.cancelled) {
           await endCancelled(deps, t, done.fresh);
-          throw cancelledError(t.id);
+          throw done.archived ? campaignArchivedError(t.id) : cancelledError(t.id);
         }
         const window = await within(() => readWindow(deps.redis, keys, deps.queues, t.id));
         return { cursor: done.cursor, accepted: done.accepted, window };

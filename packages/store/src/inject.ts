@@ -13,6 +13,7 @@ import { injectedId } from './ids.js';
 import type { Queues } from './queues.js';
 import type { Store } from './store.js';
 import type { LaunchGate } from './launch-types.js';
+import { campaignArchivedError } from './campaign-archive.js';
 import { cancelledError, openWriter, type InjectCursor, type Item, type Target } from './inject-writer.js';
 
 export { parseCursor, type InjectCursor } from './inject-writer.js';
@@ -96,12 +97,13 @@ export function createInjection(deps: InjectDeps) {
   async function target(id: string): Promise<Target> {
     const [campaign, content] = await deps.within(() =>
       Promise.all([
-        deps.redis.hmget(keys.campaign(id), 'createdAt', 'tenantId', 'priority', 'cancelled'),
+        deps.redis.hmget(keys.campaign(id), 'createdAt', 'tenantId', 'priority', 'cancelled', 'archivedAt'),
         deps.redis.get(keys.campaignContent(id)),
       ]),
     );
-    const [createdAt, tenantId, priority, cancelled] = campaign;
+    const [createdAt, tenantId, priority, cancelled, archived] = campaign;
     if (!createdAt) throw unknownCampaign(id);
+    if (archived) throw campaignArchivedError(id);
     if (cancelled === '1') throw cancelledError(id);
     if (!content)
       throw new SluiceError(

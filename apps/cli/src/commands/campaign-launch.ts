@@ -79,11 +79,26 @@ export function launchText(launch: LaunchRecord | null, now: number): string {
 }
 
 function statusText(s: CampaignStatus, now: number): string {
-  const state = s.cancelled ? 'cancelled' : s.paused ? 'paused' : 'active';
+  const state = s.archive
+    ? `archived ${new Date(s.archive.at).toISOString()} by ${s.archive.by}${s.cancelled ? ' (cancelled)' : ''}`
+    : s.cancelled
+      ? 'cancelled'
+      : s.paused
+        ? 'paused'
+        : 'active';
+  const content = s.archive?.content;
   return [
     fields([
       ['campaign', s.name === s.id ? s.id : `${s.id} (${s.name})`],
       ['state', state],
+      ...(content
+        ? [
+            [
+              'content',
+              `from ${content.from}, ${content.template ? `template ${content.template}` : `subject ${content.subject ?? ''}`}`,
+            ] as [string, string],
+          ]
+        : []),
       ['priority', s.priority],
       ['accepted', s.counts.accepted],
       ['sent', s.counts.sent],

@@ -8,33 +8,48 @@ const ID = [{ name: 'id', help: 'the campaign id' }] as const;
 
 /** A campaign as `campaigns list --json` prints it. */
 interface CampaignRow extends CampaignStatus {
-  state: 'active' | 'paused' | 'cancelled' | 'done';
+  state: 'active' | 'paused' | 'cancelled' | 'done' | 'archived';
 }
 
 async function row(ctx: Context, id: string): Promise<CampaignRow> {
   const s = await (await ctx.client()).campaigns.status(id);
-  const state = s.cancelled
-    ? 'cancelled'
-    : s.paused
-      ? 'paused'
-      : s.counts.accepted > 0 && s.pending === 0
-        ? 'done'
-        : 'active';
+  const state = s.archive
+    ? 'archived'
+    : s.cancelled
+      ? 'cancelled'
+      : s.paused
+        ? 'paused'
+        : s.counts.accepted > 0 && s.pending === 0
+          ? 'done'
+          : 'active';
   return { ...s, state };
 }
 
 const list: Command = {
   path: ['campaigns', 'list'],
-  usage: '[--json]',
-  summary: 'every campaign with its state, counts and queue',
-  description: ['State: active, paused, cancelled, or done (every accepted message is final).'],
+  usage: '[--archived] [--json]',
+  summary: 'every active campaign (or, with --archived, every archived one) with its state, counts and queue',
+  description: [
+    'State: active, paused, cancelled, or done (every accepted message is final); archived with',
+    '--archived. A finished campaign is archived campaigns.archiveAfterMs (7 days) after it finished.',
+  ],
   args: [],
-  options: { ...JSON_OPTION },
-  async run(ctx) {
-    const { redis, keys } = await ctx.deps();
-    const ids = (await redis.smembers(keys.campaigns())).sort();
+  options: {
+    archived: { type: 'boolean', help: 'list the archived campaigns instead of the active ones' },
+    ...JSON_OPTION,
+  },
+  async run(ctx, { values }) {
+    const lifecycle = (await ctx.client()).campaigns;
+    const ids = values.archived === true ? await lifecycle.archivedIds() : await lifecycle.ids();
     const rows: CampaignRow[] = [];
-    for (const id of ids) rows.push(await row(ctx, id));
+    for (const id of ids) {
+      const r = await row(ctx, id).catch((err: unknown) => {
+        // An archived record that expired between the list and its read is gone: skipped.
+        if ((err as { code?: string }).code === 'unknown_campaign') return undefined;
+        throw err;
+      });
+      if (r && (values.archived === true) === (r.state === 'archived')) rows.push(r);
+    }
     ctx.print(
       ctx.json
         ? json(rows)
@@ -155,5 +170,53 @@ const cancel: Command = {
   },
 };
 
+const archive: Command = {
+  path: ['campaigns', 'archive'],
+  usage: '<id> [--actor <name>] [--json]',
+  summary: 'archive a finished campaign now: its queue goes, its record stays (campaigns show)',
+  description: [
+    'Refused (exit 1) while the campaign is not finished: messages not yet final, jobs in its',
+    'queue, or a launch waiting; the message says which. The leader archives finished campaigns',
+    'by itself after campaigns.archiveAfterMs (7 days). The record expires after',
+    'campaigns.archivedRetentionMs (90 days). Audited.',
+  ],
+  args: ID,
+  options: { actor: { type: 'string', value: '<name>', help: 'who is doing this (default: $USER)' }, ...JSON_OPTION },
+  async run(ctx, { values, args }) {
+    const id = args.id!;
+    const actor = actorOf(values.actor, ctx.io.env, 'campaigns archive');
+    const { archiveCampaign } = await import('@sluice/ops');
+    const archived = await archiveCampaign(await ctx.deps(), id, { actor });
+    ctx.print(
+      ctx.json
+        ? json({ id, archived: true })
+        : archived
+          ? `campaign ${id} archived`
+          : `campaign ${id} was archived already`,
+    );
+    return 0;
+  },
+};
+
+const remove: Command = {
+  path: ['campaigns', 'delete'],
+  usage: '<id> [--actor <name>] [--json]',
+  summary: 'delete an archived (or finished) campaign for good; its id is free again',
+  description: [
+    'Refused (exit 1) for a campaign that is not finished. Its messages keep their records until',
+    'their own TTL (delivery.recordTtlSeconds). Audited.',
+  ],
+  args: ID,
+  options: { actor: { type: 'string', value: '<name>', help: 'who is doing this (default: $USER)' }, ...JSON_OPTION },
+  async run(ctx, { values, args }) {
+    const id = args.id!;
+    const actor = actorOf(values.actor, ctx.io.env, 'campaigns delete');
+    const { deleteCampaign } = await import('@sluice/ops');
+    await deleteCampaign(await ctx.deps(), id, { actor });
+    ctx.print(ctx.json ? json({ id, deleted: true }) : `campaign ${id} deleted`);
+    return 0;
+  },
+};
+
 /** `sluice campaigns …` */
-export const campaignCommands: readonly Command[] = [list, pause, resume, cancel, ...launchCommands];
+export const campaignCommands: readonly Command[] = [list, pause, resume, cancel, archive, remove, ...launchCommands];

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock, Keys, SluiceConfig } from '@sluice/core';
 import type { Outcome } from '@sluice/providers';
-import type { Queues, Store } from '@sluice/store';
+import type { CampaignWork, Queues, Store } from '@sluice/store';
 import type { Adjustments, Limiter, Signals } from '@sluice/throttle';
 import type { Latency } from '../latency.js';
 
@@ -15,6 +15,8 @@ export interface DeliveryContext {
   signals: Signals;
   latency: Latency;
   queues: Queues;
+  /** Marks a campaign whose queue a message goes back to, so the schedulers' polls keep it. */
+  work: Pick<CampaignWork, 'mark'>;
   logger: Logger;
   clock: Clock;
 }

@@ -8,7 +8,7 @@ import {
   type SluiceConfig,
 } from '@sluice/core';
 import type { Provider } from '@sluice/providers';
-import type { Campaigns, Queues, Store } from '@sluice/store';
+import type { CampaignWork, Campaigns, Queues, Store } from '@sluice/store';
 import type { Adjustments, Limiter, Signals } from '@sluice/throttle';
 import type { Latency } from '../latency.js';
 import type { DeliveryContext } from './context.js';
@@ -36,6 +36,8 @@ export interface DeliveryOptions {
   providers: ReadonlyMap<string, Provider>;
   /** Where a message goes back to admission (its intake or campaign queue). */
   queues: Queues;
+  /** The campaigns with work (`createCampaignWork`): a message back in its campaign's queue marks it. */
+  work: Pick<CampaignWork, 'mark'>;
   logger: Logger;
   /** @defaultValue `Date.now` */
   clock?: Clock;
@@ -82,6 +84,7 @@ export function createDelivery(options: DeliveryOptions): Delivery {
     signals: options.signals,
     latency: options.latency,
     queues: options.queues,
+    work: options.work,
     logger: options.logger,
     clock: options.clock ?? systemClock,
   };

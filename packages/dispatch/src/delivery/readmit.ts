@@ -53,4 +53,6 @@ export async function readmit(
     await store.transition(m.id, 'queued', { fields: { lastOutcome: reason, hop: String(hop) } });
   }
   await queue.add('send', data, { jobId: jobIdOf(data), ...(retry ? { delay: retry.delayMs } : {}) });
+  // After the add: a scheduler that found its campaign's queue empty meanwhile keeps it.
+  if (m.campaignId !== undefined) await ctx.work.mark([m.campaignId]);
 }

@@ -11,6 +11,9 @@ const SCRIPTS = {
   sluiceResumeCampaign: { file: 'resume-campaign-1.lua', keys: 1 },
   sluiceFeedSeen: { file: 'feed-seen-1.lua', keys: 1 },
   sluiceLaunchSwap: { file: 'launch-swap-1.lua', keys: 1 },
+  sluicePruneWork: { file: 'prune-work-1.lua', keys: 1 },
+  sluiceArchiveCampaign: { file: 'archive-campaign-9.lua', keys: 9 },
+  sluiceDeleteCampaign: { file: 'delete-campaign-9.lua', keys: 9 },
 };
 
 /** A Redis client with the store's scripts defined. */

@@ -1,0 +1,247 @@
+import { FINAL_STATES, SluiceError, type CampaignContent, type Keys } from '@sluice/core';
+import type { StoreRedis } from './internal/scripts.js';
+import type { LaunchStore } from './launch.js';
+import type { LaunchRecord } from './launch-types.js';
+import type { Queues } from './queues.js';
+
+/** The audit stream is capped near this many entries (as the overrides' writers). */
+const AUDIT_MAXLEN = 100_000;
+
+/** What an archived campaign keeps of its content: enough to tell which mail it was. */
+export interface ContentSummary {
+  from: string;
+  subject?: string;
+  /** The ESP template, when the content was one. */
+  template?: string;
+  stream?: string;
+  /** Size of the content as it was stored (JSON bytes). */
+  bytes: number;
+}
+
+/** An archived campaign's archive (`campaigns.status(id).archive`). */
+export interface CampaignArchive {
+  /** When it was archived (epoch ms); its record expires `campaigns.archivedRetentionMs` later. */
+  at: number;
+  /** Who archived it: `sluice` (the leader's archive chore) or the actor given. */
+  by: string;
+  /** Its content in short; null if it took whole messages (`send`). */
+  content: ContentSummary | null;
+}
+
+/** Whether a campaign is finished, as archiving judges it. */
+export type Finished =
+  | {
+      finished: true;
+      archived: boolean;
+      accepted: number;
+      unused: boolean;
+      /** When the archive chore first found it finished, at which `n:accepted`. */
+      since?: { at: number; accepted: number };
+    }
+  | { finished: false; why: string; jobs: number; since: boolean };
+
+/** What the archive and delete operations work with (the lifecycle's own). */
+export interface ArchiveDeps {
+  redis: StoreRedis;
+  keys: Keys;
+  queues: Queues;
+  launches: LaunchStore;
+}
+
+/** Options of `campaigns.archive` and `campaigns.delete`. */
+export interface ArchiveOptions {
+  /** Who does it (audited). @defaultValue `'unknown'` */
+  actor?: string;
+  /** How long the archived record stays. @defaultValue 90 days (config `campaigns.archivedRetentionMs`) */
+  retentionMs?: number;
+  /** Now (tests step it). @defaultValue `Date.now()` */
+  now?: number;
+}
+
+/** The default of `campaigns.archivedRetentionMs`. */
+export const DEFAULT_RETENTION_MS = 90 * 86_400_000;
+
+const JOB_STATES = ['waiting', 'prioritized', 'delayed', 'active', 'waiting-children'] as const;
+
+/** What the archive and delete scripts return. */
+const ENDED = { done: 1, already: 0, unknown: -1, accepted: -3 } as const;
+
+const unknownCampaign = (id: string): SluiceError =>
+  new SluiceError('unknown_campaign', `no campaign with id ${id}`, { path: 'campaignId' });
+
+/** The error a send, injection or change of an archived campaign gets. */
+export const campaignArchivedError = (id: string, path = 'campaignId'): SluiceError =>
+  new SluiceError(
+    'campaign_archived',
+    `campaign ${id} is archived: it takes no more mail and cannot change (its record stays for campaigns.status)`,
+    { path },
+  );
+
+const notFinished = (id: string, why: string): SluiceError =>
+  new SluiceError('campaign_not_finished', `campaign ${id} is not finished: ${why}`, { path: 'campaignId' });
+
+/** The nine keys of the archive and delete scripts. */
+function endKeys(keys: Keys, id: string): string[] {
+  return [
+    keys.campaign(id),
+    keys.campaignContent(id),
+    keys.campaignCursor(id),
+    keys.launch(id),
+    keys.campaigns(),
+    keys.archivedCampaigns(),
+    keys.campaignsWithWork(),
+    keys.campaignsArchiving(),
+    keys.launches(),
+  ];
+}
+
+function summarize(json: string | null): ContentSummary | null {
+  if (json === null) return null;
+  const c = JSON.parse(json) as CampaignContent;
+  return {
+    from: c.from.name ? `${c.from.name} <${c.from.address}>` : c.from.address,
+    ...(c.subject !== undefined ? { subject: c.subject } : {}),
+    ...(c.template ? { template: c.template.name } : {}),
+    ...(c.stream !== undefined ? { stream: c.stream } : {}),
+    bytes: Buffer.byteLength(json),
+  };
+}
+
+/** Reads an archived campaign's archive from its hash; null if it is not archived. */
+export function parseArchive(h: Record<string, string>): CampaignArchive | null {
+  if (!h.archivedAt) return null;
+  const content = h['archive:content'];
+  return {
+    at: Number(h.archivedAt),
+    by: h.archivedBy ?? 'unknown',
+    content: content ? (JSON.parse(content) as ContentSummary) : null,
+  };
+}
+
+/** The launch record an archived campaign kept; null if it was never launched. */
+export function archivedLaunch(h: Record<string, string>): LaunchRecord | null {
+  const raw = h['archive:launch'];
+  return raw ? (JSON.parse(raw) as LaunchRecord) : null;
+}
+
+/**
+ * Whether a campaign is finished: no message accepted and not final, nothing in its queue
+ * (waiting, delayed, active), no launch waiting (pending, delayed, held, or a wave still to
+ * open). A cancelled campaign needs only the queue empty. (The leader's chore also passes by a
+ * campaign a scheduler marks as having work.)
+ * `unused`: it never accepted a message (archived by hand only).
+ */
+export async function checkFinished(deps: ArchiveDeps, id: string, now: number): Promise<Finished> {
+  const { redis, keys, queues, launches } = deps;
+  const h = await redis.hgetall(keys.campaign(id));
+  if (!h.createdAt) throw unknownCampaign(id);
+  const accepted = Number(h['n:accepted'] ?? 0);
+  if (h.archivedAt) return { finished: true, archived: true, accepted, unused: false };
+  const final = FINAL_STATES.reduce((sum, s) => sum + Number(h[`n:${s}`] ?? 0), 0);
+  const pending = Math.max(0, accepted - final);
+  const cancelled = h.cancelled === '1';
+  const since = h.finishedAt !== undefined;
+  const no = (why: string, jobs = 0): Finished => ({ finished: false, why, jobs, since });
+  const counts = await queues.campaign(id).getJobCounts(...JOB_STATES);
+  const jobs = Object.values(counts).reduce((a, b) => a + b, 0);
+  if (pending > 0 && !cancelled) return no(`${pending} messages not yet final; cancel it first`, jobs);
+  if (jobs > 0) return no(`${jobs} jobs in its queue`, jobs);
+  if (!cancelled) {
+    const gate = await launches.gate(id, now);
+    if (gate.state === 'wait') return no(`its launch waits (${gate.reason}); cancel it first`);
+    if (gate.state === 'open' && gate.nextAtMs !== undefined)
+      return no(`its next wave opens at ${new Date(gate.nextAtMs).toISOString()}; cancel it first`);
+  }
+  return {
+    finished: true,
+    archived: false,
+    accepted,
+    unused: accepted === 0 && !cancelled,
+    ...(since ? { since: { at: Number(h.finishedAt), accepted: Number(h.finishedAccepted ?? -1) } } : {}),
+  };
+}
+
+async function audit(deps: ArchiveDeps, action: string, id: string, actor: string, now: number): Promise<void> {
+  await deps.redis.xadd(
+    deps.keys.audit(),
+    'MAXLEN',
+    '~',
+    AUDIT_MAXLEN,
+    '*',
+    ...['action', action, 'at', String(now), 'scope', 'campaign', 'name', id, 'actor', actor],
+  );
+}
+
+/**
+ * Removes the queue of a campaign archived or deleted (listed in `campaignsArchiving` by the
+ * script that ended it), then takes it off that list. BullMQ's obliterate pauses the queue
+ * first (it refuses a queue not paused) and needs `force` for a job left active; the handle
+ * is closed after, so nothing writes the queue's meta again.
+ */
+export async function removeQueue(deps: ArchiveDeps, id: string): Promise<void> {
+  const queue = deps.queues.campaign(id);
+  await queue.obliterate({ force: true });
+  await deps.queues.drop(queue.name);
+  await deps.redis.srem(deps.keys.campaignsArchiving(), id);
+}
+
+/**
+ * Archives a finished campaign (see {@link checkFinished}; `campaign_not_finished` naming why
+ * otherwise): the record, the set membership and the indexes in one script, then its queue is
+ * removed. Resolves `false` if it was archived already (its queue removal is finished then).
+ */
+export async function archiveCampaign(deps: ArchiveDeps, id: string, options: ArchiveOptions = {}): Promise<boolean> {
+  const { redis, keys } = deps;
+  const now = options.now ?? Date.now();
+  const check = await checkFinished(deps, id, now);
+  if (!check.finished) throw notFinished(id, check.why);
+  if (!check.archived) {
+    const [content, launch] = await Promise.all([redis.get(keys.campaignContent(id)), deps.launches.read(id)]);
+    const code = Number(
+      await redis.sluiceArchiveCampaign(
+        ...endKeys(keys, id),
+        id,
+        now,
+        options.retentionMs ?? DEFAULT_RETENTION_MS,
+        options.actor ?? 'unknown',
+        content === null ? '' : JSON.stringify(summarize(content)),
+        launch ? JSON.stringify(launch.record) : '',
+        check.accepted,
+      ),
+    );
+    if (code === ENDED.unknown) throw unknownCampaign(id);
+    if (code === ENDED.accepted) throw notFinished(id, 'it took mail while being archived');
+    if (code === ENDED.done) await audit(deps, 'archive', id, options.actor ?? 'unknown', now);
+  }
+  if ((await redis.sismember(keys.campaignsArchiving(), id)) === 1) await removeQueue(deps, id);
+  return !check.archived;
+}
+
+/**
+ * Deletes a campaign for good: an archived one, or an active one found finished (refused
+ * otherwise, `campaign_not_finished`). Its hash, content, cursor and launch go and its id is
+ * free; its messages' records stay until their own TTL (so reusing the id before then finds
+ * the old messages' ids taken).
+ */
+export async function deleteCampaign(deps: ArchiveDeps, id: string, options: ArchiveOptions = {}): Promise<void> {
+  const { redis, keys } = deps;
+  const now = options.now ?? Date.now();
+  const check = await checkFinished(deps, id, now);
+  if (!check.finished) throw notFinished(id, check.why);
+  const code = Number(await redis.sluiceDeleteCampaign(...endKeys(keys, id), id, check.archived ? '' : check.accepted));
+  if (code === ENDED.unknown) throw unknownCampaign(id);
+  if (code === ENDED.accepted) throw notFinished(id, 'it took mail while being deleted');
+  await audit(deps, 'delete', id, options.actor ?? 'unknown', now);
+  if ((await redis.sismember(keys.campaignsArchiving(), id)) === 1) await removeQueue(deps, id);
+}
+
+/**
+ * Ends an archived record past its retention (its hash expires by itself; a stepped clock
+ * gets there first): deletes it if it is still archived, and takes its id off the index once
+ * its hash is gone or belongs to a new campaign of the same id.
+ */
+export async function forgetArchived(deps: ArchiveDeps, id: string): Promise<void> {
+  const { redis, keys } = deps;
+  const code = Number(await redis.sluiceDeleteCampaign(...endKeys(keys, id), id, ''));
+  if (code !== ENDED.done) await redis.zrem(keys.archivedCampaigns(), id);
+}
