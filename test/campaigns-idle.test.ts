@@ -19,7 +19,7 @@ afterEach(async () => {
 function configOf(): SluiceConfig {
   return parseConfig({
     redis: { url: r.url, prefix: r.prefix },
-    providers: { ses: { kind: 'ses', rate: 100, pool: 'default' } },
+    providers: { ses: { kind: 'ses', sandbox: true, rate: 100, pool: 'default' } },
     defaultProvider: 'ses',
     organisations: { builtIn: false },
     reserves: { critical: 0 },

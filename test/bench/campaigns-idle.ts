@@ -102,7 +102,7 @@ export async function benchCampaignsIdle(n = 1_000): Promise<CampaignsIdleFigure
   const keys = createKeys(prefix);
   const config = parseConfig({
     redis: { url: server.url, prefix },
-    providers: { ses: { kind: 'ses', rate: 100, pool: 'default' } },
+    providers: { ses: { kind: 'ses', sandbox: true, rate: 100, pool: 'default' } },
     defaultProvider: 'ses',
     organisations: { builtIn: false },
     // The timer's polls and the leader's ticks out of the way: the bench polls by hand.

@@ -25,7 +25,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 beforeEach(async () => {
-  client = createClient({ redis: r.url, prefix: r.prefix });
+  client = createClient({ redis: r.url, prefix: r.prefix, fleetCheck: 'off' });
   config = join(dir, `${r.prefix}.yaml`);
   await writeFile(config, `redis: { prefix: ${r.prefix} }\n`);
 });
