@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fastify, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { createKeys, SluiceError, type ServiceLogger, type SluiceConfig } from '@sluice/core';
-import { createMetricsHandler, createOverrides, createStatus } from '@sluice/ops';
+import { createOverrides, createStatus, registerRedisUp } from '@sluice/ops';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { connectRedis, createCampaigns, createQueues, createStore, type RedisHealth } from '@sluice/store';
 import { registerAuth } from './auth.js';
@@ -100,22 +100,13 @@ export function createAdmin(options: AdminOptions): Admin {
   }
 
   server.get('/api/status', async () => status.snapshot());
-  // Prometheus scrapes with the bearer token like any other client (`authorization` in its scrape config).
+  // This process's own metrics; the fleet's figures are the leading scheduler's (README,
+  // Metrics). Prometheus scrapes with the bearer token like any other client.
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const metrics = createMetricsHandler({
-    registry,
-    config,
-    redis,
-    keys,
-    status,
-    onError: (err) => {
-      if (!health?.explains(err))
-        logger.error({ event: 'metrics_failed', err: String(err) }, 'metrics snapshot failed');
-    },
-  });
+  if (health) registerRedisUp(registry, health);
   server.get('/metrics', async (_req, reply) =>
-    reply.header('content-type', metrics.contentType).send(await metrics.body()),
+    reply.header('content-type', registry.contentType).send(await registry.metrics()),
   );
   const overrides = createOverrides({ config, redis, keys });
   server.get('/api/overrides', async () => overrides.list());
@@ -163,7 +154,6 @@ export function createAdmin(options: AdminOptions): Admin {
       await server.close();
       await running;
       await queues.close();
-      await metrics.close();
       await status.close();
       if (ownsRedis) await redis.quit();
     },

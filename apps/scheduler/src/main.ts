@@ -1,5 +1,5 @@
 import { configAndLogger, runService } from '@sluice/core';
-import { createScheduler } from '@sluice/dispatch';
+import { createScheduler, type Scheduler } from '@sluice/dispatch';
 import { createRedisHealth } from '@sluice/store';
 
 // The config first (it says how addresses are logged); a bad one fails the start below.
@@ -12,13 +12,16 @@ runService({
     if (config instanceof Error) throw config;
     // One reporter for every connection of the process: one line per outage, not one per retry.
     const health = createRedisHealth({ url: config.redis.url, logger });
-    // `/metrics` only when a port is set (its code is loaded only then).
+    // `/metrics` only when a port is set (its code is loaded only then). The fleet's figures
+    // are served by the leading scheduler alone, so a sum over schedulers counts each once.
     const port = config.metrics.port;
+    let scheduler: Scheduler | undefined;
+    const leading = (): boolean => scheduler?.leading === true;
     const metrics =
       port === undefined
         ? undefined
-        : await (await import('@sluice/ops')).startFleetMetrics({ config, port, logger, health });
-    const scheduler = createScheduler({ config, logger, health });
+        : await (await import('@sluice/ops')).startMetrics({ config, port, logger, health, leading });
+    scheduler = createScheduler({ config, logger, health });
     // Without Redis the scheduler waits (saying so once), and is ready once it answers.
     await health.ready();
     await scheduler.start();
@@ -26,7 +29,7 @@ runService({
     return {
       async close() {
         health.close();
-        await scheduler.close();
+        await scheduler?.close();
         await metrics?.close();
       },
       shutdownDeadlineMs: config.worker.lockDurationMs + 5_000,

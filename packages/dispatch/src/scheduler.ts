@@ -50,6 +50,11 @@ export interface SchedulerOptions {
 /** A scheduler process's engine. Several may run at once. */
 export interface Scheduler {
   start(): Promise<void>;
+  /**
+   * Whether this scheduler leads (holds the governor's lease, as of its last tick): the
+   * leader alone serves the fleet-wide gauges on its `/metrics`.
+   */
+  readonly leading: boolean;
   /** Limiter calls made so far (the waste benchmark divides them by messages sent). */
   readonly limiterCalls: number;
   /** Stops taking jobs and waits for the ones in hand. */
@@ -278,6 +283,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   return {
     get limiterCalls() {
       return limiter.calls;
+    },
+    get leading() {
+      return governor.leading;
     },
     async start() {
       await adjustments.start();
