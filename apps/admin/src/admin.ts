@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { fastify, type FastifyInstance } from 'fastify';
+import { fastify, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { createKeys, SluiceError, type ServiceLogger, type SluiceConfig } from '@sluice/core';
 import { createOverrides, createStatus, registerRedisUp } from '@sluice/ops';
@@ -7,11 +7,18 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { connectRedis, createCampaigns, createQueues, createStore, type RedisHealth } from '@sluice/store';
 import { registerAuth } from './auth.js';
 import { registerBoard } from './board.js';
+import { httpLogging, logRequests } from './request-log.js';
 
 /** Options of {@link createAdmin}. */
 export interface AdminOptions {
   config: SluiceConfig;
   logger: ServiceLogger;
+  /**
+   * Where each request is logged, one line when it is answered (`request completed`: method,
+   * path, status, time, and `reqId`, which every line of the request carries): the process's
+   * pino logger, whose redaction applies. @defaultValue none: requests are not logged
+   */
+  requestLogger?: FastifyBaseLogger | undefined;
   /** A connection of yours (not closed by the app); else one is opened to `redis.url`. */
   redis?: Redis | undefined;
   /**
@@ -49,7 +56,8 @@ const CAMPAIGN_ID = /^[A-Za-z0-9_-]{1,64}$/;
  */
 export function createAdmin(options: AdminOptions): Admin {
   const { config, logger } = options;
-  const server = fastify({ logger: false, trustProxy: false });
+  const server = fastify({ trustProxy: false, ...httpLogging(options.requestLogger) });
+  logRequests(server);
   const routes: { method: string; url: string }[] = [];
   server.addHook('onRoute', (r) => {
     for (const method of ([] as string[]).concat(r.method)) routes.push({ method, url: r.url });

@@ -19,7 +19,7 @@ runService({
       port === undefined
         ? undefined
         : await (await import('@sluice/ops')).startMetrics({ config, port, logger, health });
-    const api = createApi({ config, logger, health });
+    const api = createApi({ config, logger, health, requestLogger: logger });
     // Not listening until Redis answers: a webhook taken now could not be applied.
     await health.ready();
     const address = await api.listen();
