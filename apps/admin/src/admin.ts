@@ -2,8 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fastify, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { createKeys, SluiceError, type ServiceLogger, type SluiceConfig } from '@sluice/core';
-import { createOverrides, createStatus, registerRedisUp } from '@sluice/ops';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { createOverrides, createProcessRegistry, createStatus, registerRedisUp } from '@sluice/ops';
 import { connectRedis, createCampaigns, createQueues, createStore, type RedisHealth } from '@sluice/store';
 import { registerAuth } from './auth.js';
 import { registerBoard } from './board.js';
@@ -110,8 +109,7 @@ export function createAdmin(options: AdminOptions): Admin {
   server.get('/api/status', async () => status.snapshot());
   // This process's own metrics; the fleet's figures are the leading scheduler's (README,
   // Metrics). Prometheus scrapes with the bearer token like any other client.
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  const registry = createProcessRegistry();
   if (health) registerRedisUp(registry, health);
   server.get('/metrics', async (_req, reply) =>
     reply.header('content-type', registry.contentType).send(await registry.metrics()),

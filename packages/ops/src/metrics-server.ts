@@ -3,10 +3,18 @@ import type { SluiceConfig } from '@sluice/core';
 import type { RedisHealth } from '@sluice/store';
 import { createMetricsHandler, serveMetrics, type MetricsHandler } from './metrics.js';
 
-/** A registry with this process's own `process_*` and `nodejs_*` metrics on it. */
+/**
+ * prom-client's gauges named like counters (`promtool check metrics` refuses a `_total`
+ * suffix on a gauge): their by-type siblings (`nodejs_active_handles{type}`…) stay, and
+ * `sum()` of those is the same figure.
+ */
+const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
+/** A registry with this process's own `process_*` and `nodejs_*` metrics on it (prom-client's defaults, those promtool accepts). */
 export function createProcessRegistry(): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  for (const name of MISNAMED_DEFAULTS) registry.removeSingleMetric(name);
   return registry;
 }
 
