@@ -27,7 +27,12 @@ function ensureTool(path, pkg, why, setting) {
 }
 
 function ensureChromium() {
-  ensureTool(process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium', 'chromium', 'the dashboard browser test', 'SLUICE_CHROMIUM');
+  ensureTool(
+    process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium',
+    'chromium',
+    'the dashboard browser test',
+    'SLUICE_CHROMIUM',
+  );
 }
 
 /** `promtool check metrics` over every process's `/metrics` (test/fleet-metrics.test.ts). */

@@ -21,7 +21,10 @@ runService({
       const ops = await import('@sluice/ops');
       const registry = ops.createProcessRegistry();
       const deliveryMetrics = ops.createDeliveryMetrics(registry);
-      counted = { metrics: deliveryMetrics, server: await ops.startMetrics({ config, port, logger, health, registry }) };
+      counted = {
+        metrics: deliveryMetrics,
+        server: await ops.startMetrics({ config, port, logger, health, registry }),
+      };
     }
     const worker = createWorker({ config, logger, health, metrics: counted?.metrics });
     // Without Redis the worker waits (saying so once), and is ready once it answers.

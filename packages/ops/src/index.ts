@@ -37,10 +37,5 @@ export {
   type MetricsHandlerOptions,
   type MetricsServer,
 } from './metrics.js';
-export {
-  startMetrics,
-  createProcessRegistry,
-  registerRedisUp,
-  type StartMetricsOptions,
-} from './metrics-server.js';
+export { startMetrics, createProcessRegistry, registerRedisUp, type StartMetricsOptions } from './metrics-server.js';
 export { createDeliveryMetrics, type DeliveryCounters } from './delivery-metrics.js';

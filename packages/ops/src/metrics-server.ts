@@ -8,7 +8,11 @@ import { createMetricsHandler, serveMetrics, type MetricsHandler } from './metri
  * suffix on a gauge): their by-type siblings (`nodejs_active_handles{type}`…) stay, and
  * `sum()` of those is the same figure.
  */
-const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+const MISNAMED_DEFAULTS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
 
 /** A registry with this process's own `process_*` and `nodejs_*` metrics on it (prom-client's defaults, those promtool accepts). */
 export function createProcessRegistry(): Registry {

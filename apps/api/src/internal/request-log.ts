@@ -21,6 +21,9 @@ export function logRequests(server: FastifyInstance): void {
     void reply.header('x-request-id', req.id);
   });
   server.addHook('onResponse', async (req, reply) => {
-    req.log.info({ req, res: { statusCode: reply.statusCode }, ms: Math.round(reply.elapsedTime) }, 'request completed');
+    req.log.info(
+      { req, res: { statusCode: reply.statusCode }, ms: Math.round(reply.elapsedTime) },
+      'request completed',
+    );
   });
 }

@@ -1,9 +1,4 @@
-import {
-  BUILT_IN_ORGANISATIONS,
-  type DispatchJobData,
-  type PriorityClass,
-  type SluiceConfig,
-} from '@sluice/core';
+import { BUILT_IN_ORGANISATIONS, type DispatchJobData, type PriorityClass, type SluiceConfig } from '@sluice/core';
 import type { Outcome } from '@sluice/providers';
 
 /** The labels of one attempt: bounded sets only (never a recipient, a message or a domain of its own). */
