@@ -1,9 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import { loadConfig } from '@sluice/core';
 import { promtoolPath } from './support/env.js';
 import { waitFor, type FleetProcess } from './support/fleet.js';
 import { logProblems } from './support/json-lines.js';
+import { ROOT } from './support/process.js';
 import { freePort } from './support/redis-server.js';
 import { useFleet } from './support/use-fleet.js';
 
@@ -121,6 +125,14 @@ it('serves /metrics promtool accepts from every process, and the workers count e
   for (const [name, text] of scrapes.filter(([n]) => n !== 'scheduler'))
     expect(text, name).not.toMatch(/^sluice_(queue|key|status|recipients)_\S* /m);
 
+  // The Grafana dashboard asks only for metrics some process serves.
+  const served = new Set(scrapes.flatMap(([, t]) => [...t.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!)));
+  const dashboard = readFileSync(join(ROOT, 'infra/grafana/sluice-dashboard.json'), 'utf8');
+  const asked = new Set(
+    [...dashboard.matchAll(/\b(sluice_[a-z_]+|process_[a-z_]+|nodejs_[a-z_0-9]+)/g)].map((m) => m[1]!),
+  );
+  expect([...asked].filter((n) => !served.has(n.replace(/_(bucket|sum|count)$/, '')))).toEqual([]);
+
   // One line per request, with its id; never the token.
   await waitFor(() => admin.output().includes('"reqId":"scrape-1"'), 5_000, 'the request line');
   const line = admin
@@ -136,4 +148,13 @@ it('serves /metrics promtool accepts from every process, and the workers count e
     expect(p.output()).not.toContain(token);
     expect(logProblems(p.output()), p.name).toEqual([]);
   }
+});
+
+it('ships a compose config that serves /metrics and a Prometheus config promtool accepts', () => {
+  expect(loadConfig({ env: {}, path: join(ROOT, 'infra/sluice.yaml') }).metrics).toEqual({
+    host: '0.0.0.0',
+    port: 9464,
+  });
+  const run = spawnSync(promtoolPath(), ['check', 'config', join(ROOT, 'infra/prometheus.yml')], { encoding: 'utf8' });
+  expect(`${run.status} ${run.stdout}${run.stderr}`).toMatch(/^0 .*SUCCESS/s);
 });
