@@ -1,5 +1,5 @@
 import { configAndLogger, runService } from '@sluice/core';
-import { createScheduler, type Scheduler } from '@sluice/dispatch';
+import { createScheduler } from '@sluice/dispatch';
 import { createRedisHealth } from '@sluice/store';
 
 // The config first (it says how addresses are logged); a bad one fails the start below.
@@ -14,14 +14,14 @@ runService({
     const health = createRedisHealth({ url: config.redis.url, logger });
     // `/metrics` only when a port is set (its code is loaded only then). The fleet's figures
     // are served by the leading scheduler alone, so a sum over schedulers counts each once.
+    // Made first (it takes no job before start()), so the metrics can ask whether it leads.
+    const scheduler = createScheduler({ config, logger, health });
     const port = config.metrics.port;
-    let scheduler: Scheduler | undefined;
-    const leading = (): boolean => scheduler?.leading === true;
+    const leading = (): boolean => scheduler.leading;
     const metrics =
       port === undefined
         ? undefined
         : await (await import('@sluice/ops')).startMetrics({ config, port, logger, health, leading });
-    scheduler = createScheduler({ config, logger, health });
     // Without Redis the scheduler waits (saying so once), and is ready once it answers.
     await health.ready();
     await scheduler.start();
@@ -29,7 +29,7 @@ runService({
     return {
       async close() {
         health.close();
-        await scheduler?.close();
+        await scheduler.close();
         await metrics?.close();
       },
       shutdownDeadlineMs: config.worker.lockDurationMs + 5_000,
