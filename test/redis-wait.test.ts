@@ -8,6 +8,7 @@ import { createSandbox } from '@sluice/sandbox';
 import { startProcess } from '../scripts/process.mjs';
 import { childEnv } from './support/env.js';
 import { waitFor } from './support/fleet.js';
+import { logProblems } from './support/json-lines.js';
 import { ROOT, fromSources } from './support/process.js';
 import { freePort, startRedisServer, type RedisServer } from './support/redis-server.js';
 
@@ -113,8 +114,12 @@ it('every process waits for Redis saying so once, says once when it is back and 
       expect(errors, `${name}: no error line but the outage's`).toEqual([]);
     }
     for (const [name, p] of all) expect((await p.stop()).code, `${name} stops cleanly`).toBe(0);
-    // Nothing unstructured on the way out either.
-    for (const [name, p] of all) lines(name, p);
+    // Nothing unstructured on the way out either, and no line that repeats a key (JSON.parse
+    // would keep the last and hide the first).
+    for (const [name, p] of all) {
+      lines(name, p);
+      expect(logProblems(p.output()), name).toEqual([]);
+    }
   } finally {
     await Promise.all([...procs.values()].map((p) => p.stop({ signal: 'SIGKILL' })));
     await client.close();

@@ -15,3 +15,8 @@ export function envPath(): string {
 export function chromiumPath(): string {
   return process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 }
+
+/** The promtool the metrics test checks every `/metrics` with: `SLUICE_PROMTOOL`, else Debian's. */
+export function promtoolPath(): string {
+  return process.env.SLUICE_PROMTOOL ?? '/usr/bin/promtool';
+}

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { createClient, type SluiceClient } from '@sluice/client';
 import { createSandbox, type Keep, type Sandbox, type SandboxOptions } from '@sluice/sandbox';
 import { bundleApps, type BundledApp } from './app-bundle.js';
-import { startProcess, type TestProcess } from './process.js';
+import { fromSources, startProcess, type TestProcess } from './process.js';
 
 /** This process's bundle of the apps, for a fleet not given one (made once, removed at exit). */
 let bundled: Promise<string> | undefined;
@@ -55,6 +55,8 @@ export interface Fleet {
   readonly apps: string;
   readonly processes: FleetProcess[];
   startScheduler(): Promise<FleetProcess>;
+  /** Starts the api (from the bundle) or the admin app (from its sources) on the fleet's config. */
+  startApp(app: 'api' | 'admin'): Promise<FleetProcess>;
   /**
    * Starts a worker; `entry` another bundled one (`crash-worker`), `env` on top of the
    * fleet's environment.
@@ -122,6 +124,14 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     processes,
     async startScheduler() {
       const p = await spawnApp(apps, 'scheduler', env);
+      processes.push(p);
+      return p;
+    },
+    async startApp(app) {
+      const p =
+        app === 'api'
+          ? await spawnApp(apps, 'api', env)
+          : await startProcess('admin', fromSources('admin'), env, '"event":"ready"');
       processes.push(p);
       return p;
     },

@@ -1,17 +1,23 @@
 import { readFileSync } from 'node:fs';
-import { fastify, type FastifyInstance } from 'fastify';
+import { fastify, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { createKeys, SluiceError, type ServiceLogger, type SluiceConfig } from '@sluice/core';
-import { createMetricsHandler, createOverrides, createStatus } from '@sluice/ops';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { createOverrides, createProcessRegistry, createStatus, registerRedisUp } from '@sluice/ops';
 import { connectRedis, createCampaigns, createQueues, createStore, type RedisHealth } from '@sluice/store';
 import { registerAuth } from './auth.js';
 import { registerBoard } from './board.js';
+import { httpLogging, logRequests } from './request-log.js';
 
 /** Options of {@link createAdmin}. */
 export interface AdminOptions {
   config: SluiceConfig;
   logger: ServiceLogger;
+  /**
+   * Where each request is logged, one line when it is answered (`request completed`: method,
+   * path, status, time, and `reqId`, which every line of the request carries): the process's
+   * pino logger, whose redaction applies. @defaultValue none: requests are not logged
+   */
+  requestLogger?: FastifyBaseLogger | undefined;
   /** A connection of yours (not closed by the app); else one is opened to `redis.url`. */
   redis?: Redis | undefined;
   /**
@@ -49,7 +55,8 @@ const CAMPAIGN_ID = /^[A-Za-z0-9_-]{1,64}$/;
  */
 export function createAdmin(options: AdminOptions): Admin {
   const { config, logger } = options;
-  const server = fastify({ logger: false, trustProxy: false });
+  const server = fastify({ trustProxy: false, ...httpLogging(options.requestLogger) });
+  logRequests(server);
   const routes: { method: string; url: string }[] = [];
   server.addHook('onRoute', (r) => {
     for (const method of ([] as string[]).concat(r.method)) routes.push({ method, url: r.url });
@@ -100,22 +107,12 @@ export function createAdmin(options: AdminOptions): Admin {
   }
 
   server.get('/api/status', async () => status.snapshot());
-  // Prometheus scrapes with the bearer token like any other client (`authorization` in its scrape config).
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  const metrics = createMetricsHandler({
-    registry,
-    config,
-    redis,
-    keys,
-    status,
-    onError: (err) => {
-      if (!health?.explains(err))
-        logger.error({ event: 'metrics_failed', err: String(err) }, 'metrics snapshot failed');
-    },
-  });
+  // This process's own metrics; the fleet's figures are the leading scheduler's (README,
+  // Metrics). Prometheus scrapes with the bearer token like any other client.
+  const registry = createProcessRegistry();
+  if (health) registerRedisUp(registry, health);
   server.get('/metrics', async (_req, reply) =>
-    reply.header('content-type', metrics.contentType).send(await metrics.body()),
+    reply.header('content-type', registry.contentType).send(await registry.metrics()),
   );
   const overrides = createOverrides({ config, redis, keys });
   server.get('/api/overrides', async () => overrides.list());
@@ -163,7 +160,6 @@ export function createAdmin(options: AdminOptions): Admin {
       await server.close();
       await running;
       await queues.close();
-      await metrics.close();
       await status.close();
       if (ownsRedis) await redis.quit();
     },

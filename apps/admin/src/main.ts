@@ -12,7 +12,7 @@ runService({
     if (config instanceof Error) throw config;
     // One reporter for every connection of the process: one line per outage, not one per retry.
     const health = createRedisHealth({ url: config.redis.url, logger });
-    const admin = createAdmin({ config, logger, health });
+    const admin = createAdmin({ config, logger, health, requestLogger: logger });
     // Not listening until Redis answers: the board's first read needs it.
     await health.ready();
     const address = await admin.listen();

@@ -1,9 +1,10 @@
-import { fastify, type FastifyInstance } from 'fastify';
+import { fastify, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { createKeys, receiverFor, type ServiceLogger, type SluiceConfig } from '@sluice/core';
 import { connectRedis, createFeedback, createStore, type RedisHealth } from '@sluice/store';
 import { createSignals, type Signals } from '@sluice/throttle';
 import { httpsGet } from './internal/https-get.js';
+import { httpLogging, logRequests } from './internal/request-log.js';
 import { registerMailgunWebhook } from './webhooks-mailgun.js';
 import { readSendgridKey, registerSendgridWebhook } from './webhooks-sendgrid.js';
 import { registerSesWebhook } from './webhooks-ses.js';
@@ -12,6 +13,12 @@ import { registerSesWebhook } from './webhooks-ses.js';
 export interface ApiOptions {
   config: SluiceConfig;
   logger: ServiceLogger;
+  /**
+   * Where each request is logged, one line when it is answered (`request completed`: method,
+   * path, status, time, and `reqId`, which every line of the request carries): the process's
+   * pino logger, whose redaction applies. @defaultValue none: requests are not logged
+   */
+  requestLogger?: FastifyBaseLogger | undefined;
   /** A connection of yours (not closed by the API); else one is opened to `redis.url`. */
   redis?: Redis | undefined;
   /**
@@ -59,8 +66,8 @@ const FETCH = { timeoutMs: 5_000, maxBytes: 64 * 1024 };
  * Creates the API: the ESP webhooks that feed suppression, delivery history and the bounce
  * and complaint signals (per provider, pool, receiver domain, campaign, tenant). Each route
  * verifies before it writes anything; forged, stale, replayed or malformed requests get a
- * 4xx `{ error: { code, message } }` and change nothing. Logs never carry keys or signatures
- * (Fastify's own request logging is off: a request line could).
+ * 4xx `{ error: { code, message } }` and change nothing. Logs never carry keys or signatures:
+ * a request's line has its method, path and status, never its headers, query or body.
  */
 export function createApi(options: ApiOptions): Api {
   const { config, logger } = options;
@@ -86,7 +93,8 @@ export function createApi(options: ApiOptions): Api {
     eventWindow: () => ({ maxAgeSeconds: dedupeTtlSeconds, maxFutureSeconds: config.api.webhooks.maxAgeSeconds }),
   };
 
-  const server = fastify({ logger: false, trustProxy: false });
+  const server = fastify({ trustProxy: false, ...httpLogging(options.requestLogger) });
+  logRequests(server);
   server.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, _req, reply) => {
     const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (status === 500) {

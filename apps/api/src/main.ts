@@ -12,14 +12,14 @@ runService({
     if (config instanceof Error) throw config;
     // One reporter for every connection of the process: one line per outage, not one per retry.
     const health = createRedisHealth({ url: config.redis.url, logger });
-    // The api faces the ESPs' webhooks: its `/metrics` is not on that port but, as every
-    // fleet process's, on `metrics.host:metrics.port` (loopback by default) when a port is set.
+    // The api faces the ESPs' webhooks: its `/metrics` (its own process's figures) is not on
+    // that port but, as every fleet process's, on `metrics.host:metrics.port` when a port is set.
     const port = config.metrics.port;
     const metrics =
       port === undefined
         ? undefined
-        : await (await import('@sluice/ops')).startFleetMetrics({ config, port, logger, health });
-    const api = createApi({ config, logger, health });
+        : await (await import('@sluice/ops')).startMetrics({ config, port, logger, health });
+    const api = createApi({ config, logger, health, requestLogger: logger });
     // Not listening until Redis answers: a webhook taken now could not be applied.
     await health.ready();
     const address = await api.listen();

@@ -12,13 +12,16 @@ runService({
     if (config instanceof Error) throw config;
     // One reporter for every connection of the process: one line per outage, not one per retry.
     const health = createRedisHealth({ url: config.redis.url, logger });
-    // `/metrics` only when a port is set (its code is loaded only then).
+    // `/metrics` only when a port is set (its code is loaded only then). The fleet's figures
+    // are served by the leading scheduler alone, so a sum over schedulers counts each once.
+    // Made first (it takes no job before start()), so the metrics can ask whether it leads.
+    const scheduler = createScheduler({ config, logger, health });
     const port = config.metrics.port;
+    const leading = (): boolean => scheduler.leading;
     const metrics =
       port === undefined
         ? undefined
-        : await (await import('@sluice/ops')).startFleetMetrics({ config, port, logger, health });
-    const scheduler = createScheduler({ config, logger, health });
+        : await (await import('@sluice/ops')).startMetrics({ config, port, logger, health, leading });
     // Without Redis the scheduler waits (saying so once), and is ready once it answers.
     await health.ready();
     await scheduler.start();

@@ -1,5 +1,5 @@
 import { configAndLogger, runService } from '@sluice/core';
-import { createWorker } from '@sluice/dispatch';
+import { createWorker, type DeliveryMetrics } from '@sluice/dispatch';
 import { createRedisHealth } from '@sluice/store';
 
 // The config first (it says how addresses are logged); a bad one fails the start below.
@@ -13,13 +13,20 @@ runService({
     // One reporter for every connection of the process: one line per outage, not one per retry.
     const health = createRedisHealth({ url: config.redis.url, logger });
     // First, so a taken port fails the start before any job is fetched.
-    // `/metrics` only when a port is set (its code is loaded only then).
+    // `/metrics` only when a port is set (its code is loaded only then): this worker's own
+    // counters, counted in memory as it sends, so a sum over workers is the fleet's.
     const port = config.metrics.port;
-    const metrics =
-      port === undefined
-        ? undefined
-        : await (await import('@sluice/ops')).startFleetMetrics({ config, port, logger, health });
-    const worker = createWorker({ config, logger, health });
+    let counted: { metrics: DeliveryMetrics; server: { close(): Promise<void> } } | undefined;
+    if (port !== undefined) {
+      const ops = await import('@sluice/ops');
+      const registry = ops.createProcessRegistry();
+      const deliveryMetrics = ops.createDeliveryMetrics(registry);
+      counted = {
+        metrics: deliveryMetrics,
+        server: await ops.startMetrics({ config, port, logger, health, registry }),
+      };
+    }
+    const worker = createWorker({ config, logger, health, metrics: counted?.metrics });
     // Without Redis the worker waits (saying so once), and is ready once it answers.
     await health.ready();
     await worker.start();
@@ -28,7 +35,7 @@ runService({
       async close() {
         health.close();
         await worker.close();
-        await metrics?.close();
+        await counted?.server.close();
       },
       shutdownDeadlineMs: config.worker.drainTimeoutMs + 5_000,
     };

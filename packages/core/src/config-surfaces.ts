@@ -77,10 +77,18 @@ export const metricsSchema = z
   })
   .prefault({});
 
-/** Logs: credentials are always redacted; recipient addresses are hashed unless `recipients: plain`. */
+/** pino's levels, most severe first; `silent` logs nothing. */
+export const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/**
+ * Logs: credentials are always redacted; recipient addresses are hashed unless `recipients:
+ * plain`; lines below `level` are not written (`LOG_LEVEL` overrides it).
+ */
 export const loggingSchema = z
   .strictObject({
     recipients: z.enum(['hashed', 'plain']).default('hashed'),
+    /** @defaultValue `info` */
+    level: logLevel.default('info'),
   })
   .prefault({});
 

@@ -87,7 +87,15 @@ export {
   type RetryCounts,
 } from './jobs.js';
 export { runService, type RunServiceOptions, type ServiceLogger } from './service.js';
-export { configAndLogger, loggerOptions, hashRecipient, REDACTED, type SluiceLoggerOptions } from './logger.js';
+export {
+  configAndLogger,
+  loggerOptions,
+  hashRecipient,
+  requestIdOf,
+  requestSummary,
+  REDACTED,
+  type SluiceLoggerOptions,
+} from './logger.js';
 export { defineScripts, type ScriptHost, type ScriptTable, type WithScripts } from './lua.js';
 export { parseInput } from './parse.js';
 export {

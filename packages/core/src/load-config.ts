@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { z } from 'zod';
 import { redisUrl, url } from './config-fields.js';
 import { RESERVED_KEYS, readConfigText } from './config-input.js';
-import { tokenWeakness } from './config-surfaces.js';
+import { logLevel, tokenWeakness } from './config-surfaces.js';
 import { parseConfig, type SluiceConfig } from './config.js';
 import { SluiceError } from './errors.js';
 
@@ -26,7 +26,8 @@ export const DEFAULT_CONFIG_PATH = 'sluice.yaml';
  * kinds that have none (an SES provider without static keys takes the AWS default credential
  * chain, which reads `AWS_*` itself, the one exception to the rule below); `SLUICE_SANDBOX_URL` and `SLUICE_SANDBOX_SMTP`
  * (`host:port`) move the sandbox; `SENDGRID_WEBHOOK_PUBLIC_KEY` and `MAILGUN_WEBHOOK_SIGNING_KEY`
- * fill in the webhook keys (`api.webhooks`) when the file has none.
+ * fill in the webhook keys (`api.webhooks`) when the file has none; `LOG_LEVEL` sets
+ * `logging.level`.
  * This is the only place that reads `process.env`.
  */
 export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
@@ -64,6 +65,17 @@ export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
     }
     config.sandbox.smtpHost = m[1]!;
     config.sandbox.smtpPort = Number(m[2]);
+  }
+  if (env.LOG_LEVEL) {
+    const level = logLevel.safeParse(env.LOG_LEVEL);
+    if (!level.success) {
+      throw new SluiceError(
+        'invalid_config',
+        `LOG_LEVEL (logging.level) must be one of ${logLevel.options.join(', ')}, got ${JSON.stringify(env.LOG_LEVEL)}`,
+        { path: 'logging.level', cause: level.error },
+      );
+    }
+    config.logging.level = level.data;
   }
   const metricsPort = portOf(env, 'SLUICE_METRICS_PORT', 'metrics.port');
   if (metricsPort !== undefined) config.metrics.port = metricsPort;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Logger, pino as Pino } from 'pino';
 import type { SluiceConfig } from './config.js';
 import { lazy } from './lazy.js';
@@ -54,6 +54,7 @@ export function hashRecipient(address: string): string {
 /** The pino options {@link loggerOptions} returns (a structural subset of pino's `LoggerOptions`). */
 export interface SluiceLoggerOptions {
   name: string;
+  level: string;
   redact: { paths: string[]; censor: string };
   serializers: Record<string, (value: unknown) => unknown>;
   formatters: { log(object: Record<string, unknown>): Record<string, unknown> };
@@ -64,8 +65,9 @@ export interface SluiceLoggerOptions {
  * Credentials are always replaced by `[redacted]`; recipient addresses (in fields `to`,
  * `address`, `recipient`, `email`, `recipients`, up to 4 levels down) become
  * {@link hashRecipient} hashes unless `logging.recipients` is `plain`. Values of those fields
- * that are not addresses (say a listen address) are left alone.
- * @param config - without it (before the config is read), addresses are hashed.
+ * that are not addresses (say a listen address) are left alone. Lines below
+ * `logging.level` are not written.
+ * @param config - without it (before the config is read), addresses are hashed and the level is `info`.
  */
 export function loggerOptions(name: string, config?: Pick<SluiceConfig, 'logging'>): SluiceLoggerOptions {
   const plain = config?.logging.recipients === 'plain';
@@ -80,6 +82,7 @@ export function loggerOptions(name: string, config?: Pick<SluiceConfig, 'logging
   }
   return {
     name,
+    level: config?.logging.level ?? 'info',
     redact: { paths, censor: REDACTED },
     serializers,
     formatters: { log: plain ? (object) => object : (object) => hashNested(object, RECIPIENT_DEPTH) },
@@ -131,4 +134,24 @@ export function configAndLogger(name: string): { config: SluiceConfig | Error; l
     config = err instanceof Error ? err : new Error(String(err));
   }
   return { config, logger: pino().pino(loggerOptions(name, config instanceof Error ? undefined : config)) };
+}
+
+/** What an incoming `x-request-id` may be to be kept (else a new id is made): no spaces, quotes or controls. */
+const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
+
+/**
+ * The id of an HTTP request: the caller's `x-request-id` when it is a plain token of at most
+ * 128 characters, else a new random one. The apps log it with every line of the request
+ * (`reqId`) and answer it back in `x-request-id`.
+ */
+export function requestIdOf(header: unknown): string {
+  return typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID();
+}
+
+/**
+ * A request as its log line shows it: method, path (never the query string, which could
+ * carry a credential) and the peer. Headers are left out: they carry the credentials.
+ */
+export function requestSummary(req: { method: string; url: string; ip?: string }): Record<string, unknown> {
+  return { method: req.method, path: req.url.split('?')[0], remoteAddress: req.ip };
 }

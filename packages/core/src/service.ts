@@ -50,7 +50,8 @@ export function runService(options: RunServiceOptions): void {
     process.on('SIGINT', () => stop('SIGINT'));
     // Only now: until a handler is installed a SIGTERM kills at once, and whoever read the
     // ready line may already have sent one.
-    logger.info({ event: 'ready', pid: process.pid }, `${name} ready`);
+    // pino's own `pid` is on every line already: a second one would repeat the key.
+    logger.info({ event: 'ready' }, `${name} ready`);
   };
   main().catch((err: unknown) => {
     logger.fatal({ err }, err instanceof Error ? err.message : `${name} failed to start`);

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { hashRecipient, loadConfig, loggerOptions, parseConfig } from '@sluice/core';
+import { hashRecipient, loadConfig, loggerOptions, parseConfig, requestIdOf, requestSummary } from '@sluice/core';
 import { pino } from 'pino';
 
 const SECRETS = {
@@ -97,5 +97,33 @@ describe('logger', () => {
     expect(plain.output()).toContain('"to":"jane@example.com"');
     expect(plain.output()).not.toContain(SECRETS.sendgrid);
     expect(loadConfig({ env: {}, path: undefined }).logging.recipients).toBe('hashed');
+  });
+});
+
+describe('log level', () => {
+  it('is logging.level (info by default), LOG_LEVEL over it, and a bad one fails naming the field', () => {
+    expect(parseConfig({}).logging.level).toBe('info');
+    expect(loadConfig({ env: { LOG_LEVEL: 'debug' } }).logging.level).toBe('debug');
+    expect(() => parseConfig({ logging: { level: 'verbose' } })).toThrow(/logging\.level/);
+    expect(() => loadConfig({ env: { LOG_LEVEL: 'loud' } })).toThrow(/LOG_LEVEL \(logging\.level\)/);
+
+    const { logger, output } = capture(parseConfig({ logging: { level: 'warn' } }));
+    logger.info({ event: 'quiet' }, 'not written');
+    logger.warn({ event: 'loud' }, 'written');
+    expect(output()).not.toContain('quiet');
+    expect(output()).toContain('"event":"loud"');
+  });
+});
+
+describe('request ids', () => {
+  it("keeps a caller's plain id and makes one for anything else", () => {
+    expect(requestIdOf('retry-7:abc/def')).toBe('retry-7:abc/def');
+    for (const bad of [undefined, '', 'two words', 'x'.repeat(129), '"quoted"', ['a', 'b']])
+      expect(requestIdOf(bad)).toMatch(/^[0-9a-f-]{36}$/);
+    expect(requestSummary({ method: 'GET', url: '/a?token=secret', ip: '10.0.0.1' })).toEqual({
+      method: 'GET',
+      path: '/a',
+      remoteAddress: '10.0.0.1',
+    });
   });
 });

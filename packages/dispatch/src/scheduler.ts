@@ -55,6 +55,11 @@ export interface SchedulerOptions {
 /** A scheduler process's engine. Several may run at once. */
 export interface Scheduler {
   start(): Promise<void>;
+  /**
+   * Whether this scheduler leads (holds the governor's lease, as of its last tick): the
+   * leader alone serves the fleet-wide gauges on its `/metrics`.
+   */
+  readonly leading: boolean;
   /** Limiter calls made so far (the waste benchmark divides them by messages sent). */
   readonly limiterCalls: number;
   /** One campaign poll now, besides the timer's (the campaigns-idle benchmark counts its commands). */
@@ -285,6 +290,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       return limiter.calls;
     },
     poll: () => pollCampaigns(),
+    get leading() {
+      return governor.leading;
+    },
     async start() {
       // A real SES provider without credentials refuses the start, as in the workers.
       for (const p of quotaProviders.values()) await p.ready();

@@ -16,6 +16,7 @@ import {
 } from '@sluice/store';
 import { createAdjustments, createLimiter, createSignals, createSlots, type Slots } from '@sluice/throttle';
 import { createDelivery } from './delivery/engine.js';
+import type { DeliveryMetrics } from './delivery/metrics.js';
 import type { OnStep } from './delivery/steps.js';
 import { SlotGate } from './gate.js';
 import { createLatency } from './latency.js';
@@ -28,6 +29,8 @@ export interface WorkerOptions {
   providers?: Map<string, Provider>;
   /** The process's Redis health reporter. @defaultValue one of its own, on `logger` */
   health?: RedisHealth;
+  /** Where deliveries are counted (the delivery's `metrics`: the worker's `/metrics`). @defaultValue none */
+  metrics?: DeliveryMetrics | undefined;
   /** A test hook called at each step of every delivery (the delivery's `onStep`). @defaultValue none */
   onStep?: OnStep;
 }
@@ -70,6 +73,7 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     adjustments,
     signals,
     latency,
+    metrics: options.metrics,
     providers,
     queues,
     work: createCampaignWork({ redis, keys }),

@@ -1,7 +1,14 @@
 import { pino } from 'pino';
 import { afterEach } from 'vitest';
 import { parseConfig, type DispatchJobData, type SluiceConfig } from '@sluice/core';
-import { createDelivery, createLatency, SlotGate, type Delivery, type DeliveryJob } from '@sluice/dispatch';
+import {
+  createDelivery,
+  createLatency,
+  SlotGate,
+  type AttemptLabels,
+  type Delivery,
+  type DeliveryJob,
+} from '@sluice/dispatch';
 import { createProviders } from '@sluice/providers';
 import { createSandbox, type Sandbox, type SandboxOptions } from '@sluice/sandbox';
 import { createCampaignWork, createQueues, createStore, type Queues, type Store } from '@sluice/store';
@@ -28,6 +35,8 @@ export interface Setup {
   logs: Record<string, unknown>[];
   /** Called at each step of a delivery (the engine's `onStep`), when a test sets it. */
   onStep?: (step: string, id: string) => void;
+  /** What the engine counted (its `metrics`): each answered attempt, each message delivered. */
+  counted: { attempts: { labels: AttemptLabels; seconds: number }[]; delivered: [string, number][] };
 }
 
 /** What {@link useDelivery} gives a test file. */
@@ -81,6 +90,7 @@ export function useDelivery(test: RedisPrefix): DeliveryRig {
       gate: new SlotGate(1),
       now: Date.now(),
       logs: [],
+      counted: { attempts: [], delivered: [] },
       delivery: undefined as never,
     };
     s.gate.resize(4);
@@ -98,6 +108,10 @@ export function useDelivery(test: RedisPrefix): DeliveryRig {
       logger,
       clock: () => s.now,
       onStep: (step, id) => s.onStep?.(step, id),
+      metrics: {
+        attempt: (labels, seconds) => s.counted.attempts.push({ labels, seconds }),
+        delivered: (priority, seconds) => s.counted.delivered.push([priority, seconds]),
+      },
     });
     return s;
   }

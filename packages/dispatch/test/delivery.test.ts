@@ -254,6 +254,28 @@ describe('the delivery engine’s outcome table', () => {
   });
 });
 
+describe('what the engine counts for /metrics', () => {
+  it('each answered attempt once, by provider, pool, receiver (other for a domain of its own) and outcome; the latency of what was sent', async () => {
+    const s = await setup(
+      { default: { bounce: ['gone@*'] } },
+      { receivers: [{ name: 'google', domains: ['gmail.test'], rate: 10 }] },
+    );
+    s.now = Date.now();
+    const ok = await admitted(s, 'ok@accept.test', { acceptedAt: s.now - 1_500 });
+    await s.delivery.deliver(jobOf(ok), s.gate);
+    await s.delivery.deliver(jobOf(await admitted(s, 'gone@gmail.test', { receiver: 'google' })), s.gate);
+    expect(s.counted.attempts.map((a) => a.labels)).toEqual([
+      { provider: 'relay', pool: 'default', receiver: 'other', outcome: 'accepted' },
+      { provider: 'relay', pool: 'default', receiver: 'google', outcome: 'rejected' },
+    ]);
+    for (const a of s.counted.attempts) expect(a.seconds).toBeGreaterThan(0);
+    expect(s.counted.delivered).toEqual([['normal', 1.5]]);
+    // A message already final is not sent, so not counted.
+    await s.delivery.deliver(jobOf(ok), s.gate);
+    expect(s.counted.attempts).toHaveLength(2);
+  });
+});
+
 describe('what the engine learns from an outcome', () => {
   it('counts an attempt under every key: provider, receiver, pool, stream, tenant, campaign and its circuit', async () => {
     const s = await setup({ domains: { 'slow.test': { rate: 0.001, burst: 1 } } });

@@ -177,6 +177,8 @@ describe('the governor', () => {
     const [first, second] = await Promise.all([a.governor.tick(), b.governor.tick()]);
     expect([first.length, second.length].sort()).toEqual([0, 1]);
     expect((await logged()).filter((d) => d.rule === 'provider-throttling')).toHaveLength(1);
+    // The one that acted says it leads (its /metrics serves the fleet's figures), the other not.
+    expect([a.governor.leading, b.governor.leading]).toEqual([first.length === 1, second.length === 1]);
   });
 
   it('refuses a rule without a trigger or an action, naming the field', () => {

@@ -40,4 +40,5 @@ export {
   type MetricsHandlerOptions,
   type MetricsServer,
 } from './metrics.js';
-export { startFleetMetrics } from './metrics-server.js';
+export { startMetrics, createProcessRegistry, registerRedisUp, type StartMetricsOptions } from './metrics-server.js';
+export { createDeliveryMetrics, type DeliveryCounters } from './delivery-metrics.js';

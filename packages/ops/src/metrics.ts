@@ -36,6 +36,13 @@ export interface FleetMetricsOptions {
   maxAgeMs?: number | undefined;
   /** What a snapshot's age is measured by (tests step it). @defaultValue `Date.now` */
   clock?: Clock | undefined;
+  /**
+   * Whether this process is the one that serves the fleet's figures (a scheduler: whether it
+   * leads). Given, `sluice_leader` says it, and a process that does not lead reads nothing
+   * and reports no fleet figure, so a sum over processes counts each figure once.
+   * @defaultValue none: this process always serves them, and there is no `sluice_leader`
+   */
+  leading?: (() => boolean) | undefined;
 }
 
 const META: Record<string, { help: string; type: FleetMetric['type'] }> = {
@@ -73,7 +80,6 @@ const META: Record<string, { help: string; type: FleetMetric['type'] }> = {
     help: 'Rate of a quota key in force (governor, backpressure, account cap and overrides applied), messages per second.',
     type: 'gauge',
   },
-  sluice_key_send_rate: { help: 'Attempts through a quota key over the last seconds, per second.', type: 'gauge' },
   sluice_key_tokens: { help: 'Sends a quota key could admit at once right now (its shared slice).', type: 'gauge' },
   sluice_key_factor: { help: 'Share of the configured rate in force (1 = full).', type: 'gauge' },
   sluice_key_unknown_share: {
@@ -91,11 +97,6 @@ const META: Record<string, { help: string; type: FleetMetric['type'] }> = {
     help: 'Age of the oldest job of a queue not yet done, seconds (0 when empty).',
     type: 'gauge',
   },
-  sluice_latency_seconds: {
-    help: 'Time from accepted by Sluice to accepted by the provider over recent sends, seconds, by class and quantile.',
-    type: 'gauge',
-  },
-  sluice_latency_samples: { help: 'Recent sends the latency quantiles are taken over, by class.', type: 'gauge' },
   sluice_circuit_state: {
     help: 'Circuit breakers not closed: 1 open, 0.5 half-open (closed circuits are absent).',
     type: 'gauge',
@@ -105,15 +106,47 @@ const META: Record<string, { help: string; type: FleetMetric['type'] }> = {
     help: 'Messages of a campaign by count (accepted, sent, rejected, suppressed, expired, cancelled, unconfirmed, pending).',
     type: 'gauge',
   },
+  sluice_fleet_processes: {
+    help: 'Processes whose heartbeat is live under the prefix, by role, release and store schema.',
+    type: 'gauge',
+  },
+  sluice_fleet_sandbox_providers: {
+    help: 'Providers some live process sends to the local sandbox with (mail that never leaves): 1 each.',
+    type: 'gauge',
+  },
+  sluice_unscheduled_messages: {
+    help: 'Messages accepted while no scheduler ran, not yet taken by a starting scheduler.',
+    type: 'gauge',
+  },
 };
+
+/** The heartbeat's figures: live processes per role and release, sandbox providers, mail waiting for a scheduler. */
+function fleetFigures(
+  fleet: StatusSnapshot['fleet'],
+  put: (name: string, labels: Record<string, string>, value: number) => void,
+): void {
+  const byRelease = new Map<string, { labels: Record<string, string>; n: number }>();
+  for (const p of fleet.processes) {
+    const key = `${p.role}|${p.version}|${p.schema}`;
+    const entry = byRelease.get(key) ?? {
+      labels: { role: p.role, version: p.version, schema: String(p.schema) },
+      n: 0,
+    };
+    entry.n += 1;
+    byRelease.set(key, entry);
+  }
+  for (const { labels, n } of byRelease.values()) put('sluice_fleet_processes', labels, n);
+  for (const provider of fleet.sandbox) put('sluice_fleet_sandbox_providers', { provider }, 1);
+  put('sluice_unscheduled_messages', {}, fleet.unscheduled?.count ?? 0);
+}
 
 /** Every metric name {@link registerFleetMetrics} registers. */
 export const FLEET_METRIC_NAMES = Object.keys(META);
 
 /**
  * The fleet's status as metric families (a pure function: the formatting layer of
- * {@link registerFleetMetrics}). Queue sizes in bytes are not reported: BullMQ keeps each
- * job in a hash of its own, so measuring them means visiting every job on each scrape.
+ * {@link registerFleetMetrics}). Without a snapshot (Redis could not be read) only
+ * `sluice_status_up 0` has a value.
  */
 export function fleetMetrics(snapshot: StatusSnapshot | undefined): FleetMetric[] {
   const values = new Map<string, FleetMetric['values']>(FLEET_METRIC_NAMES.map((n) => [n, []]));
@@ -134,7 +167,6 @@ export function fleetMetrics(snapshot: StatusSnapshot | undefined): FleetMetric[
       const labels = { scope: k.scope, name: k.name };
       put('sluice_key_configured_rate', labels, k.configuredRate);
       put('sluice_key_effective_rate', labels, k.effectiveRate);
-      put('sluice_key_send_rate', labels, k.sendRate);
       put('sluice_key_tokens', labels, k.tokens);
       put('sluice_key_factor', labels, k.factor);
       put('sluice_key_unknown_share', labels, k.unknownShare);
@@ -147,11 +179,6 @@ export function fleetMetrics(snapshot: StatusSnapshot | undefined): FleetMetric[
       put('sluice_queue_oldest_age_seconds', labels, q.oldestAgeMs / 1000);
       if (q.bytes !== undefined) put('sluice_queue_bytes', labels, q.bytes);
     }
-    for (const [priority, l] of Object.entries(snapshot.latency)) {
-      put('sluice_latency_seconds', { priority, quantile: '0.5' }, l.p50 / 1000);
-      put('sluice_latency_seconds', { priority, quantile: '0.95' }, l.p95 / 1000);
-      put('sluice_latency_samples', { priority }, l.samples);
-    }
     for (const c of snapshot.circuits) put('sluice_circuit_state', { name: c.name }, c.state === 'open' ? 1 : 0.5);
     for (const v of snapshot.overrides) {
       put(
@@ -163,15 +190,16 @@ export function fleetMetrics(snapshot: StatusSnapshot | undefined): FleetMetric[
     for (const c of snapshot.campaigns) {
       for (const [count, n] of Object.entries(c.counts)) put('sluice_campaign_messages', { campaign: c.id, count }, n);
     }
+    fleetFigures(snapshot.fleet, put);
   }
   return FLEET_METRIC_NAMES.map((name) => ({ name, ...META[name]!, values: values.get(name)! }));
 }
 
 /**
- * Registers the fleet's gauges on `registry`, read from the status snapshot when scraped,
- * so every app reports the same fleet view and the send path is not instrumented. One
- * scrape reads one snapshot. Each app adds prom-client's process metrics itself
- * (`collectDefaultMetrics({ register: registry })`).
+ * Registers the fleet's figures on `registry`, read from the status snapshot when scraped
+ * (nothing on the send path). One scrape reads one snapshot, and only in the process that
+ * serves them (`leading`): the leading scheduler. Each app adds prom-client's process metrics
+ * itself (`collectDefaultMetrics({ register: registry })`).
  */
 export function registerFleetMetrics(
   registry: Pick<MetricsRegistry, 'registerMetric'>,
@@ -180,7 +208,13 @@ export function registerFleetMetrics(
   const maxAgeMs = options.maxAgeMs ?? 1_000;
   const clock = options.clock ?? systemClock;
   let last: { at: number; families: Promise<Map<string, FleetMetric>> } | undefined;
+  const none = new Map(FLEET_METRIC_NAMES.map((name) => [name, { name, ...META[name]!, values: [] }]));
+  const { leading } = options;
   const current = (): Promise<Map<string, FleetMetric>> => {
+    if (leading !== undefined && !leading()) {
+      last = undefined;
+      return Promise.resolve(none);
+    }
     if (last === undefined || clock() - last.at > maxAgeMs) {
       const families = options.snapshot().then(
         (s) => s,
@@ -199,7 +233,7 @@ export function registerFleetMetrics(
       name,
       help,
       type,
-      // Every process reports the same fleet: a cluster aggregate takes one.
+      // One process reports the fleet: a cluster aggregate takes one.
       aggregator: 'first',
       async get() {
         const m = (await current()).get(name)!;
@@ -208,6 +242,19 @@ export function registerFleetMetrics(
       reset() {},
     } as never);
   }
+  if (leading === undefined) return;
+  const help = 'Whether this scheduler leads (1) and so serves the fleet-wide figures, or not (0).';
+  registry.registerMetric({
+    name: 'sluice_leader',
+    help,
+    type: 'gauge',
+    aggregator: 'sum',
+    get() {
+      const values = [{ labels: {}, value: leading() ? 1 : 0 }];
+      return { name: 'sluice_leader', help, type: 'gauge', aggregator: 'sum', values };
+    },
+    reset() {},
+  } as never);
 }
 
 /** What serves `/metrics`: the content type and the text of one scrape. */
@@ -231,6 +278,8 @@ export interface MetricsHandlerOptions {
   keys?: Keys | undefined;
   /** A status reader of yours (not closed by the handler); else one is made. */
   status?: Pick<Status, 'snapshot'> | undefined;
+  /** See {@link FleetMetricsOptions.leading}. @defaultValue none: always served */
+  leading?: (() => boolean) | undefined;
   onError?: ((err: unknown) => void) | undefined;
 }
 
@@ -249,7 +298,11 @@ export function createMetricsHandler(options: MetricsHandlerOptions): MetricsHan
     status = created;
   }
   const reader = status;
-  registerFleetMetrics(registry, { snapshot: () => reader.snapshot(), onError: options.onError });
+  registerFleetMetrics(registry, {
+    snapshot: () => reader.snapshot(),
+    onError: options.onError,
+    leading: options.leading,
+  });
   return {
     get contentType() {
       return registry.contentType;

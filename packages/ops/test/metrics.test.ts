@@ -124,11 +124,11 @@ describe('fleet metrics from a status snapshot', () => {
     const ses = { scope: 'provider', name: 'ses' };
     expect(value(m, 'sluice_key_configured_rate', ses)).toBe(50);
     expect(value(m, 'sluice_key_effective_rate', ses)).toBe(25);
-    expect(value(m, 'sluice_key_send_rate', ses)).toBe(24.2);
     expect(value(m, 'sluice_key_tokens', ses)).toBe(3);
-    // A key without a limit of its own has a send rate and nothing else.
+    // A key without a limit of its own has a factor and nothing else (its send rate is
+    // the workers' sluice_sends_total, in PromQL).
     const gmail = { scope: 'receiver', name: 'gmail.com' };
-    expect(value(m, 'sluice_key_send_rate', gmail)).toBe(4);
+    expect(value(m, 'sluice_key_factor', gmail)).toBe(1);
     expect(value(m, 'sluice_key_effective_rate', gmail)).toBeUndefined();
     expect(value(m, 'sluice_key_tokens', gmail)).toBeUndefined();
     const critical = { queue: 'dispatch-critical', kind: 'dispatch', priority: 'critical' };
@@ -137,7 +137,8 @@ describe('fleet metrics from a status snapshot', () => {
     expect(value(m, 'sluice_queue_active', critical)).toBe(1);
     expect(value(m, 'sluice_queue_oldest_age_seconds', critical)).toBe(1.5);
     expect(value(m, 'sluice_queue_waiting', { queue: 'campaign-spring', kind: 'campaign', priority: '' })).toBe(900);
-    expect(value(m, 'sluice_latency_seconds', { priority: 'critical', quantile: '0.95' })).toBe(0.124);
+    // Latency is the workers' histogram (sluice_delivery_latency_seconds), not a fleet gauge.
+    expect(m.some((f) => f.name.startsWith('sluice_latency'))).toBe(false);
     expect(value(m, 'sluice_circuit_state', { name: 'google|default|marketing' })).toBe(1);
     expect(value(m, 'sluice_circuit_state', { name: 'yahoo|default|marketing' })).toBe(0.5);
     expect(value(m, 'sluice_override_expiry_seconds', { scope: 'campaign', name: 'spring', kind: 'pause' })).toBe(60);
@@ -175,6 +176,31 @@ describe('fleet metrics from a status snapshot', () => {
     expect(value(failed, 'sluice_status_up')).toBe(0);
     expect(failed.filter((f) => f.name !== 'sluice_status_up').every((f) => f.values.length === 0)).toBe(true);
     expect(errors).toHaveLength(1);
+  });
+
+  it('serves the figures only while this process leads, and says whether it does', async () => {
+    const registry = fakeRegistry();
+    let reads = 0;
+    let leads = false;
+    registerFleetMetrics(registry, {
+      snapshot: async () => {
+        reads++;
+        return SNAPSHOT;
+      },
+      leading: () => leads,
+    });
+    const follower = await registry.json();
+    expect(reads).toBe(0);
+    expect(value(follower, 'sluice_leader')).toBe(0);
+    expect(follower.filter((f) => f.name !== 'sluice_leader').every((f) => f.values.length === 0)).toBe(true);
+    leads = true;
+    const leader = await registry.json();
+    expect(reads).toBe(1);
+    expect(value(leader, 'sluice_leader')).toBe(1);
+    expect(value(leader, 'sluice_status_up')).toBe(1);
+    expect(value(leader, 'sluice_queue_waiting', { queue: 'campaign-spring', kind: 'campaign', priority: '' })).toBe(
+      900,
+    );
   });
 });
 
@@ -251,9 +277,12 @@ describe('a worker started with SLUICE_METRICS_PORT', () => {
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
       const text = await res.text();
-      expect(text).toContain('sluice_status_up 1');
-      expect(text).toContain('sluice_key_configured_rate{scope="provider",name="ses"} 50');
-      expect(text).toContain('sluice_queue_waiting{queue="dispatch-normal",kind="dispatch",priority="normal"} 0');
+      // Its own figures: its counters (none yet), its Redis connection, its process.
+      expect(text).toContain('# TYPE sluice_sends_total counter');
+      expect(text).toContain('# TYPE sluice_delivery_latency_seconds histogram');
+      expect(text).toContain('sluice_redis_up 1');
+      // The fleet's are the leading scheduler's alone.
+      expect(text).not.toContain('sluice_queue_waiting');
       expect(text).toMatch(/^process_resident_memory_bytes \d/m);
       expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
     } finally {

@@ -43,6 +43,8 @@ export interface Governor {
   start(): void;
   /** One evaluation (only the leader acts); the decisions it took. */
   tick(): Promise<GovernorDecision[]>;
+  /** Whether this process held the leader lease at its last tick (the fleet gauges' server). */
+  readonly leading: boolean;
   close(): Promise<void>;
 }
 
@@ -66,6 +68,7 @@ export function createGovernor(options: GovernorOptions): Governor {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> = Promise.resolve();
   let closed = false;
+  let leading = false;
 
   const lease = createLease({ redis, key: keys.governorLeader(), holder: options.holder, ttlMs: g.intervalMs * 3 });
 
@@ -116,7 +119,12 @@ export function createGovernor(options: GovernorOptions): Governor {
 
   async function tick(): Promise<GovernorDecision[]> {
     const chores = options.chores ?? [];
-    if ((!g.enabled && chores.length === 0) || !(await lease.hold())) return [];
+    if (!g.enabled && chores.length === 0) return [];
+    leading = await lease.hold().catch((err: unknown) => {
+      leading = false;
+      throw err;
+    });
+    if (!leading) return [];
     for (const chore of chores)
       await chore
         .run(clock())
@@ -142,8 +150,12 @@ export function createGovernor(options: GovernorOptions): Governor {
       if (g.enabled || (options.chores ?? []).length > 0) loop();
     },
     tick,
+    get leading() {
+      return leading;
+    },
     async close() {
       closed = true;
+      leading = false;
       if (timer) clearTimeout(timer);
       await running;
     },

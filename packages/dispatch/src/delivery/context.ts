@@ -4,6 +4,7 @@ import type { Outcome } from '@sluice/providers';
 import type { CampaignWork, Queues, Store } from '@sluice/store';
 import type { Adjustments, Limiter, Signals } from '@sluice/throttle';
 import type { Latency } from '../latency.js';
+import type { DeliveryMetrics } from './metrics.js';
 
 /** What every stage of a delivery works with: the engine's collaborators, none of them its own. */
 export interface DeliveryContext {
@@ -14,6 +15,7 @@ export interface DeliveryContext {
   adjustments: Adjustments;
   signals: Signals;
   latency: Latency;
+  metrics: DeliveryMetrics;
   queues: Queues;
   /** Marks a campaign whose queue a message goes back to, so the schedulers' polls keep it. */
   work: Pick<CampaignWork, 'mark'>;

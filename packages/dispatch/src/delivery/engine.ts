@@ -20,6 +20,7 @@ import { readmit } from './readmit.js';
 import { send, type Sent } from './send.js';
 import { settle } from './settle.js';
 import { createRenderer, rendered } from './render.js';
+import { NO_DELIVERY_METRICS, receiverLabeller, type DeliveryMetrics } from './metrics.js';
 import type { OnStep } from './steps.js';
 
 /** Options of {@link createDelivery}: its collaborators, each the caller's to close. */
@@ -32,6 +33,11 @@ export interface DeliveryOptions {
   signals: Signals;
   /** Where the latency of sent mail is sampled. */
   latency: Latency;
+  /**
+   * Where this process counts its attempts, their ESP time and the latency of what it sent
+   * (in memory: the worker's `/metrics`). @defaultValue none: nothing counted
+   */
+  metrics?: DeliveryMetrics | undefined;
   /** Adapters by provider id. */
   providers: ReadonlyMap<string, Provider>;
   /** Where a message goes back to admission (its intake or campaign queue). */
@@ -83,6 +89,7 @@ export function createDelivery(options: DeliveryOptions): Delivery {
     adjustments: options.adjustments,
     signals: options.signals,
     latency: options.latency,
+    metrics: options.metrics ?? NO_DELIVERY_METRICS,
     queues: options.queues,
     work: options.work,
     logger: options.logger,
@@ -92,6 +99,7 @@ export function createDelivery(options: DeliveryOptions): Delivery {
   const connections = createReceiverConnections(ctx);
   const { onStep } = options;
   const renderer = createRenderer(options.campaigns ?? { content: () => Promise.resolve(null) });
+  const receiverLabel = receiverLabeller(config);
 
   /**
    * The mark refused the request before its final bytes: a final message is done, a paused
@@ -138,6 +146,15 @@ export function createDelivery(options: DeliveryOptions): Delivery {
       }
       if (sent.kind === 'refused') return refused(job, sent.result);
       const { outcome, attempt } = sent;
+      ctx.metrics.attempt(
+        {
+          provider: m.provider,
+          pool: config.providers[m.provider]?.pool ?? 'default',
+          receiver: receiverLabel(m),
+          outcome: outcome.kind,
+        },
+        sent.seconds,
+      );
 
       onStep?.('answered', m.id);
       await learner.learn(m, outcome);

@@ -6,8 +6,11 @@ import type { OnStep } from './steps.js';
 
 /** What a send came to: the provider's outcome and the attempt's number, or a refusal. */
 export type Sent =
-  /** The attempt is counted (attempt number `attempt`); the outcome is the provider's. */
-  | { kind: 'outcome'; outcome: Outcome; attempt: number }
+  /**
+   * The attempt is counted (attempt number `attempt`); the outcome is the provider's, and
+   * `seconds` how long the provider call took, less the wait at its gate (Sluice's own).
+   */
+  | { kind: 'outcome'; outcome: Outcome; attempt: number; seconds: number }
   /**
    * The mark refused the request before its final bytes (the ESP has an incomplete one it
    * discards): the message is final, its campaign paused, or its record `submitted` already.
@@ -43,26 +46,34 @@ export async function send(
   let marked: Promise<TransitionResult> | undefined;
   let putOff: NoRoom | undefined;
   let gate: Promise<void> | undefined;
+  let gateMs = 0;
+  const started = performance.now();
   const outcome = await provider.send(m, {
     messageIdHeader: messageIdHeader(m),
     ...(receiver !== undefined ? { receiver } : {}),
     beforeSubmit: () =>
       (gate ??= (async () => {
-        onStep?.('withheld', m.id);
-        await onTime().catch((e: unknown) => {
-          if (e instanceof NoRoom) putOff = e;
-          throw e;
-        });
-        marked = store.transition(m.id, 'submitted', { submit: true, campaignId: m.campaignId });
-        const t = await marked;
-        if (t.result !== 'moved') throw new MarkRefused(`submit refused: ${t.result}`);
-        onStep?.('marked', m.id);
+        const gated = performance.now();
+        try {
+          onStep?.('withheld', m.id);
+          await onTime().catch((e: unknown) => {
+            if (e instanceof NoRoom) putOff = e;
+            throw e;
+          });
+          marked = store.transition(m.id, 'submitted', { submit: true, campaignId: m.campaignId });
+          const t = await marked;
+          if (t.result !== 'moved') throw new MarkRefused(`submit refused: ${t.result}`);
+          onStep?.('marked', m.id);
+        } finally {
+          gateMs = performance.now() - gated;
+        }
       })()),
   });
+  const seconds = Math.max(0, performance.now() - started - gateMs) / 1000;
   if (putOff && !marked) return { kind: 'put-off', room: putOff };
   // A request given up while its gate was pending (timed out) did not wait for the mark:
   // the outcome is settled only once the mark is written, never before it.
   const mark = (await marked?.catch(() => undefined)) ?? (await store.transition(m.id, 'sending', { attempt: true }));
   if (mark.result !== 'moved') return { kind: 'refused', result: mark.result };
-  return { kind: 'outcome', outcome, attempt: mark.attempts };
+  return { kind: 'outcome', outcome, attempt: mark.attempts, seconds };
 }

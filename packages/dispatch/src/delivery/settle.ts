@@ -131,7 +131,9 @@ export async function settle(
           providerMessageId: outcome.providerMessageId,
         })
       ) {
-        ctx.latency.record(m.priority, ctx.clock() - m.acceptedAt);
+        const ms = ctx.clock() - m.acceptedAt;
+        ctx.latency.record(m.priority, ms);
+        ctx.metrics.delivered(m.priority, ms / 1000);
       }
       return;
     case 'rejected':
