@@ -7,7 +7,10 @@ import { useFleet } from './support/use-fleet.js';
 const fleet = useFleet({
   schedulers: 1,
   workers: 0,
-  config: { providers: { ses: { kind: 'ses', sandbox: true, rate: 20, burst: 10, concurrency: 8 } }, reserves: { critical: 0 } },
+  config: {
+    providers: { ses: { kind: 'ses', sandbox: true, rate: 20, burst: 10, concurrency: 8 } },
+    reserves: { critical: 0 },
+  },
 });
 
 it('does not burst admitted mail whose slots passed while no worker ran', async () => {

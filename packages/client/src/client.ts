@@ -162,8 +162,7 @@ export function createClient(options: ClientOptions): SluiceClient {
     redis,
     keys,
     mode: fleetCheck,
-    onWarning:
-      options.onWarning ?? ((w) => process.emitWarning(w.message, { type: 'SluiceWarning', code: w.code })),
+    onWarning: options.onWarning ?? ((w) => process.emitWarning(w.message, { type: 'SluiceWarning', code: w.code })),
   });
   const counted = (results: SendResult[]): SendResult[] => {
     watch.accepted(results.filter((r) => !r.duplicate).length);

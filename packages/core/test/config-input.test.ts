@@ -76,7 +76,9 @@ describe('config documents refused as a whole', () => {
 
   it('shows an empty or odd key in the path quoted, so the message still says where', () => {
     expect(() => parseConfig({ '': 1 })).toThrow(/^invalid config: "": unknown key$/);
-    expect(() => parseConfig({ providers: { 'a.b': { kind: 'ses', sandbox: true, rate: 1 } } })).toThrow(/providers\."a\.b":/);
+    expect(() => parseConfig({ providers: { 'a.b': { kind: 'ses', sandbox: true, rate: 1 } } })).toThrow(
+      /providers\."a\.b":/,
+    );
   });
 
   it('names the line and column of a syntax error, a duplicate key or an unknown tag', () => {

@@ -229,7 +229,10 @@ describe('the delivery engine’s outcome table', () => {
         if (step === 'placed' && !stalled) [stalled, s.now] = [true, s.now + 200];
       };
     };
-    const s = await setup({}, { providers: { relay: { kind: 'smtp', sandbox: true, rate: 1, burst: 1, concurrency: 4 } } });
+    const s = await setup(
+      {},
+      { providers: { relay: { kind: 'smtp', sandbox: true, rate: 1, burst: 1, concurrency: 4 } } },
+    );
     const a = await admitted(s, 'a@accept.test');
     expect(await s.delivery.deliver(jobOf(a), s.gate)).toBe('done');
     stallOnce(s);
@@ -245,7 +248,10 @@ describe('the delivery engine’s outcome table', () => {
     expect(s.gate.inUse).toBe(0);
 
     // Where the gate has room, the late send takes a new place and goes, once.
-    const roomy = await setup({}, { providers: { relay: { kind: 'smtp', sandbox: true, rate: 100, burst: 10, concurrency: 4 } } });
+    const roomy = await setup(
+      {},
+      { providers: { relay: { kind: 'smtp', sandbox: true, rate: 100, burst: 10, concurrency: 4 } } },
+    );
     stallOnce(roomy);
     const c = await admitted(roomy, 'c@accept.test');
     expect(await roomy.delivery.deliver(jobOf(c), roomy.gate)).toBe('done');

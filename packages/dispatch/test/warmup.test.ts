@@ -25,7 +25,10 @@ afterEach(async () => {
 
 const DAY_MS = 300;
 const config = parseConfig({
-  providers: { main: { kind: 'ses', sandbox: true, rate: 100, pool: 'warm' }, fresh: { kind: 'ses', rate: 100, pool: 'new' } },
+  providers: {
+    main: { kind: 'ses', sandbox: true, rate: 100, pool: 'warm' },
+    fresh: { kind: 'ses', rate: 100, pool: 'new' },
+  },
   defaultProvider: 'main',
   pools: {
     warm: {},
