@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Keys, MessageInput } from '@sluice/core';
 import { createClient, type SluiceClient } from '@sluice/client';
-import { createQueues } from '@sluice/store';
+import { createHeartbeat, createQueues } from '@sluice/store';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 import { runCli } from './run-cli.js';
 
@@ -390,6 +390,18 @@ describe('status', () => {
     const s = JSON.parse(data.stdout) as { keys: { scope: string; name: string }[]; campaigns: { id: string }[] };
     expect(s.keys).toContainEqual(expect.objectContaining({ scope: 'provider', name: 'ses' }));
     expect(s.campaigns.map((c) => c.id)).toContain('spring');
+  });
+
+  it('shows the fleet: none under the prefix, then a worker beating with its sandbox provider', async () => {
+    const none = await sluice('status');
+    expect(none.stdout).toContain('\nFleet\nno process beats under this prefix: no fleet runs here');
+    const beat = createHeartbeat({ redis, keys, role: 'worker', sandbox: ['ses'] });
+    await beat.start();
+    const one = await sluice('status');
+    await beat.close();
+    expect(one.stdout).toMatch(new RegExp(`${beat.id}\\s+worker\\s+\\d+\\.\\d+\\.\\d+\\s+1\\s`));
+    expect(one.stdout).toContain('SANDBOX: ses send to the local sandbox ESP; their mail never leaves');
+    expect(one.stdout).toContain('no scheduler runs: nothing is admitted');
   });
 });
 
