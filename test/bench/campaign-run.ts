@@ -9,7 +9,7 @@ import {
   type RecipientMix,
 } from '../support/campaign-recipients.js';
 import type { Keep } from '@sluice/sandbox';
-import { startFleet, waitFor, type Fleet } from '../support/fleet.js';
+import { startFleet, waitFor, type Fleet, type FleetOptions } from '../support/fleet.js';
 import { producerResult, startProducer, type Producer } from '../support/producer-process.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { sleep, warmUp } from './support.js';
@@ -136,7 +136,11 @@ export function sampleMemory(redis: Redis, everyMs = 150, breakdown = false): { 
 
 /** Runs `body` with a fleet of one scheduler and `workers` workers on a Redis of its own. */
 export async function withFleet<T>(
-  options: { workers: number; schedulers?: number; config: Record<string, unknown>; scenario?: unknown; keep?: Keep },
+  options: Pick<FleetOptions, 'scenario' | 'keep' | 'fleetCheck'> & {
+    workers: number;
+    schedulers?: number;
+    config: Record<string, unknown>;
+  },
   body: (fleet: Fleet, redis: Redis, url: string) => Promise<T>,
 ): Promise<T> {
   const server = await startRedisServer();
@@ -149,6 +153,7 @@ export async function withFleet<T>(
       config: options.config,
       scenario: options.scenario,
       keep: options.keep,
+      fleetCheck: options.fleetCheck,
     });
     try {
       return await body(fleet, redis, server.url);
@@ -254,7 +259,8 @@ export interface BulkRun {
 
 /** `sendBulk` of `recipients` whole messages (1 KB of html each) with no fleet running. */
 export async function runBulk(recipients: number): Promise<BulkRun> {
-  return withFleet({ workers: 0, schedulers: 0, config: UNLIMITED }, async (fleet, redis, url) => {
+  // No fleet on purpose: the baseline measures what queueing alone costs.
+  return withFleet({ workers: 0, schedulers: 0, config: UNLIMITED, fleetCheck: 'off' }, async (fleet, redis, url) => {
     const id = 'bulk';
     await fleet.client.campaigns.create({ id, priority: 'low' });
     const base = await usedMemory(redis);
@@ -264,6 +270,7 @@ export async function runBulk(recipients: number): Promise<BulkRun> {
       mix: 'even',
       count: recipients,
       mode: 'sendBulk',
+      fleetCheck: 'off',
     });
     const done = await producerResult(producer);
     const held = (await usedMemory(redis)) - base;

@@ -37,6 +37,8 @@ export interface FleetOptions {
   sandboxOptions?: Pick<SandboxOptions, 'accessKeyId' | 'sessionToken'>;
   /** On top of this process's environment, for every process of the fleet. */
   env?: Record<string, string>;
+  /** The fleet client's fleet check (`off` to queue with no process started). @defaultValue `'error'` */
+  fleetCheck?: 'error' | 'off';
   /** The sandbox's scenario. */
   scenario?: unknown;
   /** What the sandbox keeps of each message (`'counts'` for a campaign of millions). */
@@ -112,7 +114,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const redis = new Redis(options.redisUrl);
   // Its failures reach the test through the commands that fail; ioredis would print each one too.
   redis.on('error', () => undefined);
-  const client = createClient({ redis: options.redisUrl, prefix });
+  const client = createClient({ redis: options.redisUrl, prefix, fleetCheck: options.fleetCheck ?? 'error' });
   const processes: FleetProcess[] = [];
 
   const fleet: Fleet = {

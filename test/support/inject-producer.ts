@@ -21,6 +21,8 @@ export interface ProducerTask {
   chunkSize?: number;
   /** Launch the campaign (created, not yet launched) on a forecast of the list before injecting. */
   launch?: boolean;
+  /** The client's fleet check: `off` for the baseline, which queues with no fleet running. @defaultValue `'error'` */
+  fleetCheck?: 'error' | 'off';
 }
 
 const task = JSON.parse(process.env.SLUICE_INJECT_PRODUCER ?? '') as ProducerTask;
@@ -42,7 +44,7 @@ function highWater(): number {
   }
 }
 
-const client = createClient({ redis: task.redisUrl, prefix: task.prefix });
+const client = createClient({ redis: task.redisUrl, prefix: task.prefix, fleetCheck: task.fleetCheck ?? 'error' });
 try {
   const from = task.mode === 'sendBulk' ? 0 : (await client.campaigns.status(task.campaignId)).cursor.position;
   print('ready', { from, rss: process.memoryUsage().rss });
