@@ -8,7 +8,6 @@ import {
   type OutcomeConsumer,
   type RecipientMix,
 } from '../support/campaign-recipients.js';
-import type { Keep } from '@sluice/sandbox';
 import { startFleet, waitFor, type Fleet, type FleetOptions } from '../support/fleet.js';
 import { producerResult, startProducer, type Producer } from '../support/producer-process.js';
 import { startRedisServer } from '../support/redis-server.js';
