@@ -2,11 +2,17 @@ import { readFileSync } from 'node:fs';
 import { fastify, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { createKeys, SluiceError, type ServiceLogger, type SluiceConfig } from '@sluice/core';
-import { createOverrides, createProcessRegistry, createStatus, registerRedisUp } from '@sluice/ops';
+import {
+  answerRequestIds,
+  createOverrides,
+  createProcessRegistry,
+  createStatus,
+  httpLogging,
+  registerRedisUp,
+} from '@sluice/ops';
 import { connectRedis, createCampaigns, createQueues, createStore, type RedisHealth } from '@sluice/store';
 import { registerAuth } from './auth.js';
 import { registerBoard } from './board.js';
-import { httpLogging, logRequests } from './request-log.js';
 
 /** Options of {@link createAdmin}. */
 export interface AdminOptions {
@@ -56,7 +62,7 @@ const CAMPAIGN_ID = /^[A-Za-z0-9_-]{1,64}$/;
 export function createAdmin(options: AdminOptions): Admin {
   const { config, logger } = options;
   const server = fastify({ trustProxy: false, ...httpLogging(options.requestLogger) });
-  logRequests(server);
+  answerRequestIds(server);
   const routes: { method: string; url: string }[] = [];
   server.addHook('onRoute', (r) => {
     for (const method of ([] as string[]).concat(r.method)) routes.push({ method, url: r.url });

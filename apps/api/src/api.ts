@@ -3,8 +3,8 @@ import type { Redis } from 'ioredis';
 import { createKeys, receiverFor, type ServiceLogger, type SluiceConfig } from '@sluice/core';
 import { connectRedis, createFeedback, createStore, type RedisHealth } from '@sluice/store';
 import { createSignals, type Signals } from '@sluice/throttle';
+import { answerRequestIds, httpLogging } from '@sluice/ops';
 import { httpsGet } from './internal/https-get.js';
-import { httpLogging, logRequests } from './internal/request-log.js';
 import { registerMailgunWebhook } from './webhooks-mailgun.js';
 import { readSendgridKey, registerSendgridWebhook } from './webhooks-sendgrid.js';
 import { registerSesWebhook } from './webhooks-ses.js';
@@ -94,7 +94,7 @@ export function createApi(options: ApiOptions): Api {
   };
 
   const server = fastify({ trustProxy: false, ...httpLogging(options.requestLogger) });
-  logRequests(server);
+  answerRequestIds(server);
   server.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, _req, reply) => {
     const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (status === 500) {

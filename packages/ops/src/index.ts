@@ -42,3 +42,4 @@ export {
 } from './metrics.js';
 export { startMetrics, createProcessRegistry, registerRedisUp, type StartMetricsOptions } from './metrics-server.js';
 export { createDeliveryMetrics, type DeliveryCounters } from './delivery-metrics.js';
+export { httpLogging, answerRequestIds } from './http-logging.js';
