@@ -11,9 +11,8 @@ import { SluiceError, type QueuedMessage } from '@sluice/core';
 import type { Reply } from './classify.js';
 import { errorText } from './internal/net-error.js';
 import { correlationIds, formatAddress, withMessageId } from './internal/mime.js';
-import type { ProviderOptions } from './internal/options.js';
+import { withTimeout, type ProviderOptions } from './internal/options.js';
 import { classified, secretFilter, unanswered } from './internal/reply.js';
-import { withTimeout } from './internal/options.js';
 import type { Provider, SendContext } from './provider.js';
 import { SEND_HEADER, SubmitTracker, Submission } from './submit-tracking-agent.js';
 
