@@ -19,15 +19,15 @@ export {
 export type { DeliveryJob } from './delivery/precheck.js';
 export { NO_DELIVERY_METRICS, type AttemptLabels, type DeliveryMetrics } from './delivery/metrics.js';
 export type { DeliveryStep, OnStep } from './delivery/steps.js';
-export { SlotGate } from './gate.js';
-export { backoffMs, planRetry, type RetryPlan } from './retry.js';
-export { route, type RouteChoice, type RouteOptions } from './routing.js';
+export { SlotGate } from './delivery/gate.js';
+export { backoffMs, planRetry, type RetryPlan } from './delivery/retry.js';
+export { route, type RouteChoice, type RouteOptions } from './routing/route.js';
 export { createWarmup, type Warmup, type WarmupDecision, type WarmupOptions } from './control/warmup.js';
 export { watchQuotas, type QuotaWatchOptions } from './control/quota.js';
-export { createOrganisations, type Organisations, type OrganisationsOptions } from './organisations.js';
+export { createOrganisations, type Organisations, type OrganisationsOptions } from './routing/organisations.js';
 export { createGovernor, type Governor, type GovernorDecision, type GovernorOptions } from './control/governor.js';
-export { replyMatcher, type MatchedReply } from './reply-match.js';
-export { createLatency, type Latency, type LatencyOptions } from './latency.js';
+export { replyMatcher, type MatchedReply } from './delivery/reply-match.js';
+export { createLatency, type Latency, type LatencyOptions } from './delivery/latency.js';
 export {
   bindingShared,
   decideLaunch,

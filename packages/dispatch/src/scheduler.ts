@@ -30,7 +30,7 @@ import {
 } from '@sluice/throttle';
 import { createGovernor, type Governor } from './control/governor.js';
 import { createWarmup, type Warmup } from './control/warmup.js';
-import { createOrganisations } from './organisations.js';
+import { createOrganisations } from './routing/organisations.js';
 import { watchQuotas } from './control/quota.js';
 import { createAdmission } from './admission/engine.js';
 import { createLaunchChore, type LaunchChore } from './launch/chore.js';

@@ -18,8 +18,8 @@ import { createAdjustments, createLimiter, createSignals, createSlots, type Slot
 import { createDelivery } from './delivery/engine.js';
 import type { DeliveryMetrics } from './delivery/metrics.js';
 import type { OnStep } from './delivery/steps.js';
-import { SlotGate } from './gate.js';
-import { createLatency } from './latency.js';
+import { SlotGate } from './delivery/gate.js';
+import { createLatency } from './delivery/latency.js';
 
 /** Options of {@link createWorker}. */
 export interface WorkerOptions {

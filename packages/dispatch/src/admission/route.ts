@@ -1,6 +1,6 @@
 import { poolOf, recipientDomain, type IntakeJobData, type ReceiverLimit } from '@sluice/core';
 import type { CampaignLimit } from '@sluice/throttle';
-import { route, type RouteChoice, type RouteOptions } from '../routing.js';
+import { route, type RouteChoice, type RouteOptions } from '../routing/route.js';
 import { jitter, type AdmitContext, type Deps, type Step } from './types.js';
 
 /** A provider the message may go to now. */

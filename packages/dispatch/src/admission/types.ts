@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Clock, DispatchJobData, IntakeJobData, Keys, SluiceConfig } from '@sluice/core';
 import type { Queues, Store } from '@sluice/store';
 import type { Adjustments, Limiter, Ticket } from '@sluice/throttle';
-import type { Organisations } from '../organisations.js';
+import type { Organisations } from '../routing/organisations.js';
 import type { Warmup } from '../control/warmup.js';
 
 /** Why a message waits, noted on its record for `explain` (see `store.noteHeld`). */

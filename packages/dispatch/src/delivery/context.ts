@@ -3,7 +3,7 @@ import type { Clock, Keys, SluiceConfig } from '@sluice/core';
 import type { Outcome } from '@sluice/providers';
 import type { CampaignWork, Queues, Store } from '@sluice/store';
 import type { Adjustments, Limiter, Signals } from '@sluice/throttle';
-import type { Latency } from '../latency.js';
+import type { Latency } from './latency.js';
 import type { DeliveryMetrics } from './metrics.js';
 
 /** What every stage of a delivery works with: the engine's collaborators, none of them its own. */

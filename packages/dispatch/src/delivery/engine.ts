@@ -10,7 +10,7 @@ import {
 import type { Provider } from '@sluice/providers';
 import type { CampaignWork, Campaigns, Queues, Store } from '@sluice/store';
 import type { Adjustments, Limiter, Signals } from '@sluice/throttle';
-import type { Latency } from '../latency.js';
+import type { Latency } from './latency.js';
 import type { DeliveryContext } from './context.js';
 import { createLearner } from './learn.js';
 import { takePlace } from './arrival.js';

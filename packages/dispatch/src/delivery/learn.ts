@@ -1,7 +1,7 @@
 import { circuitId, layerKeysOf, layerNamesOf, poolOf, type DispatchJobData } from '@sluice/core';
 import type { Outcome } from '@sluice/providers';
 import type { SignalKey } from '@sluice/throttle';
-import { replyMatcher } from '../reply-match.js';
+import { replyMatcher } from './reply-match.js';
 import type { DeliveryContext } from './context.js';
 
 /** What a process learns from its attempts' outcomes. */

@@ -10,7 +10,7 @@ import {
   type ReceiverLimit,
 } from '@sluice/core';
 import { quotaLayers, type ArriveRequest, type OverrideState } from '@sluice/throttle';
-import { route } from '../routing.js';
+import { route } from '../routing/route.js';
 import type { DeliveryContext } from './context.js';
 import { readmit } from './readmit.js';
 import { COUNTED_AS_SENT, logAmbiguous } from './settle.js';

@@ -1,6 +1,6 @@
 import { expiresAt, type DispatchJobData } from '@sluice/core';
 import type { Outcome } from '@sluice/providers';
-import { planRetry } from '../retry.js';
+import { planRetry } from './retry.js';
 import { familyOf, type DeliveryContext, type RetryOutcome } from './context.js';
 import { readmit } from './readmit.js';
 

@@ -11,7 +11,7 @@ import {
 import type { LaunchChecks, LaunchLimit } from '@sluice/store';
 import { quotaLayers, type Adjustments } from '@sluice/throttle';
 import type { Warmup } from '../control/warmup.js';
-import type { Organisations } from '../organisations.js';
+import type { Organisations } from '../routing/organisations.js';
 import type { ProjectedReceiver, ProjectionInput } from './project.js';
 
 /** An SES account's last reading (`GetAccount`), kept by the scheduler's quota watch. */
