@@ -1,4 +1,4 @@
-import { createServer, ServerResponse, type IncomingMessage } from 'node:http';
+import { createServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { pino, type Logger } from 'pino';
@@ -113,6 +113,67 @@ function urlHost(host: string): string {
 }
 
 /**
+ * The SMTP side and, with an SNS identity, the HTTPS server of its signing certificate; on a
+ * failure whatever started (the HTTP `server` included) is closed before the error is thrown.
+ */
+async function startSmtpAndCertificate(
+  ctx: SandboxContext,
+  options: SandboxOptions,
+  host: string,
+  sns: SnsIdentity | undefined,
+  server: Server,
+): Promise<{ smtp: SmtpSink; certServer: Awaited<ReturnType<typeof serveSnsCertificate>> | undefined }> {
+  let smtp: SmtpSink;
+  try {
+    smtp = await startSmtp(ctx, {
+      port: options.smtpPort ?? 0,
+      host,
+      user: options.smtpUser,
+      password: options.smtpPassword,
+    });
+  } catch (error) {
+    await new Promise((resolve) => server.close(resolve));
+    throw error;
+  }
+  try {
+    const certServer = sns === undefined ? undefined : await serveSnsCertificate(sns, host);
+    return { smtp, certServer };
+  } catch (error) {
+    await Promise.all([new Promise((resolve) => server.close(resolve)), smtp.close()]);
+    throw error;
+  }
+}
+
+/** Listens on `port` (0: any free one) at `host`; rejects with the listen error. */
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** The SNS identity SES reports are signed with, or none (logged: only SES reports need it). */
+async function snsIdentityOrNone(logger: Logger): Promise<SnsIdentity | undefined> {
+  try {
+    return await loadSnsIdentity();
+  } catch (error) {
+    logger.warn({ err: error }, 'no SNS signing certificate: SES webhook reports will fail');
+    return undefined;
+  }
+}
+
+/** Which ESP's send a request is, by its route (`METHOD /path`); undefined for any other. */
+function espOf(route: string, mailgun: boolean): 'sendgrid' | 'mailgun' | 'ses' | undefined {
+  if (route === 'POST /v3/mail/send') return 'sendgrid';
+  if (mailgun) return 'mailgun';
+  if (route === 'POST /v2/email/outbound-emails') return 'ses';
+  return undefined;
+}
+
+/**
  * Starts a local ESP on loopback that speaks four wire protocols: SES v2 (SendEmail,
  * GetAccount), SendGrid v3 (`POST /v3/mail/send`) and Mailgun v3 (`POST /v3/{domain}/messages`
  * and `…/messages.mime`) on one HTTP port, and SMTP on another. Every protocol behaves per
@@ -133,13 +194,7 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
   let closing: Promise<void> | undefined;
   const sendgridKeys = createSendgridKeys();
   const mailgunSigningKey = createMailgunSigningKey();
-  let sns: SnsIdentity | undefined;
-  try {
-    sns = await loadSnsIdentity();
-  } catch (error) {
-    // Only SES reports need it; everything else works without.
-    logger.warn({ err: error }, 'no SNS signing certificate: SES webhook reports will fail');
-  }
+  const sns = await snsIdentityOrNone(logger);
   let snsCertUrl: string | undefined;
   const webhookKeys = (): WebhookKeys => ({
     sendgridPublicKey: sendgridKeys.publicKey,
@@ -197,14 +252,7 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     logger.debug({ route }, 'request');
     if (path.startsWith('/_sandbox/') && inspect(ctx, route, arrival, res)) return;
     const mailgun = mailgunRoute(req.method ?? 'GET', path);
-    const esp =
-      route === 'POST /v3/mail/send'
-        ? 'sendgrid'
-        : mailgun !== undefined
-          ? 'mailgun'
-          : route === 'POST /v2/email/outbound-emails'
-            ? 'ses'
-            : undefined;
+    const esp = espOf(route, mailgun !== undefined);
     const { silence } = policy.scenario;
     const silent = esp !== undefined && silence.http.includes(esp);
     if (silent) {
@@ -233,35 +281,11 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     });
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listen(server, options.port ?? 0, host);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${urlHost(host)}:${port}`;
 
-  let smtp: SmtpSink;
-  let certServer: Awaited<ReturnType<typeof serveSnsCertificate>> | undefined;
-  try {
-    smtp = await startSmtp(ctx, {
-      port: options.smtpPort ?? 0,
-      host,
-      user: options.smtpUser,
-      password: options.smtpPassword,
-    });
-  } catch (error) {
-    await new Promise((resolve) => server.close(resolve));
-    throw error;
-  }
-  try {
-    if (sns !== undefined) certServer = await serveSnsCertificate(sns, host);
-  } catch (error) {
-    await Promise.all([new Promise((resolve) => server.close(resolve)), smtp.close()]);
-    throw error;
-  }
+  const { smtp, certServer } = await startSmtpAndCertificate(ctx, options, host, sns, server);
   if (certServer !== undefined) snsCertUrl = `https://${urlHost(host)}:${certServer.port}${SNS_CERT_PATH}`;
   logger.info({ url, smtpPort: smtp.port }, 'sandbox listening');
 

@@ -6,28 +6,9 @@ import { overridesTable } from './override.js';
 
 /** The snapshot as sections of tables, for a terminal. */
 export function formatStatus(s: StatusSnapshot, now: number): string {
-  const o = s.outcomes;
   const sections: [string, string][] = [
     ['Fleet', formatFleet(s.fleet, now)],
-    [
-      'Keys',
-      table(
-        ['scope', 'name', 'send rate', 'effective', 'configured', 'factor', 'tokens', 'unknown', 'override'],
-        s.keys.map((k) => [
-          k.scope,
-          k.name,
-          rate(k.sendRate),
-          rate(k.effectiveRate),
-          rate(k.configuredRate),
-          k.factor,
-          k.tokens,
-          k.unknownShare === undefined ? undefined : `${(k.unknownShare * 100).toFixed(1)}%`,
-          k.override
-            ? `${k.override.kind === 'rate' ? `rate ${rate(k.override.rate)}` : k.override.kind} until ${when(k.override.untilMs, now)}`
-            : undefined,
-        ]),
-      ),
-    ],
+    ['Keys', formatKeys(s.keys, now)],
     [
       'Queues',
       table(
@@ -48,33 +29,7 @@ export function formatStatus(s: StatusSnapshot, now: number): string {
         Object.entries(s.latency).map(([c, l]) => [c, duration(l.p50), duration(l.p95), l.samples]),
       ),
     ],
-    [
-      'Outcomes',
-      table(
-        [
-          'recipients',
-          'attempts',
-          'accepted',
-          'recipients deferred',
-          'deferred attempts',
-          'rejected',
-          'retries',
-          'attempts/recipient',
-        ],
-        [
-          [
-            o.recipients,
-            o.attempts,
-            o.accepted,
-            o.deferredRecipients,
-            o.deferred,
-            o.rejected,
-            o.retries,
-            o.attemptsPerRecipient,
-          ],
-        ],
-      ),
-    ],
+    ['Outcomes', formatOutcomes(s.outcomes)],
     [
       'Circuits',
       table(
@@ -117,6 +72,54 @@ export function formatStatus(s: StatusSnapshot, now: number): string {
     `Sluice status at ${new Date(s.at).toISOString()}`,
     ...sections.map(([title, body]) => `\n${title}\n${body}`),
   ].join('\n');
+}
+
+/** Each key's rates, factor, tokens and the override in force. */
+function formatKeys(keys: StatusSnapshot['keys'], now: number): string {
+  return table(
+    ['scope', 'name', 'send rate', 'effective', 'configured', 'factor', 'tokens', 'unknown', 'override'],
+    keys.map((k) => [
+      k.scope,
+      k.name,
+      rate(k.sendRate),
+      rate(k.effectiveRate),
+      rate(k.configuredRate),
+      k.factor,
+      k.tokens,
+      k.unknownShare === undefined ? undefined : `${(k.unknownShare * 100).toFixed(1)}%`,
+      k.override
+        ? `${k.override.kind === 'rate' ? `rate ${rate(k.override.rate)}` : k.override.kind} until ${when(k.override.untilMs, now)}`
+        : undefined,
+    ]),
+  );
+}
+
+/** The fleet's outcome counters in one row. */
+function formatOutcomes(o: StatusSnapshot['outcomes']): string {
+  return table(
+    [
+      'recipients',
+      'attempts',
+      'accepted',
+      'recipients deferred',
+      'deferred attempts',
+      'rejected',
+      'retries',
+      'attempts/recipient',
+    ],
+    [
+      [
+        o.recipients,
+        o.attempts,
+        o.accepted,
+        o.deferredRecipients,
+        o.deferred,
+        o.rejected,
+        o.retries,
+        o.attemptsPerRecipient,
+      ],
+    ],
+  );
 }
 
 /** Who is there (per role, with versions), what sends to the sandbox, and mail waiting for a scheduler. */

@@ -39,14 +39,8 @@ function labels(tags: Record<string, string>, prefix: string): string[] {
     .map((k) => k.slice(prefix.length));
 }
 
-/**
- * SES configuration-set event publishing (what carries `mail.tags`) inside an SNS
- * notification, signed with SignatureVersion 2 (RSA-SHA256) over SNS's string to sign.
- */
-export function sesNotification(
-  report: Report,
-  sns: { privateKey: KeyObject; certUrl: string; topicArn: string; unsubscribeBase: string },
-): SignedRequest {
+/** The SES event (bounce, complaint or delivery) an SNS notification carries as its `Message`. */
+function sesEvent(report: Report): Record<string, unknown> {
   const { message, recipient } = report;
   const at = new Date(report.at).toISOString();
   const feedbackId = `0100${report.at.toString(16).padStart(12, '0')}-${randomUUID()}-000000`;
@@ -101,6 +95,18 @@ export function sesNotification(
       remoteMtaIp: '127.0.2.0',
     };
   }
+  return event;
+}
+
+/**
+ * SES configuration-set event publishing (what carries `mail.tags`) inside an SNS
+ * notification, signed with SignatureVersion 2 (RSA-SHA256) over SNS's string to sign.
+ */
+export function sesNotification(
+  report: Report,
+  sns: { privateKey: KeyObject; certUrl: string; topicArn: string; unsubscribeBase: string },
+): SignedRequest {
+  const event = sesEvent(report);
   const subscription = `${sns.topicArn}:${randomUUID()}`;
   const fields = {
     Type: 'Notification',
