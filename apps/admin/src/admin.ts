@@ -113,8 +113,9 @@ export function createAdmin(options: AdminOptions): Admin {
   }
 
   server.get('/api/status', async () => status.snapshot());
-  // This process's own metrics; the fleet's figures are the leading scheduler's (README,
-  // Metrics). Prometheus scrapes with the bearer token like any other client.
+  // This process's own metrics; the fleet's figures are the leading scheduler's
+  // (docs/operations/metrics-and-logs.md). Prometheus scrapes with the bearer token like any
+  // other client.
   const registry = createProcessRegistry();
   if (health) registerRedisUp(registry, health);
   server.get('/metrics', async (_req, reply) =>

@@ -54,7 +54,7 @@ export interface Campaigns {
   /** What may be injected now: open (within waves, minus stopped domains), wait, or refused. */
   gate(id: string): Promise<LaunchGate>;
   /**
-   * Streams a campaign's recipients into Sluice (DESIGN.md, Campaigns at scale): each is
+   * Streams a campaign's recipients into Sluice (docs/design/campaigns.md): each is
    * `{ to, data?, key?, cursor? }`, rendered from the campaign's content at send time.
    * Redis holds only the campaign's window; the call waits while it is full, so a list of
    * any size flows at the rate the campaign is admitted. Each chunk and the cursor are

@@ -5,7 +5,7 @@ import { createGuard } from './deadline.js';
 
 /**
  * The outcome stream, as a backend consumes it: every final state and first deferral,
- * through consumer groups (DESIGN.md, Outcomes at scale). At least once, resumable. The
+ * through consumer groups (docs/design/outcomes.md). At least once, resumable. The
  * store's {@link Outcomes} without `settle` (the governor leader's), each call within the
  * client's deadline.
  */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-// When a campaign ends (DESIGN.md, Campaigns that end): the scheduler's governor leader archives
+// When a campaign ends (docs/design/campaigns.md): the scheduler's governor leader archives
 // a finished campaign, and an archived record expires after its retention.
 
 const DAY_MS = 86_400_000;

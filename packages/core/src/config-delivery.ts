@@ -106,7 +106,7 @@ export const deliverySchema = z
   })
   .prefault({});
 
-/** The outcome stream backends consume (`client.outcomes`; DESIGN.md, Outcomes at scale). */
+/** The outcome stream backends consume (`client.outcomes`; docs/design/outcomes.md). */
 export const outcomesSchema = z
   .strictObject({
     /**
@@ -171,10 +171,10 @@ export const schedulerSchema = z
   .prefault({});
 
 /**
- * How much of a campaign injection keeps in Redis (`campaigns.inject`; DESIGN.md, Campaigns
- * at scale). The scheduler measures each campaign's admitted rate and writes its window;
- * the producer waits while the campaign has more recipients not yet taken by admission
- * than `aheadMs` of that rate (at least `minWindow`), or more not yet final than `maxWindow`.
+ * How much of a campaign injection keeps in Redis (`campaigns.inject`; docs/design/campaigns.md).
+ * The scheduler measures each campaign's admitted rate and writes its window; the producer
+ * waits while the campaign has more recipients not yet taken by admission than `aheadMs` of
+ * that rate (at least `minWindow`), or more not yet final than `maxWindow`.
  */
 export const injectionSchema = z
   .strictObject({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-// The admission decision at a campaign's launch (DESIGN.md, Launching a campaign): what the
+// The admission decision at a campaign's launch (docs/design/campaigns.md, launching): what the
 // scheduler's governor leader checks before a campaign's first recipient is injected.
 
 /** What a launch checks and what it decides when a check fails. */

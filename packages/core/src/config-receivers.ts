@@ -29,7 +29,7 @@ const organisationPatternSchema = z.strictObject({
 });
 
 /**
- * Receiving organisations by MX host (DESIGN.md, check order 5): a domain whose MX
+ * Receiving organisations by MX host (docs/design/flow.md, check order): a domain whose MX
  * hosts are Google's shares Google's receiver bucket. Looked up by the scheduler only.
  */
 export const organisationsSchema = z

@@ -44,7 +44,7 @@ export const configSchema = z
     providers: z
       .record(name, providerSchema)
       .default({ ses: providerSchema.parse({ kind: 'ses', rate: 50, burst: 10, concurrency: 16, sandbox: true }) }),
-    /** IP pools (DESIGN.md, IP pools and warm-up): a rate of their own, a state, a warm-up schedule. */
+    /** IP pools (docs/design/feedback-loop.md): a rate of their own, a state, a warm-up schedule. */
     pools: z.record(name, poolSchema).default({ default: { state: 'active' } }),
     receivers: z.array(receiverSchema).default([]),
     organisations: organisationsSchema,
@@ -54,7 +54,7 @@ export const configSchema = z
         high: z.number().min(0).max(0.9).default(0),
         /**
          * Lower classes may use a reserve's idle part, one slot at a time, when its own classes
-         * could still go within this many ms after it (DESIGN.md, Priority reserve); `null`:
+         * could still go within this many ms after it (docs/design/admission-and-limiter.md); `null`:
          * never lent. @defaultValue `250`
          */
         lendAheadMs: z.number().int().min(0).max(1_000).nullable().default(250),
@@ -83,7 +83,7 @@ export const configSchema = z
     outcomes: outcomesSchema,
     backpressure: backpressureSchema,
     routes: routesSchema,
-    /** Rules over the signals that lower, restore and pause keys (DESIGN.md, The feedback loop). */
+    /** Rules over the signals that lower, restore and pause keys (docs/design/feedback-loop.md). */
     governor: governorSchema.prefault({}),
     failover: failoverSchema,
     scheduler: schedulerSchema,
@@ -95,9 +95,9 @@ export const configSchema = z
     metrics: metricsSchema,
     logging: loggingSchema,
     api: apiSchema,
-    /** The admission decision at a campaign's launch (DESIGN.md, Launching a campaign). */
+    /** The admission decision at a campaign's launch (docs/design/campaigns.md). */
     launch: launchSchema,
-    /** When a finished campaign is archived, and how long its record stays (DESIGN.md, Campaigns that end). */
+    /** When a finished campaign is archived, and how long its record stays (docs/design/campaigns.md). */
     campaigns: campaignsSchema,
   })
   .superRefine((c, ctx) => {

@@ -169,7 +169,7 @@ const ruleSchema = z
 export type GovernorRule = z.output<typeof ruleSchema>;
 
 /**
- * The default rules (DESIGN.md, The feedback loop): soft bounces over 3% cut a receiver to
+ * The default rules (docs/design/feedback-loop.md): soft bounces over 3% cut a receiver to
  * 0.7; complaints over 0.1% halve a campaign and pause its normal and low traffic;
  * a receiver deferring more than 3% of what it is sent for its rate (421 4.7.28 and the
  * like, over 3 s and 20 sends) is cut to just under what it accepted, and a provider

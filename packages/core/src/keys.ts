@@ -4,9 +4,8 @@ import type { PriorityClass } from './priority.js';
  * Every queue name and Redis key Sluice uses, built in one place. They outlive
  * deployments: never rename one without a migration.
  *
- * BullMQ forbids `:` in queue names, so the queues DESIGN.md calls `campaign:<id>`,
- * `intake:<class>` and `dispatch:<class>` are named `campaign-<id>`, `intake-<class>` and
- * `dispatch-<class>` here.
+ * BullMQ forbids `:` in queue names, so the queues are named `campaign-<id>`, `intake-<class>`
+ * and `dispatch-<class>`.
  */
 export interface Keys {
   /** The BullMQ key prefix (queue keys are `<prefix>:<queue>:…`). */
@@ -57,9 +56,9 @@ export interface Keys {
   adjustments(): string;
   /** A message's attempt log (list of JSON entries): reply, family, classifier version. */
   attempts(id: string): string;
-  /** Soft bounces of one address of a tenant (sorted set of event ids by time), for the window. */
   /** A tenant's address's full-mailbox rejections (sorted set message id → ms), within `suppression.mailboxFull.windowMs`. */
   mailboxFull(tenantId: string, address: string): string;
+  /** Soft bounces of one address of a tenant (sorted set of event ids by time), for the window. */
   softBounces(tenantId: string, address: string): string;
   /** Marks an ESP event applied (string with a TTL), so the ESP's retries of it change nothing. */
   feedbackEvent(provider: string, eventId: string): string;
@@ -94,7 +93,7 @@ export interface Keys {
   audit(): string;
   /**
    * Every final state and first deferral, for backends' consumer groups (a stream, trimmed
-   * to what every group has acknowledged; DESIGN.md, Outcomes at scale).
+   * to what every group has acknowledged; docs/design/outcomes.md).
    */
   outcomes(): string;
   /**

@@ -15,7 +15,7 @@ export function poolOf(config: Pick<SluiceConfig, 'providers'>, provider: string
   return config.providers[provider]?.pool ?? 'default';
 }
 
-/** What a circuit breaker is keyed by (DESIGN.md, Circuit breakers). */
+/** What a circuit breaker is keyed by (docs/design/feedback-loop.md). */
 export interface CircuitKey {
   /** The receiver bucket's name (a receiving organisation or a domain). */
   receiver: string;

@@ -10,7 +10,7 @@ export const ACTIVE_STATES = ['queued', 'dispatched', 'sending', 'submitted', 'r
  * Every message ends in exactly one of these. `unconfirmed`: at least one attempt was
  * submitted in full and never answered (ambiguous), no later answer accepted or refused
  * it, and its attempts or its lifetime ran out: it may have been delivered, nobody knows.
- * Not a refusal, and not a confirmed send (DESIGN.md, Outcomes).
+ * Not a refusal, and not a confirmed send (docs/design/delivery-and-replies.md).
  */
 export const FINAL_STATES = ['sent', 'rejected', 'suppressed', 'expired', 'cancelled', 'unconfirmed'] as const;
 /** All states of a message record. */

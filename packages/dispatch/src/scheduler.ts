@@ -118,7 +118,7 @@ function leaderChores(
 /**
  * The outcome stream's one owner, a chore of the governor leader: trims what every consumer
  * group acknowledged and shrinks those messages' records as `delivery.retention` says
- * (DESIGN.md, Outcomes at scale).
+ * (docs/design/outcomes.md).
  */
 function outcomeRetention(config: SluiceConfig, redis: Redis, keys: Keys): { name: string; run(): Promise<unknown> } {
   const outcomes = createOutcomes({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
@@ -171,7 +171,7 @@ function schedulerGovernor(deps: {
 
 /**
  * Moves messages from intake and campaign queues to dispatch queues in the check order
- * of DESIGN.md: record and suppression, expiry, route and warm-up, circuit, overrides,
+ * of docs/design/flow.md: record and suppression, expiry, route and warm-up, circuit, overrides,
  * class and quotas (one atomic call). The checks are {@link createAdmission}'s; this is
  * the BullMQ side: a worker per queue, and what a result does to the job or its queue.
  */

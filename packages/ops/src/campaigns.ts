@@ -32,7 +32,7 @@ export type CancelCampaignResult = CancelResult;
 /**
  * Cancels a campaign for good with the fleet's settings (its records' TTL, its providers'
  * timeouts): `campaigns.cancel` of `@sluice/store`, which owns the campaign lifecycle and
- * keeps the order of DESIGN.md "Campaign cancel". Nothing of the campaign is sent once this
+ * keeps the order of docs/design/operations.md, "Campaign cancel". Nothing of the campaign is sent once this
  * returns with `stillInFlight` empty, and it can never be resumed.
  */
 export async function cancelCampaign(

@@ -1,5 +1,5 @@
 /**
- * Reply classification in one place (DESIGN.md, Outcomes): a versioned rule table over
+ * Reply classification in one place (docs/design/delivery-and-replies.md): a versioned rule table over
  * the status, the enhanced status code (RFC 3463) and the full reply text.
  */
 import { BUILT_IN_ORGANISATIONS, compileOrganisations } from '@sluice/core';

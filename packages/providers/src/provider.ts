@@ -25,7 +25,7 @@ interface Classified {
 }
 
 /**
- * The one normalised outcome every adapter returns (DESIGN.md, Outcomes).
+ * The one normalised outcome every adapter returns (docs/design/delivery-and-replies.md).
  */
 export type Outcome =
   | { kind: 'accepted'; providerMessageId: string; reply: string; answered: true }

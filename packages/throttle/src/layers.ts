@@ -55,7 +55,7 @@ function effective(configured: LayerLimit, adjust: LayerAdjustments | undefined,
 }
 
 /**
- * The five quota layers of a message, from config (DESIGN.md, check order 5), at their
+ * The five quota layers of a message, from config (docs/design/flow.md, check order), at their
  * effective rates when `adjust` is given: the provider's capped by its account limits,
  * and every throttled key lowered.
  */

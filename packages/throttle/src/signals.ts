@@ -3,7 +3,7 @@ import { systemClock, type Clock, type Keys } from '@sluice/core';
 import { defineScripts } from './internal/scripts.js';
 import { SettledBuckets } from './internal/settled-buckets.js';
 
-/** What a signal is counted for (DESIGN.md, Signals). */
+/** What a signal is counted for (docs/design/feedback-loop.md, signals). */
 export type SignalKind = 'provider' | 'receiver' | 'pool' | 'stream' | 'campaign' | 'tenant' | 'circuit';
 
 /** One key signals are counted under, e.g. `{ kind: 'receiver', name: 'google' }`. */

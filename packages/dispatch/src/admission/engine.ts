@@ -9,7 +9,7 @@ import { chooseRoute, subjectOf, warmUp, type Chosen } from './route.js';
 import type { Admission, AdmissionOptions, AdmissionResult, AdmitContext, Deps } from './types.js';
 
 /**
- * Creates the admission engine: the scheduler's checks in DESIGN.md's order (record and
+ * Creates the admission engine: the scheduler's checks in their order (docs/design/flow.md) (record and
  * suppression, expiry, route and warm-up, circuit, overrides, class and quotas in one
  * limiter call, dispatch), each a step that goes on or ends the run with one result. It
  * writes records and dispatch jobs; acting on the intake job (delay it, hold its campaign

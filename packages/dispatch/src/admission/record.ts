@@ -5,9 +5,9 @@ import { CONTINUE, type Deps, type Step } from './types.js';
 const ADMITTABLE: readonly string[] = ['queued', 'retrying'];
 
 /**
- * Whether a record that says `dispatched` has no dispatch job behind it: its scheduler
- * died between the two (see `dispatch`), so this run of the intake job admits it again.
- * Every way a dispatch job ends (sent, final, readmitted) moves the record on first.
+ * Whether a record that says `dispatched` has no dispatch job behind it, so this run of the
+ * intake job admits it again. Only a fleet older than 2026.12 wrote `dispatched` (admission
+ * now writes no record: see `dispatch`); its scheduler may have died between the two.
  */
 async function dispatchLost(deps: Pick<Deps, 'queues'>, m: IntakeJobData): Promise<boolean> {
   return (await deps.queues.dispatch(m.priority).getJobState(jobIdOf(m))) === 'unknown';
@@ -15,8 +15,8 @@ async function dispatchLost(deps: Pick<Deps, 'queues'>, m: IntakeJobData): Promi
 
 /**
  * Check 1, the record and suppression: a message seen for the first time gets its record;
- * a final or already dispatched message is a duplicate job (unless its dispatch job was
- * never added); a suppressed recipient ends as `suppressed`.
+ * a message past admission (final, `submitted` or `sending`, or `dispatched` by an older fleet
+ * with its dispatch job there) is a duplicate job; a suppressed recipient ends as `suppressed`.
  */
 export async function checkRecord(deps: Pick<Deps, 'store' | 'queues'>, m: IntakeJobData): Promise<Step> {
   const { store } = deps;

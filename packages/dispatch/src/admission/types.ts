@@ -17,14 +17,14 @@ export interface HeldNote {
 }
 
 /**
- * How one admission ended (DESIGN.md, Check order). The engine has written the record and
+ * How one admission ended (docs/design/flow.md, check order). The engine has written the record and
  * any dispatch job already; what is left for the caller is to act on the message's job
  * (`wait`) or its campaign queue (`hold`, `held`).
  */
 export type AdmissionResult =
   /** Ended in a final state before any quota was looked at. */
   | { kind: 'final'; state: 'suppressed' | 'expired' }
-  /** The record is past admission already (final, or dispatched): a duplicate job; nothing done. */
+  /** The record is past admission already (final, or a send under way): a duplicate job; nothing done. */
   | { kind: 'duplicate'; state: string }
   /**
    * Delay this message alone until `at`, noting `note` on its record in the same round trip.
@@ -35,7 +35,7 @@ export type AdmissionResult =
   | { kind: 'hold'; ms: number; note: HeldNote }
   /** The campaign queue is held already (found in this process): back to the queue, the limiter not asked. */
   | { kind: 'held' }
-  /** Admitted: the dispatch job is added (sent `delay` ms from now) and the record is `dispatched`. */
+  /** Admitted: the dispatch job is added (sent `delay` ms from now); the record keeps its state until the worker's mark. */
   | { kind: 'dispatched'; data: DispatchJobData; delay: number };
 
 /** What a step hands on: the run goes on (with what it found), or it ends with a result. */
@@ -73,7 +73,7 @@ export interface AdmissionOptions {
 /** The collaborators every step reads, defaults applied. */
 export type Deps = Required<AdmissionOptions>;
 
-/** The scheduler's checks in DESIGN.md's order, as one call per message. */
+/** The scheduler's checks in their order (docs/design/flow.md), as one call per message. */
 export interface Admission {
   /** Runs every check on `message`, writes the record and any dispatch job, and says how it ended. */
   admit(message: IntakeJobData, ctx?: AdmitContext): Promise<AdmissionResult>;

@@ -24,7 +24,7 @@ export interface WarmupOptions {
   clock?: Clock;
 }
 
-/** IP pool warm-up (DESIGN.md, IP pools and warm-up). */
+/** IP pool warm-up (docs/design/feedback-loop.md). */
 export interface Warmup {
   /** Starts the first day of every warming pool that has none yet (any scheduler may). */
   start(): Promise<void>;

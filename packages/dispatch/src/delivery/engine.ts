@@ -72,8 +72,8 @@ export interface Delivery {
    * read, re-admission at a lowered rate, suspension, expiry), send (the arrival gate and
    * the `submit` mark before the final bytes: the mark counts the attempt), learn (the
    * signals and what the outcome says about its keys) and settle (the outcome table).
-   * The connection permit, and a slot of the receiver's connections, are held from the late
-   * re-admission to the end of the send.
+   * The connection permit is held from the precheck to the end of the send, and a slot of the
+   * receiver's connections from after the precheck.
    */
   deliver(job: DeliveryJob, gate: DeliveryGate): Promise<DeliveryResult>;
 }

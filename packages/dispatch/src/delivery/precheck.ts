@@ -144,7 +144,11 @@ export async function putOff(
   return { kind: 'delayed' };
 }
 
-/** States a send may start from: never submitted since it was last admitted (`sending`: by an earlier version). */
+/**
+ * States a send may start from: never submitted since it was last admitted (`dispatched`: by
+ * an older fleet; `sending`: by an older fleet, a record found `submitted` before its resend,
+ * or an attempt counted after a request that ended before its final bytes).
+ */
 const UNSUBMITTED: readonly string[] = ['queued', 'retrying', 'dispatched', 'sending'];
 
 /**

@@ -9,13 +9,13 @@ export interface ReadmitRetry {
 }
 
 /**
- * Gives a message back to its intake queue, to be admitted again (after `delayMs`): its
- * campaign was paused after admission, it came late and its quotas are busy now, or it
- * is to be retried, in which case it goes through every quota check again at the
- * rates lowered meanwhile. The record keeps the new job's `hop` (where `explain` finds it).
- * Record first, then job: this dispatch job stays until we
- * return, so a crash in between runs it again, and the intake job never finds a record
- * that says it was dispatched.
+ * Gives a message back to admission, its intake or campaign queue, to be admitted again
+ * (after `delayMs`): its campaign was paused or an override suspends it, its circuit opened,
+ * it came late or its rate was lowered and its quotas are busy now, or it is to be retried,
+ * in which case it goes through every quota check again at the rates lowered meanwhile. The
+ * record keeps the new job's `hop` (where `explain` finds it). Record first, then job: this
+ * dispatch job stays until we return, so a crash in between runs it again, and the new
+ * intake job never finds a record still `submitted` (which admission takes for a duplicate).
  */
 export async function readmit(
   ctx: DeliveryContext,

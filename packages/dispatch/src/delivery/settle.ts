@@ -120,7 +120,7 @@ export async function settle(
   switch (outcome.kind) {
     case 'accepted':
       // No reply text on success: the provider's id says it, and every value under 64
-      // bytes keeps the record a small listpack (DESIGN.md, BullMQ facts). A first
+      // bytes keeps the record a small listpack (docs/design/bullmq.md). A first
       // attempt's success is in the record alone; after failures the log tells the story.
       if (attempt > 1) await log('final: sent');
       if (

@@ -79,7 +79,7 @@ const POLICY =
 // prettier-ignore
 /**
  * The reply classifier's table (bump `CLASSIFIER_VERSION` with any change). Ordered by the
- * decision order of DESIGN.md (Reading replies): our own account and the ESP APIs first, then
+ * decision order of docs/design/delivery-and-replies.md (Reading replies): our own account and the ESP APIs first, then
  * receivers' own code tables, then the general wording: volume, the sender's causes, the
  * mailbox, the address, the domain, content, policy, and the status class last. Every row was
  * written for replies in `test/corpus/replies.jsonl` or `test/fixtures/replies.ts`, which name
