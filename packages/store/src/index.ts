@@ -7,10 +7,10 @@ export {
   type FinalizeDetails,
   type TransitionResult,
   type UnknownReply,
-} from './store.js';
-export { type AttemptEntry } from './attempt-entry.js';
-export { messageId, injectedId, parseInjectedId } from './ids.js';
-export { COMPACT_BLOCK } from './compact.js';
+} from './records/store.js';
+export { type AttemptEntry } from './records/attempt-entry.js';
+export { messageId, injectedId, parseInjectedId } from './records/ids.js';
+export { COMPACT_BLOCK } from './records/compact.js';
 export {
   createOutcomes,
   type OutcomeEvent,
@@ -18,7 +18,7 @@ export {
   type OutcomesOptions,
   type ReadOptions,
   type SettleResult,
-} from './outcomes.js';
+} from './outcomes/outcomes.js';
 export {
   createInjection,
   parseCursor,
@@ -27,8 +27,8 @@ export {
   type InjectOptions,
   type InjectProgress,
   type InjectResult,
-} from './inject.js';
-export { DEFAULT_WINDOW, readWindow, type InjectWindow } from './inject-window.js';
+} from './campaigns/inject.js';
+export { DEFAULT_WINDOW, readWindow, type InjectWindow } from './campaigns/inject-window.js';
 export {
   SUPPRESSION_SOURCES,
   createSuppressions,
@@ -39,9 +39,9 @@ export {
   type SuppressionSource,
   type Suppressions,
   type SuppressionsOptions,
-} from './suppressions.js';
-export { createFeedback, type ApplyResult, type Feedback, type FeedbackOptions } from './feedback.js';
-export { createQueues, type Queues, type QueuesOptions } from './queues.js';
+} from './feedback/suppressions.js';
+export { createFeedback, type ApplyResult, type Feedback, type FeedbackOptions } from './feedback/feedback.js';
+export { createQueues, type Queues, type QueuesOptions } from './redis/queues.js';
 export {
   campaignCancelledError,
   campaignInputSchema,
@@ -54,16 +54,16 @@ export {
   type CampaignsOptions,
   type PauseOptions,
   type ResumeOptions,
-} from './campaigns.js';
-export { type CancelOptions, type CancelResult } from './campaign-cancel.js';
+} from './campaigns/campaigns.js';
+export { type CancelOptions, type CancelResult } from './campaigns/cancel.js';
 export {
   campaignArchivedError,
   type ArchiveOptions,
   type CampaignArchive,
   type ContentSummary,
-} from './campaign-archive.js';
-export { createCampaignArchiver, type CampaignArchiver, type CampaignArchiverOptions } from './campaign-archiver.js';
-export { createCampaignWork, markWork, type CampaignWork } from './campaign-work.js';
+} from './campaigns/archive.js';
+export { createCampaignArchiver, type CampaignArchiver, type CampaignArchiverOptions } from './campaigns/archiver.js';
+export { createCampaignWork, markWork, type CampaignWork } from './campaigns/work.js';
 export {
   connectRedis,
   createRedisHealth,
@@ -74,7 +74,7 @@ export {
   type RedisHealth,
   type RedisHealthLogger,
   type RedisHealthOptions,
-} from './redis-connection.js';
+} from './redis/connection.js';
 export {
   createLaunchStore,
   gateFor,
@@ -85,8 +85,8 @@ export {
   type LaunchForecastInput,
   type LaunchStore,
   type StoredLaunch,
-} from './launch.js';
-export { approveLaunch, launchCampaign, type ApproveOptions, type LaunchOptions } from './campaign-launch.js';
+} from './campaigns/launch-store.js';
+export { approveLaunch, launchCampaign, type ApproveOptions, type LaunchOptions } from './campaigns/launch.js';
 export {
   LAUNCH_KINDS,
   type LaunchChecks,
@@ -101,7 +101,7 @@ export {
   type LaunchSummary,
   type LaunchWave,
   type StoredGate,
-} from './launch-types.js';
+} from './campaigns/launch-types.js';
 export {
   ALIVE_MS,
   BEAT_MS,
@@ -114,4 +114,4 @@ export {
   type FleetView,
   type Heartbeat,
   type HeartbeatOptions,
-} from './fleet.js';
+} from './redis/fleet.js';

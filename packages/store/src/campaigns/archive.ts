@@ -1,8 +1,8 @@
 import { FINAL_STATES, SluiceError, type CampaignContent, type Keys } from '@sluice/core';
-import type { StoreRedis } from './internal/scripts.js';
-import type { LaunchStore } from './launch.js';
+import type { StoreRedis } from '../redis/scripts.js';
+import type { LaunchStore } from './launch-store.js';
 import type { LaunchRecord } from './launch-types.js';
-import type { Queues } from './queues.js';
+import type { Queues } from '../redis/queues.js';
 
 /** The audit stream is capped near this many entries (as the overrides' writers). */
 const AUDIT_MAXLEN = 100_000;

@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
 import type { Keys } from '@sluice/core';
-import { archiveCampaign, checkFinished, forgetArchived, removeQueue, type ArchiveDeps } from './campaign-archive.js';
-import { createCampaignWork } from './campaign-work.js';
-import { defineScripts } from './internal/scripts.js';
-import { createLaunchStore } from './launch.js';
-import { createQueues } from './queues.js';
+import { archiveCampaign, checkFinished, forgetArchived, removeQueue, type ArchiveDeps } from './archive.js';
+import { createCampaignWork } from './work.js';
+import { defineScripts } from '../redis/scripts.js';
+import { createLaunchStore } from './launch-store.js';
+import { createQueues } from '../redis/queues.js';
 
 /** Options of {@link createCampaignArchiver}. */
 export interface CampaignArchiverOptions {

@@ -12,15 +12,15 @@ import {
   type PriorityClass,
   type ServiceLogger,
 } from '@sluice/core';
-import { cancelCampaign, type CancelOptions, type CancelResult } from './campaign-cancel.js';
-import { approveLaunch, launchCampaign, type ApproveOptions, type LaunchOptions } from './campaign-launch.js';
-import { createLaunchStore } from './launch.js';
+import { cancelCampaign, type CancelOptions, type CancelResult } from './cancel.js';
+import { approveLaunch, launchCampaign, type ApproveOptions, type LaunchOptions } from './launch.js';
+import { createLaunchStore } from './launch-store.js';
 import type { LaunchGate, LaunchRecord } from './launch-types.js';
-import { defineScripts } from './internal/scripts.js';
-import type { Queues } from './queues.js';
+import { defineScripts } from '../redis/scripts.js';
+import type { Queues } from '../redis/queues.js';
 import { parseCursor, type InjectCursor } from './inject.js';
 import { readWindow, type InjectWindow } from './inject-window.js';
-import { createStore, type Store } from './store.js';
+import { createStore, type Store } from '../records/store.js';
 import {
   archiveCampaign,
   archivedLaunch,
@@ -30,8 +30,8 @@ import {
   type ArchiveDeps,
   type ArchiveOptions,
   type CampaignArchive,
-} from './campaign-archive.js';
-import { createCampaignWork } from './campaign-work.js';
+} from './archive.js';
+import { createCampaignWork } from './work.js';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 

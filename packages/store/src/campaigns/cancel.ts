@@ -1,9 +1,9 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { PRIORITY_CLASSES, SluiceError, type Keys } from '@sluice/core';
-import type { Queues } from './queues.js';
-import type { Store } from './store.js';
-import { campaignArchivedError } from './campaign-archive.js';
+import type { Queues } from '../redis/queues.js';
+import type { Store } from '../records/store.js';
+import { campaignArchivedError } from './archive.js';
 
 /** Options of `campaigns.cancel`. */
 export interface CancelOptions {

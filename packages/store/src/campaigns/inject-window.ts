@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { FINAL_STATES, type Keys } from '@sluice/core';
-import type { Queues } from './queues.js';
+import type { Queues } from '../redis/queues.js';
 
 /**
  * The window of a campaign's injection (DESIGN.md, Campaigns at scale): how many of its

@@ -1,13 +1,13 @@
 import { Job } from 'bullmq';
 import type { ChainableCommander, Redis } from 'ioredis';
 import { SluiceError, type Keys, type PriorityClass, type QueuedMessage } from '@sluice/core';
-import { campaignArchivedError } from './campaign-archive.js';
-import { markWork } from './campaign-work.js';
+import { campaignArchivedError } from './archive.js';
+import { markWork } from './work.js';
 import { readWindow } from './inject-window.js';
-import { defineScripts, type StoreRedis } from './internal/scripts.js';
-import { createQueues, type Queues } from './queues.js';
-import { acceptArgs, finalizeArgs } from './record-args.js';
-import type { Store } from './store.js';
+import { defineScripts, type StoreRedis } from '../redis/scripts.js';
+import { createQueues, type Queues } from '../redis/queues.js';
+import { acceptArgs, finalizeArgs } from '../records/args.js';
+import type { Store } from '../records/store.js';
 
 /** Where an injection stands: every recipient before `position` is accepted (recorded). */
 export interface InjectCursor {

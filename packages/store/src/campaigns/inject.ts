@@ -9,11 +9,11 @@ import {
   type Recipient,
   type InjectedFields,
 } from '@sluice/core';
-import { injectedId } from './ids.js';
-import type { Queues } from './queues.js';
-import type { Store } from './store.js';
+import { injectedId } from '../records/ids.js';
+import type { Queues } from '../redis/queues.js';
+import type { Store } from '../records/store.js';
 import type { LaunchGate } from './launch-types.js';
-import { campaignArchivedError } from './campaign-archive.js';
+import { campaignArchivedError } from './archive.js';
 import { cancelledError, openWriter, type InjectCursor, type Item, type Target } from './inject-writer.js';
 
 export { parseCursor, type InjectCursor } from './inject-writer.js';

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { SluiceError, normalizeHost, parseInput, type Keys } from '@sluice/core';
-import { defineScripts, type StoreRedis } from './internal/scripts.js';
+import { defineScripts, type StoreRedis } from '../redis/scripts.js';
 import type { LaunchForecast, LaunchGate, LaunchRecord, LaunchSummary, StoredGate } from './launch-types.js';
 
 const DOMAIN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/;

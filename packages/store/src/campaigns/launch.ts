@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
 import { SluiceError, type Keys } from '@sluice/core';
-import { createLaunchStore, noScheduler, parseForecast, type LaunchStore } from './launch.js';
+import { createLaunchStore, noScheduler, parseForecast, type LaunchStore } from './launch-store.js';
 import type { LaunchRecord } from './launch-types.js';
-import { campaignArchivedError } from './campaign-archive.js';
-import { markWork } from './campaign-work.js';
+import { campaignArchivedError } from './archive.js';
+import { markWork } from './work.js';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** The audit stream is capped near this many entries (as the overrides' writers). */

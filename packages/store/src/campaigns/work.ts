@@ -1,6 +1,6 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { Keys } from '@sluice/core';
-import { defineScripts } from './internal/scripts.js';
+import { defineScripts } from '../redis/scripts.js';
 
 /**
  * The campaigns with work (DESIGN.md, Campaigns that end): the one owner of the sorted set

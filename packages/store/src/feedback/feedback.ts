@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Keys } from '@sluice/core';
 import type { DeliveryEvent, DeliveryEventKind } from '@sluice/events';
-import { defineScripts, type StoreRedis } from './internal/scripts.js';
+import { defineScripts, type StoreRedis } from '../redis/scripts.js';
 import { encodeSuppression, type SuppressionSource } from './suppressions.js';
 
 /** Options of {@link createFeedback}. */

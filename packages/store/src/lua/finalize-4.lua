@@ -10,7 +10,7 @@
   ARGV[2]  now, epoch ms
   ARGV[3]  record TTL, seconds
   ARGV[4]  address to suppress ('' for none)
-  ARGV[5]  suppression entry, `reply|<now ms>|<provider>|<outcome>: <reply>` (see suppressions.ts)
+  ARGV[5]  suppression entry, `reply|<now ms>|<provider>|<outcome>: <reply>` (see `encodeSuppression`, feedback/suppressions.ts)
   ARGV[6]  states it may be finalized from, comma-separated ('' for any non-final one)
   ARGV[7]  the final state to end in instead when the record counts an ambiguous attempt
            (`ambiguous` > 0: a copy may have been delivered), '' for none; the suppression

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { SluiceError, type FinalState, type Keys, type PriorityClass, type Retention } from '@sluice/core';
-import { compactSlot } from './compact.js';
-import { defineScripts, type StoreRedis } from './internal/scripts.js';
+import { compactSlot } from '../records/compact.js';
+import { defineScripts, type StoreRedis } from '../redis/scripts.js';
 
 /** One event of the outcome stream: a message's final state, or its first deferral. */
 export interface OutcomeEvent {

@@ -1,6 +1,6 @@
 import type { FinalState, Keys, MessageState, QueuedMessage } from '@sluice/core';
 import { compactSlot } from './compact.js';
-import { encodeSuppression } from './suppressions.js';
+import { encodeSuppression } from '../feedback/suppressions.js';
 
 // The arguments of the record scripts that a caller may also send inside its own MULTI
 // (the injection writes a chunk's records with its jobs).

@@ -1,13 +1,13 @@
 import type { Redis } from 'ioredis';
 import { type FinalState, type Keys, type MessageState, type PriorityClass, type QueuedMessage } from '@sluice/core';
-import { defineScripts, type StoreRedis } from './internal/scripts.js';
+import { defineScripts, type StoreRedis } from '../redis/scripts.js';
 import type { AttemptEntry } from './attempt-entry.js';
 import type { MessageRecord } from './message-record.js';
 import { COMPACT_STATES, compactSlot, readCompact } from './compact.js';
-import { encodeSuppression, suppressionReason } from './suppressions.js';
-import { acceptArgs, finalizeArgs, type FinalizeDetails } from './record-args.js';
+import { encodeSuppression, suppressionReason } from '../feedback/suppressions.js';
+import { acceptArgs, finalizeArgs, type FinalizeDetails } from './args.js';
 
-export type { FinalizeDetails, OutcomeDetails } from './record-args.js';
+export type { FinalizeDetails, OutcomeDetails } from './args.js';
 
 export type { MessageRecord } from './message-record.js';
 
