@@ -107,8 +107,9 @@ export interface Keys {
    */
   goneRecords(campaignId: string): string;
   /**
-   * A campaign's launch (hash): `request` (the forecast, JSON), `record` (the decision with its
-   * projections, JSON) and `gate` (the small JSON the injection reads before every chunk).
+   * A campaign's launch (hash): `record` (the request with its forecast, and once decided the
+   * decision with its projections, JSON), `gate` (the small JSON the injection reads before
+   * every chunk), `summary` (what the status shows) and `v` (the version each write checks).
    */
   launch(campaignId: string): string;
   /** Campaign ids whose launch the governor leader decides or re-checks (set). */
