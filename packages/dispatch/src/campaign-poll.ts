@@ -2,8 +2,7 @@ import type { Queue, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type { Keys } from '@sluice/core';
-import { createCampaignWork, type Queues } from '@sluice/store';
-import type { InjectionWindows } from './injection-window.js';
+import { createCampaignWork, type InjectionWindows, type Queues } from '@sluice/store';
 
 /** What {@link createCampaignPoll} works with: the scheduler's own. */
 export interface CampaignPollDeps {
@@ -30,8 +29,9 @@ export interface CampaignPoll {
  * (`keys.campaignsWithWork()`, one ZRANGE) and those it watches, checked against the active set
  * (one SMISMEMBER), so its cost does not grow with idle or archived campaigns. A campaign whose
  * queue is empty is pruned from the set unless its mark moved meanwhile (writers mark after their
- * add: campaign-work.ts); its worker closes after `idleMs`. One that left the active set
- * (archived, deleted) is pruned without touching its queue (a handle would write its meta again).
+ * add: `createCampaignWork` of `@sluice/store`); its worker closes after `idleMs`. One that left
+ * the active set (archived, deleted) is pruned without touching its queue (a handle would write
+ * its meta again).
  */
 export function createCampaignPoll(deps: CampaignPollDeps): CampaignPoll {
   const { redis, keys, queues, windows, logger } = deps;

@@ -13,6 +13,7 @@ import {
   createQueues,
   createRedisHealth,
   createHeartbeat,
+  createInjectionWindows,
   createStore,
   takeUnscheduled,
   type Campaigns,
@@ -35,7 +36,6 @@ import { watchQuotas } from './control/quota.js';
 import { createAdmission } from './admission/engine.js';
 import { createLaunchChore, type LaunchChore } from './launch/chore.js';
 import type { GovernorOptions } from './control/governor.js';
-import { createInjectionWindows } from './injection-window.js';
 import { createCampaignPoll } from './campaign-poll.js';
 
 /** Options of {@link createScheduler}. */

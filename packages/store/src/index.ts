@@ -28,7 +28,14 @@ export {
   type InjectProgress,
   type InjectResult,
 } from './campaigns/inject.js';
-export { DEFAULT_WINDOW, readWindow, type InjectWindow } from './campaigns/inject-window.js';
+export {
+  DEFAULT_WINDOW,
+  RATE_TAU_MS,
+  createInjectionWindows,
+  readWindow,
+  type InjectWindow,
+  type InjectionWindows,
+} from './campaigns/inject-window.js';
 export {
   SUPPRESSION_SOURCES,
   createSuppressions,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '@sluice/core';
-import { createInjectionWindows } from '../src/injection-window.js';
+import { createInjectionWindows } from '@sluice/store';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
 // The window is what a campaign keeps in Redis: `aheadMs` of its admitted rate. A run at a
