@@ -11,8 +11,11 @@ export type Retention = (typeof RETENTIONS)[number];
 // back-pressure, suppression, and the processes that admit and send.
 
 const retryScheduleSchema = z.strictObject({
+  /** The first retry's wait; each next one doubles, with jitter. */
   baseMs: z.number().int().positive(),
+  /** The longest wait between two attempts. */
   maxMs: z.number().int().positive(),
+  /** Attempts that end in this family before the message ends (`rejected`, or `unconfirmed` when ambiguous). */
   maxAttempts: z.number().int().min(1).max(100),
 });
 /** How one family is retried. */
@@ -81,6 +84,7 @@ export const deliverySchema = z
       normal: 'assume-sent',
       low: 'assume-sent',
     }),
+    /** How long a message's record stays after its final state (then it expires). */
     recordTtlSeconds: z
       .number()
       .int()
@@ -141,7 +145,9 @@ export const backpressureSchema = z
 const countWithin = (windowMs: number) =>
   z
     .strictObject({
+      /** How many such replies suppress the address. */
       count: z.number().int().min(1).max(1000).default(3),
+      /** Within how long they must fall. */
       windowMs: z.number().int().positive().default(windowMs),
     })
     .prefault({});
@@ -166,6 +172,7 @@ export const suppressionSchema = z
 /** The scheduler processes (`apps/scheduler`). */
 export const schedulerSchema = z
   .strictObject({
+    /** Campaign and intake jobs one scheduler process admits at once. */
     concurrency: z.number().int().positive().default(16),
   })
   .prefault({});
@@ -194,7 +201,9 @@ export const injectionSchema = z
 /** The worker processes (`apps/worker`). */
 export const workerSchema = z
   .strictObject({
+    /** Messages one worker process sends at once, per class (each class has its own dispatch queue). */
     concurrency: perClass(z.number().int().positive()).default({ critical: 4, high: 4, normal: 8, low: 8 }),
+    /** On SIGTERM, how long in-flight sends may take to finish before the worker exits anyway. */
     drainTimeoutMs: z.number().int().positive().default(30_000),
     /**
      * How long a worker waits, holding its connection slot, for room to send at every layer

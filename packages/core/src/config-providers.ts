@@ -66,7 +66,9 @@ export const poolSchema = z
   .strictObject({
     rate: rate.optional(),
     burst: burst.optional(),
+    /** What the pool is for (see `POOL_STATES`): `active`, `warming`, `standby`, `draining` or `retired`. */
     state: z.enum(POOL_STATES).default('active'),
+    /** The warm-up schedule of a `warming` pool (and only of one). */
     warmup: warmupSchema.optional(),
   })
   .superRefine((p, ctx) => {
@@ -143,7 +145,19 @@ export const providerSchema = z.discriminatedUnion(
  * throttled hard is skipped while another in the route is available (failover).
  */
 export const routesSchema = z
-  .record(name, z.array(z.strictObject({ provider: name, weight: z.number().min(0).default(1) })).min(1))
+  .record(
+    name,
+    z
+      .array(
+        z.strictObject({
+          /** A key of `providers`. */
+          provider: name,
+          /** Its share of the stream's mail, relative to the others' weights. */
+          weight: z.number().min(0).default(1),
+        }),
+      )
+      .min(1),
+  )
   .default({});
 
 /** When a provider counts as down or throttled hard, so its routes skip it. */
@@ -165,6 +179,7 @@ export const sandboxSchema = z
     url: url.default('http://127.0.0.1:4566'),
     /** The sandbox's SMTP listener, for SMTP providers without a host. */
     smtpHost: host.default('127.0.0.1'),
+    /** The sandbox's SMTP port. */
     smtpPort: z.number().int().min(1).max(65535).default(2525),
   })
   .prefault({});

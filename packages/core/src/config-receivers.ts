@@ -23,6 +23,7 @@ export const receiverSchema = z.strictObject({
 });
 
 const organisationPatternSchema = z.strictObject({
+  /** The organisation's name: its receiver bucket's (a `receivers` entry may give it limits). */
   name,
   /** MX host globs: `*` matches any characters, dots included (`*.mail.protection.outlook.com`). */
   mx: z.array(host.toLowerCase()).min(1),

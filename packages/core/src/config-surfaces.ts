@@ -57,10 +57,20 @@ const adminToken = z.string().superRefine((token, ctx) => {
  */
 export const adminSchema = z
   .strictObject({
+    /** The interface the admin app listens on. */
     host: host.default('127.0.0.1'),
+    /** Its port (0: any free one). */
     port: z.number().int().min(0).max(65535).default(8090),
     /** Bearer tokens ({@link tokenWeakness}: 32+ characters, 128 bits), each naming the actor it stands for in the audit trail. */
-    tokens: z.array(z.strictObject({ actor: name, token: adminToken })).default([]),
+    tokens: z
+      .array(
+        z.strictObject({
+          /** Who the token stands for in the audit trail. */
+          actor: name,
+          token: adminToken,
+        }),
+      )
+      .default([]),
     /** Development only: no authentication, allowed only on a loopback host. */
     devNoAuth: z.boolean().default(false),
   })
@@ -72,7 +82,9 @@ export const adminSchema = z
  */
 export const metricsSchema = z
   .strictObject({
+    /** The interface `/metrics` listens on. */
     host: host.default('127.0.0.1'),
+    /** A scheduler's or worker's `/metrics` port (`SLUICE_METRICS_PORT`); unset: none. */
     port: z.number().int().min(0).max(65535).optional(),
   })
   .prefault({});
@@ -86,8 +98,10 @@ export const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trac
  */
 export const loggingSchema = z
   .strictObject({
+    /** Recipient addresses in log lines: `hashed` (a stable hash) or `plain`. */
     recipients: z.enum(['hashed', 'plain']).default('hashed'),
     /** @defaultValue `info` */
+    /** The least severe level written (`LOG_LEVEL` overrides it). */
     level: logLevel.default('info'),
   })
   .prefault({});
@@ -95,8 +109,11 @@ export const loggingSchema = z
 /** The HTTP API (`apps/api`): ESP webhooks. */
 export const apiSchema = z
   .strictObject({
+    /** The interface the api app listens on. */
     host: host.default('127.0.0.1'),
+    /** Its port (0: any free one). */
     port: z.number().int().min(0).max(65535).default(8080),
+    /** The ESPs' event webhooks: what each route accepts. */
     webhooks: z
       .strictObject({
         /** SES events through SNS. No topic configured: the route refuses everything. */
@@ -114,9 +131,19 @@ export const apiSchema = z
           })
           .prefault({}),
         /** Else `SENDGRID_WEBHOOK_PUBLIC_KEY`; neither: the route answers 503. */
-        sendgrid: z.strictObject({ publicKey: secret.optional() }).prefault({}),
+        sendgrid: z
+          .strictObject({
+            /** The Event Webhook's verification key (base64 ECDSA public key). */
+            publicKey: secret.optional(),
+          })
+          .prefault({}),
         /** Else `MAILGUN_WEBHOOK_SIGNING_KEY` (the webhook signing key, not the API key); neither: 503. */
-        mailgun: z.strictObject({ signingKey: secret.optional() }).prefault({}),
+        mailgun: z
+          .strictObject({
+            /** The HTTP webhook signing key. */
+            signingKey: secret.optional(),
+          })
+          .prefault({}),
         /** Signed timestamps (SendGrid, Mailgun) further than this from now are refused as replays. */
         maxAgeSeconds: z.number().int().min(1).max(3600).default(300),
       })

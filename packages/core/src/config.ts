@@ -26,9 +26,11 @@ import { parseInput } from './parse.js';
 /** The config file's schema (YAML). Every field has a default, so `{}` is a valid config. */
 export const configSchema = z
   .strictObject({
+    /** Where the fleet's Redis is, and the prefix of every key and queue. */
     redis: z
       .strictObject({
         url: redisUrl.default('redis://127.0.0.1:6379'),
+        /** Prefix of every key and queue: fleets under different prefixes share nothing. */
         prefix: name.default('sluice'),
       })
       .prefault({}),
@@ -39,18 +41,26 @@ export const configSchema = z
     environment: z.enum(['development', 'production']).default('development'),
     /** With `environment: production`: the sandbox providers allowed anyway, by name. @defaultValue `[]` */
     allowSandbox: z.array(name).default([]),
+    /** The provider of a stream without a route (a key of `providers`). */
     defaultProvider: name.default('ses'),
-    // The built-in default (no config file): one SES provider on the local sandbox, and it says so.
+    /**
+     * The ESP accounts and SMTP relays mail goes out through, by name. The built-in default (no
+     * config file) is one SES provider on the local sandbox, and it says so.
+     */
     providers: z
       .record(name, providerSchema)
       .default({ ses: providerSchema.parse({ kind: 'ses', rate: 50, burst: 10, concurrency: 16, sandbox: true }) }),
     /** IP pools (docs/design/feedback-loop.md): a rate of their own, a state, a warm-up schedule. */
     pools: z.record(name, poolSchema).default({ default: { state: 'active' } }),
+    /** Receiver policies: a receiving organisation's rate, burst and connections, by domain or MX. */
     receivers: z.array(receiverSchema).default([]),
     organisations: organisationsSchema,
+    /** The share of every quota kept for a class that lower classes can never take. */
     reserves: z
       .strictObject({
+        /** Share of every layer's rate kept for critical mail (OTP, password reset). */
         critical: z.number().min(0).max(0.9).default(0.2),
+        /** Share of every layer's rate kept for high mail (and critical). */
         high: z.number().min(0).max(0.9).default(0),
         /**
          * Lower classes may use a reserve's idle part, one slot at a time, when its own classes
@@ -72,10 +82,14 @@ export const configSchema = z
       normal: 1_000,
       low: 1_000,
     }),
+    /** Limits of the keys config does not list: any other receiver, every campaign, every tenant. */
     defaults: z
       .strictObject({
+        /** A receiver no `receivers` entry names: its own bucket at this limit (none: unlimited). */
         receiver: limitSchema.partial().default({}),
+        /** Every campaign's own limit. */
         campaign: limitSchema.partial().default({ rate: 1000 }),
+        /** Every tenant's own limit (none: unlimited). */
         tenant: limitSchema.partial().default({}),
       })
       .prefault({}),

@@ -34,6 +34,140 @@ export type SluiceErrorCode =
   /** The client's first call: the fleet under its prefix speaks another store schema. */
   | 'fleet_incompatible';
 
+/** What the errors reference says of one code: when it is thrown, what Sluice says to do, what a caller does. */
+export interface ErrorCodeDoc {
+  /** The action errors of this code carry (`varies`: the message and `action` of each say). */
+  action: ErrorAction | 'varies';
+  /** When it is thrown, in a sentence. */
+  when: string;
+  /** What a caller does about it, in a sentence. */
+  callerDoes: string;
+}
+
+/**
+ * Every code with when it is thrown and what a caller does: the source of the generated
+ * errors reference (docs/reference/errors.md). A code added to {@link SluiceErrorCode}
+ * without a line here does not compile.
+ */
+export const ERROR_CODES: Readonly<Record<SluiceErrorCode, ErrorCodeDoc>> = {
+  invalid_message: {
+    action: 'permanent',
+    when: 'A message handed to `send`/`sendBulk` fails its schema; `path` names the field (`messages.3.to`).',
+    callerDoes: 'Fix the field and send again; in a batch nothing was written.',
+  },
+  invalid_config: {
+    action: 'permanent',
+    when: 'The config file, an environment variable it reads, or a provider option is wrong or missing at start; `path` names the key.',
+    callerDoes: 'Fix the key the message names; the process does not start until then.',
+  },
+  invalid_argument: {
+    action: 'permanent',
+    when: 'An argument of a client, CLI or ops call is out of range or malformed; `path` names it.',
+    callerDoes: 'Fix the argument; nothing was written.',
+  },
+  unknown_campaign: {
+    action: 'permanent',
+    when: 'A campaign call names a campaign id that was never created, or was deleted.',
+    callerDoes: 'Check the id; create the campaign first.',
+  },
+  campaign_exists: {
+    action: 'permanent',
+    when: '`campaigns.create` with an id that exists already (with other settings).',
+    callerDoes: 'Use another id, or go on with the existing campaign.',
+  },
+  campaign_cancelled: {
+    action: 'permanent',
+    when: 'A send, injection or launch into a cancelled campaign.',
+    callerDoes: 'Stop sending to it; create a new campaign for new mail.',
+  },
+  campaign_archived: {
+    action: 'permanent',
+    when: 'A send or injection into an archived campaign, or a change to one.',
+    callerDoes: 'Create a new campaign; an archived one only answers its status.',
+  },
+  campaign_not_finished: {
+    action: 'permanent',
+    when: '`campaigns.archive` or `campaigns.delete` of a campaign that still has mail in flight (the message says what).',
+    callerDoes: 'Wait until it finishes, or cancel it first.',
+  },
+  invalid_recipient: {
+    action: 'permanent',
+    when: 'A recipient of an injection (or a CSV row) fails its schema; `path` names the row and field.',
+    callerDoes: 'Fix or drop the row and inject again from the cursor; nothing of that chunk was written.',
+  },
+  render_failed: {
+    action: 'permanent',
+    when: "A campaign's template cannot render for a recipient (a variable its data lacks); `path` names the part (`content.html`).",
+    callerDoes: "Fix the template or the recipient's data; that message ends `rejected` with the reason.",
+  },
+  cursor_ahead: {
+    action: 'varies',
+    when: "An injection's `from` is past the campaign's cursor (recipients in between were never accepted), or the cursor went back (Redis lost writes: transient).",
+    callerDoes: 'Resume from the cursor the message names.',
+  },
+  campaign_no_content: {
+    action: 'permanent',
+    when: 'Recipients injected into a campaign created without content.',
+    callerDoes: 'Create the campaign with content, or send whole messages with `send`/`sendBulk`.',
+  },
+  aborted: {
+    action: 'permanent',
+    when: "An injection stopped by its caller's `AbortSignal`.",
+    callerDoes: "Resume from the campaign's cursor when you want to go on.",
+  },
+  campaign_rejected: {
+    action: 'permanent',
+    when: 'An injection into a campaign whose launch was rejected (the forecast would exceed a limit or storage).',
+    callerDoes: 'Read the decision (`sluice campaigns show <id>`), change the campaign and launch again.',
+  },
+  campaign_not_launched: {
+    action: 'permanent',
+    when: 'Recipients injected into a campaign that was never launched.',
+    callerDoes: 'Call `campaigns.launch` first and inject once it is admitted.',
+  },
+  redis_unavailable: {
+    action: 'transient',
+    when: "Redis did not answer within the call's deadline (a send may have been written).",
+    callerDoes: 'Retry later with the same `idempotencyKey`: a written send is not written twice.',
+  },
+  unknown_group: {
+    action: 'permanent',
+    when: 'Reading or acknowledging outcomes for a consumer group that was never subscribed.',
+    callerDoes: 'Subscribe the group first (`outcomes.subscribe`).',
+  },
+  closed: {
+    action: 'permanent',
+    when: 'A call on a client after `close()`.',
+    callerDoes: 'Create a new client; a closed one stays closed.',
+  },
+  no_scheduler: {
+    action: 'transient',
+    when: '`campaigns.launch` found no scheduler to decide within its wait (the request stays stored), or mail was accepted while no scheduler runs (a warning).',
+    callerDoes: 'Start a scheduler (or wait for one); the launch is decided once one runs.',
+  },
+  campaign_launched: {
+    action: 'permanent',
+    when: '`campaigns.launch` of a campaign whose launch is decided already (and not rejected).',
+    callerDoes: 'Read its decision instead; launch only a new or rejected campaign.',
+  },
+  approval_refused: {
+    action: 'permanent',
+    when: '`campaigns.approve` of a decision that cannot be approved: none pending, or a reject for storage.',
+    callerDoes: 'Read the decision; free storage or change the campaign, then launch again.',
+  },
+  no_fleet: {
+    action: 'transient',
+    when: "The client's first call found no scheduler or worker beating under its prefix.",
+    callerDoes:
+      "Check the client's prefix is the fleet's `redis.prefix` and that the fleet runs; `fleetCheck: 'warn'` accepts mail anyway.",
+  },
+  fleet_incompatible: {
+    action: 'permanent',
+    when: "The client's first call found a fleet that speaks another store schema.",
+    callerDoes: "Install the client of the fleet's release (CHANGELOG.md).",
+  },
+};
+
 /** Options of {@link SluiceError}. */
 export interface SluiceErrorOptions {
   /** What the caller should do. @defaultValue `'permanent'` */

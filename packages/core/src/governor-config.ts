@@ -75,7 +75,9 @@ const ruleSchema = z
     match: matchSchema.optional(),
     /** Ratio trigger: `signal / over` above `above`, once `over` reaches `minVolume` in the window. */
     over: signalField.optional(),
+    /** The ratio `signal / over` the rule trips above. */
     above: z.number().min(0).max(1).optional(),
+    /** The least `over` in the window before the ratio counts. */
     minVolume: z.number().int().min(1).default(100),
     /** Count trigger: at least this many of `signal` in the window (1 = immediate). */
     atLeast: z.number().int().min(1).optional(),
@@ -101,21 +103,24 @@ const ruleSchema = z
      */
     forMs: z.number().int().positive().optional(),
     /**
-     * Open the circuit (scope circuit only): nothing of that receiver, pool and stream is
-     * admitted for `openForMs`; then `probes` messages per `openForMs` go as probes; if the
-     * rule stays calm on them the circuit closes, gradually (the receiver restarts at a
-     * quarter of its rate and recovers from there); if not it opens again for twice as long.
-     */
-    /**
      * Only tell (scope receiver or provider): a decision `alert` in the governor's log, the
      * process log and `status`, at most once per cool-down a key; the rate is not touched and
      * the key's recovery is not held back.
      */
     alert: z.boolean().default(false),
+    /**
+     * Open the circuit (scope circuit only): nothing of that receiver, pool and stream is
+     * admitted for `openForMs`; then `probes` messages per `openForMs` go as probes; if the
+     * rule stays calm on them the circuit closes, gradually (the receiver restarts at a
+     * quarter of its rate and recovers from there); if not it opens again for twice as long.
+     */
     open: z
       .strictObject({
+        /** How long the circuit stays open at first. */
         openForMs: z.number().int().positive().default(60_000),
+        /** Messages let through as probes per `openForMs` once it is half-open. */
         probes: z.number().int().min(1).default(3),
+        /** The longest it stays open, however often it opens again. */
         maxOpenForMs: z.number().int().positive().default(3_600_000),
       })
       .optional(),
@@ -252,6 +257,7 @@ export const DEFAULT_GOVERNOR_RULES = [
 /** The `governor` section of the config. */
 export const governorSchema = z
   .strictObject({
+    /** Whether the leader runs the rules at all (`false`: rates change only by backpressure and overrides). */
     enabled: z.boolean().default(true),
     /** Bumped when the rules change; written with every decision. */
     version: z.string().min(1).default('2026.12.02-3'),
@@ -273,10 +279,13 @@ export const governorSchema = z
      */
     recovery: z
       .strictObject({
+        /** What each step adds, as a share of the rate the key was cut to. */
         step: z.number().gt(0).max(1).default(0.02),
+        /** How often a lowered key steps back up. */
         everyMs: z.number().int().positive().default(1_000),
       })
       .prefault({}),
+    /** The rules over the signals (`DEFAULT_GOVERNOR_RULES` when not given; given, they replace them all). */
     rules: z.array(ruleSchema).default(DEFAULT_GOVERNOR_RULES.map((r) => ruleSchema.parse(r))),
   })
   .superRefine((g, ctx) => {

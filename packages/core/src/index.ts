@@ -1,5 +1,12 @@
 export { PRIORITY_CLASSES, type PriorityClass } from './priority.js';
-export { SluiceError, type SluiceErrorCode, type SluiceErrorOptions, type ErrorAction } from './errors.js';
+export {
+  ERROR_CODES,
+  SluiceError,
+  type ErrorCodeDoc,
+  type SluiceErrorCode,
+  type SluiceErrorOptions,
+  type ErrorAction,
+} from './errors.js';
 export {
   campaignContentSchema,
   recipientSchema,

@@ -40,6 +40,12 @@ export {
   type MetricsHandlerOptions,
   type MetricsServer,
 } from './metrics.js';
-export { startMetrics, createProcessRegistry, registerRedisUp, type StartMetricsOptions } from './metrics-server.js';
+export {
+  startMetrics,
+  createProcessRegistry,
+  registerRedisUp,
+  registerSandboxProviders,
+  type StartMetricsOptions,
+} from './metrics-server.js';
 export { createDeliveryMetrics, type DeliveryCounters } from './delivery-metrics.js';
 export { httpLogging, answerRequestIds } from './http-logging.js';
