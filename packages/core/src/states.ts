@@ -3,7 +3,8 @@
  * admitted: admission writes no record), `submitted` (the worker's mark before the request's
  * final bytes: the ESP may have it), `retrying` (waiting for another attempt). `dispatched`
  * and `sending` were written before version 2026.12 and are still read as not submitted;
- * `sending` is also where a record found `submitted` after a crash goes before its resend.
+ * `sending` is also where a record found `submitted` after a crash goes before its resend, and
+ * where an attempt is counted after a request that ended before its final bytes.
  */
 export const ACTIVE_STATES = ['queued', 'dispatched', 'sending', 'submitted', 'retrying'] as const;
 /**
