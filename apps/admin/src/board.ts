@@ -5,7 +5,7 @@ import type { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { PRIORITY_CLASSES, SluiceError, type Keys, type ServiceLogger } from '@sluice/core';
-import type { Campaigns, Queues } from '@sluice/store';
+import { readCampaignFlags, type Campaigns, type Queues } from '@sluice/store';
 
 /**
  * A campaign's queue on the board. Its Pause and Resume are the campaign's (the lifecycle's:
@@ -162,19 +162,19 @@ export function registerBoard(
           adapters.set(id, adapter);
           board.addQueue(adapter);
         }
-        const [[name, flag, cancelled], queuePaused] = await Promise.all([
-          redis.hmget(keys.campaign(id), 'name', 'paused', 'cancelled'),
+        const [{ name, paused: flag, cancelled }, queuePaused] = await Promise.all([
+          readCampaignFlags(redis, keys, [id]).then(([flags]) => flags!),
           queues.campaign(id).isPaused(),
         ]);
         // Paused by something that only knows BullMQ (another board, a script): made the
         // campaign's pause, so its admitted mail holds too.
-        if (queuePaused && flag !== '1' && (await campaigns.adoptQueuePause(id))) {
+        if (queuePaused && !flag && (await campaigns.adoptQueuePause(id))) {
           logger.info(
             { event: 'campaign_pause_mirrored', campaignId: id },
             'campaign queue was paused outside Sluice: campaign paused',
           );
         }
-        const state = cancelled === '1' ? 'cancelled' : queuePaused || flag === '1' ? 'paused' : 'active';
+        const state = cancelled ? 'cancelled' : queuePaused || flag ? 'paused' : 'active';
         adapter.label = `campaign ${name && name !== id ? `${name} (${id})` : id} · ${state}`;
       }
       for (const [id, adapter] of adapters) {

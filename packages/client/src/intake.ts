@@ -1,6 +1,14 @@
 import type { Redis } from 'ioredis';
-import { SluiceError, type Keys, type Message, type PriorityClass, type QueuedMessage } from '@sluice/core';
-import { campaignArchivedError, createCampaignWork, messageId, type Queues, type Store } from '@sluice/store';
+import { SluiceError, type Keys, type Message, type QueuedMessage } from '@sluice/core';
+import {
+  campaignArchivedError,
+  createCampaignWork,
+  messageId,
+  readCampaignFlags,
+  type CampaignFlags,
+  type Queues,
+  type Store,
+} from '@sluice/store';
 import type { Deadline } from './deadline.js';
 
 /** A validated message of a call, where it sits in the call (`[]`, or `['messages', i]`). */
@@ -25,13 +33,6 @@ interface Item {
   path: readonly PropertyKey[];
 }
 
-/** A campaign as a send needs it: its class, and whether it was cancelled. */
-interface CampaignFlags {
-  priority: PriorityClass;
-  cancelled: boolean;
-  archived: boolean;
-}
-
 const at = (path: readonly PropertyKey[], field: string): string => [...path, field].join('.');
 
 function cancelledError(id: string, path: string, recorded: boolean): SluiceError {
@@ -47,24 +48,16 @@ export function createIntake(deps: { redis: Redis; keys: Keys; store: Store; que
   const work = createCampaignWork({ redis, keys });
 
   /**
-   * The campaigns the messages name, read in one round trip (one HMGET each, sent together):
+   * The campaigns the messages name, read in one round trip (`readCampaignFlags`):
    * `unknown_campaign` or `campaign_cancelled` naming the first message of one, before
    * anything is written.
    */
   async function campaignsOf(parsed: readonly Parsed[]): Promise<Map<string, CampaignFlags>> {
     const ids = [...new Set(parsed.flatMap((p) => (p.message.campaignId === undefined ? [] : [p.message.campaignId])))];
-    const rows = await Promise.all(
-      ids.map((id) => redis.hmget(keys.campaign(id), 'createdAt', 'priority', 'cancelled', 'archivedAt')),
-    );
+    const rows = await readCampaignFlags(redis, keys, ids);
     const found = new Map<string, CampaignFlags>();
     ids.forEach((id, i) => {
-      const [createdAt, priority, cancelled, archived] = rows[i]!;
-      if (createdAt)
-        found.set(id, {
-          priority: (priority as PriorityClass | null) ?? 'low',
-          cancelled: cancelled === '1',
-          archived: Boolean(archived),
-        });
+      if (rows[i]!.exists) found.set(id, rows[i]!);
     });
     for (const { message, path } of parsed) {
       const id = message.campaignId;
@@ -134,16 +127,17 @@ export function createIntake(deps: { redis: Redis; keys: Keys; store: Store; que
     // again in the records' round trip (sent with them, run after them). Set: the cancel's
     // sweep may have missed these messages, so they are ended here, and no message is left
     // never final. The campaigns are marked as having work after their jobs were added, so a
-    // scheduler that found their queue empty meanwhile does not drop them (campaign-work.ts).
+    // scheduler that found their queue empty meanwhile does not drop them (`createCampaignWork`).
     const campaignIds = [...new Set(fresh.flatMap(({ message: m }) => (m.campaignId ? [m.campaignId] : [])))];
     const [, flags] = await Promise.all([
       Promise.all(fresh.map(({ message }) => store.accept(message))),
-      Promise.all(campaignIds.map((id) => redis.hmget(keys.campaign(id), 'cancelled', 'archivedAt'))),
+      readCampaignFlags(redis, keys, campaignIds),
       work.mark(campaignIds),
     ]);
-    const ended = (i: number): boolean => flags[i]![0] === '1' || Boolean(flags[i]![1]);
+    const ended = (i: number): boolean => flags[i]!.cancelled || flags[i]!.archived;
     const cancelled = new Set(campaignIds.filter((_, i) => ended(i)));
-    if (cancelled.size > 0) await endCancelled(fresh, cancelled, new Set(campaignIds.filter((_, i) => flags[i]![1])));
+    if (cancelled.size > 0)
+      await endCancelled(fresh, cancelled, new Set(campaignIds.filter((_, i) => flags[i]!.archived)));
     return items.map(({ message }, i) => ({ id: message.id, duplicate: !firsts.has(i) }));
   }
 

@@ -7,7 +7,6 @@ import {
   type Clock,
   type Keys,
   type LayerKind,
-  type PriorityClass,
   type SluiceConfig,
 } from '@sluice/core';
 import {
@@ -20,7 +19,7 @@ import {
   type Signals,
 } from '@sluice/throttle';
 import type { Alert, KeyStatus, Override, QueueStatus, StatusSnapshot } from './types.js';
-import { createQueues, readFleet, type LaunchSummary } from '@sluice/store';
+import { createQueues, readFleet, readStoredCampaigns, type LaunchSummary, type StoredCampaign } from '@sluice/store';
 
 /** How far back the status shows the governor's alerts. */
 const ALERTS_FOR_MS = 15 * 60_000;
@@ -81,7 +80,7 @@ export function createStatus(options: StatusOptions): Status {
   const share = 1 - config.reserves.critical - config.reserves.high;
   const slackSeconds = config.jitterSlackMs / 1000;
 
-  async function plan(campaignIds: string[], campaigns: Map<string, Record<string, string>>): Promise<KeyPlan[]> {
+  async function plan(campaignIds: string[], campaigns: Map<string, StoredCampaign>): Promise<KeyPlan[]> {
     const [receivers, tenants] = await Promise.all([signals.active('receiver'), signals.active('tenant')]);
     const out: KeyPlan[] = [];
     for (const [id, p] of Object.entries(config.providers))
@@ -95,12 +94,12 @@ export function createStatus(options: StatusOptions): Status {
       out.push({ scope: 'pool', name, rate: pool?.rate, burst: pool?.burst });
     }
     for (const id of campaignIds) {
-      const h = campaigns.get(id) ?? {};
+      const c = campaigns.get(id);
       out.push({
         scope: 'campaign',
         name: id,
-        rate: h.rate ? Number(h.rate) : config.defaults.campaign.rate,
-        burst: h.burst ? Number(h.burst) : config.defaults.campaign.burst,
+        rate: c?.rate ?? config.defaults.campaign.rate,
+        burst: c?.burst ?? config.defaults.campaign.burst,
       });
     }
     for (const name of new Set(['default', ...tenants]))
@@ -286,15 +285,15 @@ export function createStatus(options: StatusOptions): Status {
       const now = Math.floor(nowUs / 1000);
       await adjustments.refresh();
       campaignIds.sort();
-      const hashes = redis.pipeline();
-      for (const id of campaignIds) hashes.hgetall(keys.campaign(id)).hget(keys.launch(id), 'summary');
-      const campaignHashes = new Map<string, Record<string, string>>();
+      const summaries = redis.pipeline();
+      for (const id of campaignIds) summaries.hget(keys.launch(id), 'summary');
+      const [stored, replies] = await Promise.all([
+        readStoredCampaigns(redis, keys, campaignIds),
+        campaignIds.length > 0 ? summaries.exec() : [],
+      ]);
       const launches = new Map<string, LaunchSummary>();
-      for (const [i, [err, h]] of ((await hashes.exec()) ?? []).entries()) {
-        const id = campaignIds[Math.floor(i / 2)]!;
-        if (err || h === null) continue;
-        if (i % 2 === 0) campaignHashes.set(id, h as Record<string, string>);
-        else launches.set(id, JSON.parse(h as string) as LaunchSummary);
+      for (const [i, [err, raw]] of (replies ?? []).entries()) {
+        if (!err && raw !== null) launches.set(campaignIds[i]!, JSON.parse(raw as string) as LaunchSummary);
       }
       // Queue handles of campaigns that are gone are closed, not kept forever.
       const live = new Set(campaignIds.map((id) => keys.campaignQueue(id)));
@@ -304,12 +303,12 @@ export function createStatus(options: StatusOptions): Status {
 
       const overrides = overridesOf(hash, now);
       const [keyList, queueList, latencies, totals, pausedQueues] = await Promise.all([
-        plan(campaignIds, campaignHashes).then((plans) => keyStatuses(plans, overrides, now, nowUs)),
+        plan(campaignIds, stored).then((plans) => keyStatuses(plans, overrides, now, nowUs)),
         Promise.all([
           ...PRIORITY_CLASSES.map((p) => queueStatus(keys.intakeQueue(p), 'intake', { priority: p }, now)),
           ...PRIORITY_CLASSES.map((p) => queueStatus(keys.dispatchQueue(p), 'dispatch', { priority: p }, now)),
           ...campaignIds.map((id) => {
-            const priority = campaignHashes.get(id)?.priority as PriorityClass | undefined;
+            const priority = stored.get(id)?.priority;
             return queueStatus(
               keys.campaignQueue(id),
               'campaign',
@@ -324,22 +323,23 @@ export function createStatus(options: StatusOptions): Status {
       ]);
 
       const campaigns = campaignIds.map((id, i): StatusSnapshot['campaigns'][number] => {
-        const h = campaignHashes.get(id) ?? {};
-        const n = (f: string): number => Number(h[`n:${f}`] ?? 0);
+        const c = stored.get(id);
         const counts: Record<string, number> = {
-          accepted: n('accepted'),
-          sent: n('sent'),
-          rejected: n('rejected'),
-          suppressed: n('suppressed'),
-          expired: n('expired'),
-          cancelled: n('cancelled'),
-          unconfirmed: n('unconfirmed'),
+          ...(c?.counts ?? {
+            accepted: 0,
+            sent: 0,
+            rejected: 0,
+            suppressed: 0,
+            expired: 0,
+            cancelled: 0,
+            unconfirmed: 0,
+          }),
         };
         const final = FINAL_STATES.reduce((sum, state) => sum + counts[state]!, 0);
         counts.pending = Math.max(0, counts.accepted! - final);
-        const paused = h.paused === '1' || pausedQueues[i] === true || adjustments.campaignPause(id) !== undefined;
+        const paused = c?.paused === true || pausedQueues[i] === true || adjustments.campaignPause(id) !== undefined;
         const state =
-          h.cancelled === '1'
+          c?.cancelled === true
             ? 'cancelled'
             : paused
               ? 'paused'
@@ -347,8 +347,10 @@ export function createStatus(options: StatusOptions): Status {
                 ? 'done'
                 : 'active';
         const entry: StatusSnapshot['campaigns'][number] = { id, state, counts };
-        if (h.name) entry.name = h.name;
-        if (h.priority) entry.priority = h.priority as PriorityClass;
+        if (c) {
+          entry.name = c.name;
+          entry.priority = c.priority;
+        }
         const launch = launches.get(id);
         if (launch) entry.launch = launch;
         return entry;

@@ -63,12 +63,15 @@ export {
   type ResumeOptions,
 } from './campaigns/campaigns.js';
 export { type CancelOptions, type CancelResult } from './campaigns/cancel.js';
+export { campaignArchivedError, type ArchiveOptions } from './campaigns/archive.js';
 export {
-  campaignArchivedError,
-  type ArchiveOptions,
   type CampaignArchive,
+  type CampaignCounts,
+  type CampaignFlags,
   type ContentSummary,
-} from './campaigns/archive.js';
+  type StoredCampaign,
+} from './campaigns/codec.js';
+export { readCampaignFlags, readStoredCampaign, readStoredCampaigns } from './campaigns/read.js';
 export { createCampaignArchiver, type CampaignArchiver, type CampaignArchiverOptions } from './campaigns/archiver.js';
 export { createCampaignWork, markWork, type CampaignWork } from './campaigns/work.js';
 export {

@@ -1,6 +1,13 @@
 import type { Logger } from 'pino';
-import { PRIORITY_CLASSES, type PriorityClass } from '@sluice/core';
-import { createLaunchStore, type LaunchDecision, type LaunchRecord, type StoredLaunch } from '@sluice/store';
+import { FINAL_STATES } from '@sluice/core';
+import {
+  createLaunchStore,
+  readStoredCampaign,
+  type LaunchDecision,
+  type LaunchRecord,
+  type StoredCampaign,
+  type StoredLaunch,
+} from '@sluice/store';
 import { readInputs, type AccountQuota, type InputDeps, type LaunchSubject } from './inputs.js';
 import { decideLaunch, projectReceivers, type ProjectionInput } from './project.js';
 
@@ -19,7 +26,8 @@ export interface LaunchChore {
   noteQuota: (provider: string, quota: AccountQuota) => void;
 }
 
-const FINAL = ['sent', 'rejected', 'suppressed', 'expired', 'cancelled', 'unconfirmed'] as const;
+/** How many of a campaign's messages are final. */
+const finalOf = (c: StoredCampaign): number => FINAL_STATES.reduce((n, s) => n + c.counts[s], 0);
 
 /**
  * The leader's launch decisions: each tick it decides every pending launch (see
@@ -48,25 +56,22 @@ export function createLaunchChore(options: LaunchChoreOptions): LaunchChore {
     return stored;
   }
 
-  function subjectOf(h: Record<string, string>, record: LaunchRecord, domains: Record<string, number>): LaunchSubject {
-    const priority = (PRIORITY_CLASSES as readonly string[]).includes(h.priority ?? '')
-      ? (h.priority as PriorityClass)
-      : 'low';
+  function subjectOf(c: StoredCampaign, record: LaunchRecord, domains: Record<string, number>): LaunchSubject {
     return {
       id: record.campaignId,
-      tenantId: h.tenantId ?? 'default',
-      priority,
-      rate: h.rate ? Number(h.rate) : undefined,
-      burst: h.burst ? Number(h.burst) : undefined,
-      expiresAt: h.expiresAt ? Number(h.expiresAt) : undefined,
+      tenantId: c.tenantId,
+      priority: c.priority,
+      rate: c.rate,
+      burst: c.burst,
+      expiresAt: c.expiresAt,
       stream: record.stream,
       domains,
     };
   }
 
-  async function decide(stored: StoredLaunch, h: Record<string, string>, now: number): Promise<boolean> {
+  async function decide(stored: StoredLaunch, c: StoredCampaign, now: number): Promise<boolean> {
     const { record } = stored;
-    const inputs = await readInputs(deps, subjectOf(h, record, record.forecast.domains), now);
+    const inputs = await readInputs(deps, subjectOf(c, record, record.forecast.domains), now);
     const p = decideLaunch({ ...inputs, now, total: record.forecast.total, settings });
     const needsApproval = p.kind === 'delay' || p.kind === 'split';
     const auto = needsApproval && settings.approval === 'auto';
@@ -103,15 +108,15 @@ export function createLaunchChore(options: LaunchChoreOptions): LaunchChore {
     return { left, startAt: Math.max(now, wave.atMs), deadline: d.waves ? wave.atMs + lifetime : d.deadline };
   }
 
-  async function recheck(stored: StoredLaunch, h: Record<string, string>, now: number): Promise<boolean> {
+  async function recheck(stored: StoredLaunch, c: StoredCampaign, now: number): Promise<boolean> {
     const { record } = stored;
     const d = record.decision!;
-    const final = FINAL.reduce((n, s) => n + Number(h[`n:${s}`] ?? 0), 0);
+    const final = finalOf(c);
     const { left, startAt, deadline } = current(d, record, final, now);
     // What is left of each receiver, estimated from the campaign's progress as a whole.
     const domains: Record<string, number> = {};
     for (const [domain, n] of Object.entries(record.forecast.domains)) domains[domain] = Math.ceil(n * left);
-    const inputs = await readInputs(deps, subjectOf(h, record, domains), now);
+    const inputs = await readInputs(deps, subjectOf(c, record, domains), now);
     const input: ProjectionInput = { ...inputs, now, total: record.forecast.total, settings };
     const stopped = { ...record.stopped };
     let changed = false;
@@ -130,30 +135,29 @@ export function createLaunchChore(options: LaunchChoreOptions): LaunchChore {
   }
 
   async function visit(id: string, now: number): Promise<boolean> {
-    const [stored, h] = await Promise.all([readLaunch(id), redis.hgetall(keys.campaign(id))]);
-    if (!stored || !h.createdAt || h.cancelled === '1') {
+    const [stored, c] = await Promise.all([readLaunch(id), readStoredCampaign(redis, keys, id)]);
+    if (!stored || !c || c.cancelled) {
       await redis.srem(keys.launches(), id);
       kept.delete(id);
       return false;
     }
     const { record } = stored;
     const d = record.decision;
-    if (!d) return decide(stored, h, now);
+    if (!d) return decide(stored, c, now);
     const due = now - (record.checkedAt ?? d.decidedAt) >= settings.recheckMs;
     if (d.kind === 'reject') {
       await redis.srem(keys.launches(), id);
       kept.delete(id);
       return false;
     }
-    if (d.kind === 'held') return (d.untilMs !== undefined && now >= d.untilMs) || due ? decide(stored, h, now) : false;
+    if (d.kind === 'held') return (d.untilMs !== undefined && now >= d.untilMs) || due ? decide(stored, c, now) : false;
     if (d.approval === 'required' || !due) return false;
-    const final = FINAL.reduce((n, s) => n + Number(h[`n:${s}`] ?? 0), 0);
-    if (final >= record.forecast.total) {
+    if (finalOf(c) >= record.forecast.total) {
       await redis.srem(keys.launches(), id);
       kept.delete(id);
       return false;
     }
-    return recheck(stored, h, now);
+    return recheck(stored, c, now);
   }
 
   return {

@@ -1,32 +1,12 @@
-import { FINAL_STATES, SluiceError, type CampaignContent, type Keys } from '@sluice/core';
+import { SluiceError, type CampaignContent, type Keys } from '@sluice/core';
 import type { StoreRedis } from '../redis/scripts.js';
 import type { LaunchStore } from './launch-store.js';
-import type { LaunchRecord } from './launch-types.js';
 import type { Queues } from '../redis/queues.js';
+import { finalCount, type ContentSummary } from './codec.js';
+import { readStoredCampaign } from './read.js';
 
 /** The audit stream is capped near this many entries (as the overrides' writers). */
 const AUDIT_MAXLEN = 100_000;
-
-/** What an archived campaign keeps of its content: enough to tell which mail it was. */
-export interface ContentSummary {
-  from: string;
-  subject?: string;
-  /** The ESP template, when the content was one. */
-  template?: string;
-  stream?: string;
-  /** Size of the content as it was stored (JSON bytes). */
-  bytes: number;
-}
-
-/** An archived campaign's archive (`campaigns.status(id).archive`). */
-export interface CampaignArchive {
-  /** When it was archived (epoch ms); its record expires `campaigns.archivedRetentionMs` later. */
-  at: number;
-  /** Who archived it: `sluice` (the leader's archive chore) or the actor given. */
-  by: string;
-  /** Its content in short; null if it took whole messages (`send`). */
-  content: ContentSummary | null;
-}
 
 /** Whether a campaign is finished, as archiving judges it. */
 export type Finished =
@@ -107,23 +87,6 @@ function summarize(json: string | null): ContentSummary | null {
   };
 }
 
-/** Reads an archived campaign's archive from its hash; null if it is not archived. */
-export function parseArchive(h: Record<string, string>): CampaignArchive | null {
-  if (!h.archivedAt) return null;
-  const content = h['archive:content'];
-  return {
-    at: Number(h.archivedAt),
-    by: h.archivedBy ?? 'unknown',
-    content: content ? (JSON.parse(content) as ContentSummary) : null,
-  };
-}
-
-/** The launch record an archived campaign kept; null if it was never launched. */
-export function archivedLaunch(h: Record<string, string>): LaunchRecord | null {
-  const raw = h['archive:launch'];
-  return raw ? (JSON.parse(raw) as LaunchRecord) : null;
-}
-
 /**
  * Whether a campaign is finished: no message accepted and not final, nothing in its queue
  * (waiting, delayed, active), no launch waiting (pending, delayed, held, or a wave still to
@@ -133,14 +96,13 @@ export function archivedLaunch(h: Record<string, string>): LaunchRecord | null {
  */
 export async function checkFinished(deps: ArchiveDeps, id: string, now: number): Promise<Finished> {
   const { redis, keys, queues, launches } = deps;
-  const h = await redis.hgetall(keys.campaign(id));
-  if (!h.createdAt) throw unknownCampaign(id);
-  const accepted = Number(h['n:accepted'] ?? 0);
-  if (h.archivedAt) return { finished: true, archived: true, accepted, unused: false };
-  const final = FINAL_STATES.reduce((sum, s) => sum + Number(h[`n:${s}`] ?? 0), 0);
-  const pending = Math.max(0, accepted - final);
-  const cancelled = h.cancelled === '1';
-  const since = h.finishedAt !== undefined;
+  const c = await readStoredCampaign(redis, keys, id);
+  if (!c) throw unknownCampaign(id);
+  const { accepted } = c.counts;
+  if (c.archivedAt !== undefined) return { finished: true, archived: true, accepted, unused: false };
+  const pending = Math.max(0, accepted - finalCount(c.counts));
+  const { cancelled, finished } = c;
+  const since = finished !== undefined;
   const no = (why: string, jobs = 0): Finished => ({ finished: false, why, jobs, since });
   const counts = await queues.campaign(id).getJobCounts(...JOB_STATES);
   const jobs = Object.values(counts).reduce((a, b) => a + b, 0);
@@ -157,7 +119,7 @@ export async function checkFinished(deps: ArchiveDeps, id: string, now: number):
     archived: false,
     accepted,
     unused: accepted === 0 && !cancelled,
-    ...(since ? { since: { at: Number(h.finishedAt), accepted: Number(h.finishedAccepted ?? -1) } } : {}),
+    ...(finished ? { since: finished } : {}),
   };
 }
 

@@ -5,6 +5,7 @@ import { createCampaignWork } from './work.js';
 import { defineScripts } from '../redis/scripts.js';
 import { createLaunchStore } from './launch-store.js';
 import { createQueues } from '../redis/queues.js';
+import { FINISHED_FIELDS, encodeFinished } from './codec.js';
 
 /** Options of {@link createCampaignArchiver}. */
 export interface CampaignArchiverOptions {
@@ -49,12 +50,12 @@ export function createCampaignArchiver(options: CampaignArchiverOptions): Campai
     await queues.drop(keys.campaignQueue(id));
     if (!check.finished) {
       if (check.jobs > 0) await work.mark([id]);
-      if (check.since) await redis.hdel(keys.campaign(id), 'finishedAt', 'finishedAccepted');
+      if (check.since) await redis.hdel(keys.campaign(id), ...FINISHED_FIELDS);
       return false;
     }
     if (check.archived || check.unused) return false;
     if (check.since?.accepted !== check.accepted) {
-      await redis.hset(keys.campaign(id), { finishedAt: String(now), finishedAccepted: String(check.accepted) });
+      await redis.hset(keys.campaign(id), encodeFinished(now, check.accepted));
       return false;
     }
     if (now - check.since.at < settings.archiveAfterMs) return false;

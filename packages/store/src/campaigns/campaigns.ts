@@ -9,7 +9,6 @@ import {
   type CampaignContent,
   type FinalState,
   type Keys,
-  type PriorityClass,
   type ServiceLogger,
 } from '@sluice/core';
 import { cancelCampaign, type CancelOptions, type CancelResult } from './cancel.js';
@@ -23,15 +22,28 @@ import { readWindow, type InjectWindow } from './inject-window.js';
 import { createStore, type Store } from '../records/store.js';
 import {
   archiveCampaign,
-  archivedLaunch,
   campaignArchivedError,
   deleteCampaign,
-  parseArchive,
   type ArchiveDeps,
   type ArchiveOptions,
-  type CampaignArchive,
 } from './archive.js';
 import { createCampaignWork } from './work.js';
+import {
+  CAMPAIGN_FIELDS,
+  CAMPAIGN_FLAGS,
+  CAMPAIGN_PAUSED,
+  decodeCampaign,
+  settingsOf,
+  encodeCampaign,
+  finalCount,
+  type Campaign,
+  type CampaignArchive,
+  type CampaignHash,
+  type StoredCampaign,
+} from './codec.js';
+import { readCampaignFields, readStoredCampaign } from './read.js';
+
+export type { Campaign } from './codec.js';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -56,19 +68,6 @@ export const campaignInputSchema = z.strictObject({
 
 /** Input of `campaigns.create`. */
 export type CampaignInput = z.input<typeof campaignInputSchema>;
-
-/** A campaign's settings. */
-export interface Campaign {
-  id: string;
-  name: string;
-  tenantId: string;
-  priority: PriorityClass;
-  rate: number | undefined;
-  burst: number | undefined;
-  createdAt: number;
-  /** When it was archived (epoch ms); undefined while active. */
-  archivedAt?: number | undefined;
-}
 
 /** `campaigns.status(id)`. */
 export interface CampaignStatus extends Campaign {
@@ -197,19 +196,9 @@ export interface CampaignsOptions {
   archivedRetentionMs?: number;
 }
 
-/** Reads a campaign hash. */
-export function parseCampaign(id: string, h: Record<string, string>): Campaign | null {
-  if (!h.createdAt) return null;
-  return {
-    id,
-    name: h.name ?? id,
-    tenantId: h.tenantId ?? 'default',
-    priority: (h.priority as PriorityClass | undefined) ?? 'low',
-    rate: h.rate ? Number(h.rate) : undefined,
-    burst: h.burst ? Number(h.burst) : undefined,
-    createdAt: Number(h.createdAt),
-    ...(h.archivedAt ? { archivedAt: Number(h.archivedAt) } : {}),
-  };
+/** Reads a campaign hash (as HGETALL answers it): its settings, or null if it does not exist. */
+export function parseCampaign(id: string, h: CampaignHash): Campaign | null {
+  return decodeCampaign(id, h);
 }
 
 /** What the `resume-campaign` script returns. */
@@ -237,27 +226,25 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
   const work = createCampaignWork({ redis: options.redis, keys });
   const ended: ArchiveDeps = { redis, keys, queues, launches };
 
-  async function mustGet(id: string): Promise<Campaign> {
-    const c = parseCampaign(id, await redis.hgetall(keys.campaign(id)));
+  async function mustGet(id: string): Promise<StoredCampaign> {
+    const c = await readStoredCampaign(redis, keys, id);
     if (!c) throw unknownCampaign(id);
     return c;
   }
 
   /** An archived campaign's status, from its record alone (its queue is gone: no handle is made). */
-  async function archivedStatus(c: Campaign, h: Record<string, string>): Promise<CampaignStatus> {
-    const counts = await store.campaignCounts(c.id);
-    const final =
-      counts.sent + counts.rejected + counts.suppressed + counts.expired + counts.cancelled + counts.unconfirmed;
+  function archivedStatus(stored: StoredCampaign): CampaignStatus {
+    const { paused, cancelled, counts, archive, archivedLaunch, archivedCursor } = stored;
     return {
-      ...c,
-      paused: h.paused === '1',
-      cancelled: h.cancelled === '1',
+      ...settingsOf(stored),
+      paused,
+      cancelled,
       counts,
-      pending: Math.max(0, counts.accepted - final),
+      pending: Math.max(0, counts.accepted - finalCount(counts)),
       queue: { waiting: 0, delayed: 0, active: 0 },
-      archive: parseArchive(h),
-      launch: archivedLaunch(h),
-      cursor: parseCursor(h['archive:cursor'] || null),
+      archive,
+      launch: archivedLaunch,
+      cursor: parseCursor(archivedCursor),
       window: { ready: 0, max: 0, waiting: 0, pending: 0, rate: 0 },
     };
   }
@@ -272,16 +259,10 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
       const c = parseInput(campaignInputSchema, input, { code: 'invalid_argument', what: 'campaign' });
       const content = c.content === undefined ? undefined : parseContent(c.content);
       const id = c.id ?? `c${randomBytes(8).toString('hex')}`;
-      const fields: Record<string, string> = {
-        name: c.name ?? id,
-        tenantId: c.tenantId,
-        priority: c.priority,
-        createdAt: String(Date.now()),
-      };
-      if (c.rate !== undefined) fields.rate = String(c.rate);
-      if (c.burst !== undefined) fields.burst = String(c.burst);
+      const createdAt = Date.now();
+      const fields = encodeCampaign({ ...c, name: c.name ?? id, createdAt });
       // HSETNX on createdAt claims the id; the rest is written only by the winner.
-      const claimed = await redis.hsetnx(keys.campaign(id), 'createdAt', fields.createdAt!);
+      const claimed = await redis.hsetnx(keys.campaign(id), CAMPAIGN_FIELDS.createdAt, String(createdAt));
       if (claimed === 0) throw new SluiceError('campaign_exists', `campaign ${id} exists`, { path: 'id' });
       const write = redis.multi().hset(keys.campaign(id), fields).sadd(keys.campaigns(), id);
       if (content) write.set(keys.campaignContent(id), JSON.stringify(content));
@@ -290,7 +271,8 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
     },
 
     async get(id) {
-      return parseCampaign(id, await redis.hgetall(keys.campaign(id)));
+      const c = await readStoredCampaign(redis, keys, id);
+      return c && settingsOf(c);
     },
 
     async content(id) {
@@ -315,16 +297,11 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
     },
 
     async resume(id, opts = {}) {
-      const [created, cancelled, archived] = await redis.hmget(
-        keys.campaign(id),
-        'createdAt',
-        'cancelled',
-        'archivedAt',
-      );
-      if (!created) throw unknownCampaign(id);
-      if (archived) throw campaignArchivedError(id);
+      const flags = await readCampaignFields(redis, keys, id, CAMPAIGN_FLAGS);
+      if (!flags.exists) throw unknownCampaign(id);
+      if (flags.archived) throw campaignArchivedError(id);
       // Cancelling cannot be undone: nothing is touched.
-      if (cancelled === '1') return refused(id, opts.ifCancelled);
+      if (flags.cancelled) return refused(id, opts.ifCancelled);
       const queue = queues.campaign(id);
       await queue.resume();
       // The flag is cleared only if the campaign is still not cancelled (one Lua call). A
@@ -345,28 +322,24 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
     cancel: (id, opts) => cancelCampaign({ redis, keys, store, queues }, id, opts),
 
     async status(id) {
-      const h = await redis.hgetall(keys.campaign(id));
-      const c = parseCampaign(id, h);
-      if (!c) throw unknownCampaign(id);
-      if (c.archivedAt !== undefined) return archivedStatus(c, h);
+      const c = await mustGet(id);
+      if (c.archivedAt !== undefined) return archivedStatus(c);
       const q = queues.campaign(id);
       const [paused, cancelled, counts, jobs, cursor, window, launch] = await Promise.all([
         q.isPaused(),
-        redis.hget(keys.campaign(id), 'cancelled'),
+        readCampaignFields(redis, keys, id, CAMPAIGN_FLAGS).then((f) => f.cancelled),
         store.campaignCounts(id),
         q.getJobCounts('waiting', 'delayed', 'active', 'prioritized'),
         redis.get(keys.campaignCursor(id)),
         readWindow(redis, keys, queues, id),
         launches.read(id),
       ]);
-      const final =
-        counts.sent + counts.rejected + counts.suppressed + counts.expired + counts.cancelled + counts.unconfirmed;
       return {
-        ...c,
+        ...settingsOf(c),
         paused,
-        cancelled: cancelled === '1',
+        cancelled,
         counts,
-        pending: Math.max(0, counts.accepted - final),
+        pending: Math.max(0, counts.accepted - finalCount(counts)),
         queue: {
           waiting: (jobs.waiting ?? 0) + (jobs.prioritized ?? 0),
           delayed: jobs.delayed ?? 0,
@@ -381,10 +354,10 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
 
     async adoptQueuePause(id) {
       const [flag, queuePaused] = await Promise.all([
-        redis.hget(keys.campaign(id), 'paused'),
+        readCampaignFields(redis, keys, id, CAMPAIGN_PAUSED),
         queues.campaign(id).isPaused(),
       ]);
-      if (!queuePaused || flag === '1') return false;
+      if (!queuePaused || flag) return false;
       await store.setCampaignPaused(id, true);
       return true;
     },

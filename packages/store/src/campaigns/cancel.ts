@@ -4,6 +4,8 @@ import { PRIORITY_CLASSES, SluiceError, type Keys } from '@sluice/core';
 import type { Queues } from '../redis/queues.js';
 import type { Store } from '../records/store.js';
 import { campaignArchivedError } from './archive.js';
+import { CAMPAIGN_FLAGS, encodeCancel } from './codec.js';
+import { readCampaignFields } from './read.js';
 
 /** Options of `campaigns.cancel`. */
 export interface CancelOptions {
@@ -73,19 +75,11 @@ const IN_FLIGHT = new Set(['sending', 'submitted']);
  */
 export async function cancelCampaign(deps: CancelDeps, id: string, options: CancelOptions): Promise<CancelResult> {
   const { redis, keys, store, queues } = deps;
-  const campaignKey = keys.campaign(id);
-  const [created, archived] = await redis.hmget(campaignKey, 'createdAt', 'archivedAt');
-  if (!created) throw new SluiceError('unknown_campaign', `no campaign with id ${id}`, { path: 'campaignId' });
+  const flags = await readCampaignFields(redis, keys, id, CAMPAIGN_FLAGS);
+  if (!flags.exists) throw new SluiceError('unknown_campaign', `no campaign with id ${id}`, { path: 'campaignId' });
   // Its messages are all final and its queue is gone: nothing to cancel.
-  if (archived) throw campaignArchivedError(id);
-  const now = Date.now();
-  await redis.hset(campaignKey, {
-    paused: '1',
-    cancelled: '1',
-    cancelledAt: String(now),
-    cancelledBy: options.actor,
-    cancelReason: options.reason,
-  });
+  if (flags.archived) throw campaignArchivedError(id);
+  await redis.hset(keys.campaign(id), encodeCancel({ at: Date.now(), by: options.actor, reason: options.reason }));
 
   const campaignQueue = queues.campaign(id);
   const dispatch = PRIORITY_CLASSES.map((p) => queues.dispatch(p));
@@ -133,7 +127,7 @@ export async function cancelCampaign(deps: CancelDeps, id: string, options: Canc
       result.cancelled++;
       return;
     }
-    const state = await redis.hget(keys.message(messageId), 'state');
+    const { state } = await store.look(messageId, undefined);
     if (state !== null && IN_FLIGHT.has(state)) {
       inFlight.add(messageId);
       return;

@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
-import { FINAL_STATES, type Keys, type SluiceConfig } from '@sluice/core';
+import type { Keys, SluiceConfig } from '@sluice/core';
 import type { Queues } from '../redis/queues.js';
+import { CAMPAIGN_COUNTS, CAMPAIGN_WINDOW, encodeWindow, finalCount } from './codec.js';
+import { readCampaignFields } from './read.js';
 
 /**
  * The window of a campaign's injection (DESIGN.md, Campaigns at scale): how many of its
@@ -26,23 +28,19 @@ export const DEFAULT_WINDOW = { ready: 2_000, max: 50_000 } as const;
 /** Reads a campaign's window in one round trip. */
 export async function readWindow(redis: Redis, keys: Keys, queues: Queues, campaignId: string): Promise<InjectWindow> {
   const queue = queues.campaign(campaignId);
-  const fields = ['win:ready', 'win:max', 'win:rate', 'n:accepted', ...FINAL_STATES.map((s) => `n:${s}`)];
   // A paused queue's jobs wait in its paused list: they count as waiting too.
   const [row, waiting, paused, prioritized] = await Promise.all([
-    redis.hmget(keys.campaign(campaignId), ...fields),
+    readCampaignFields(redis, keys, campaignId, CAMPAIGN_WINDOW),
     redis.llen(queue.keys.wait!),
     redis.llen(queue.keys.paused!),
     redis.zcard(queue.keys.prioritized!),
   ]);
-  const n = (i: number): number => Number(row[i] ?? 0);
-  let final = 0;
-  for (let i = 4; i < fields.length; i++) final += n(i);
   return {
-    ready: n(0) || DEFAULT_WINDOW.ready,
-    max: n(1) || DEFAULT_WINDOW.max,
-    rate: n(2),
+    ready: row.ready || DEFAULT_WINDOW.ready,
+    max: row.max || DEFAULT_WINDOW.max,
+    rate: row.rate,
     waiting: waiting + paused + prioritized,
-    pending: Math.max(0, n(3) - final),
+    pending: Math.max(0, row.counts.accepted - finalCount(row.counts)),
   };
 }
 
@@ -76,12 +74,10 @@ export function createInjectionWindows(deps: { redis: Redis; keys: Keys; config:
   const { redis, keys } = deps;
   const { aheadMs, minWindow, maxWindow } = deps.config.injection;
   const seen = new Map<string, { final: number; at: number; rate: number; written: string }>();
-  const fields = FINAL_STATES.map((s) => `n:${s}`);
 
   return {
     async update(campaignId, now) {
-      const row = await redis.hmget(keys.campaign(campaignId), ...fields);
-      const final = row.reduce((sum, v) => sum + Number(v ?? 0), 0);
+      const final = finalCount(await readCampaignFields(redis, keys, campaignId, CAMPAIGN_COUNTS));
       const last = seen.get(campaignId);
       let rate = 0;
       if (last && now > last.at) {
@@ -95,15 +91,7 @@ export function createInjectionWindows(deps: { redis: Redis; keys: Keys; config:
       seen.set(campaignId, { final, at: now, rate, written });
       // An idle campaign's window is written once, a busy one's as it changes.
       if (written === last?.written) return;
-      await redis.hset(
-        keys.campaign(campaignId),
-        'win:ready',
-        ready,
-        'win:max',
-        maxWindow,
-        'win:rate',
-        rate.toFixed(1),
-      );
+      await redis.hset(keys.campaign(campaignId), encodeWindow({ ready, max: maxWindow, rate }));
     },
   };
 }

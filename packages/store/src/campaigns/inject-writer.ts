@@ -2,6 +2,7 @@ import { Job } from 'bullmq';
 import type { ChainableCommander, Redis } from 'ioredis';
 import { SluiceError, type Keys, type PriorityClass, type QueuedMessage } from '@sluice/core';
 import { campaignArchivedError } from './archive.js';
+import { CAMPAIGN_FLAGS } from './codec.js';
 import { markWork } from './work.js';
 import { readWindow } from './inject-window.js';
 import { defineScripts, type StoreRedis } from '../redis/scripts.js';
@@ -136,13 +137,13 @@ export async function openWriter(deps: WriterDeps, campaignId: string) {
           multi.set(cursorKey, `${last.position + 1}|${value}`);
           // Marked with its jobs, in the same MULTI: no scheduler can drop it as idle now.
           markWork(multi, keys, t.id);
-          multi.hmget(keys.campaign(t.id), 'cancelled', 'archivedAt');
+          multi.hmget(keys.campaign(t.id), ...CAMPAIGN_FLAGS.fields);
           const replies = await multi.exec();
           if (replies === null) return undefined;
           for (const [err] of replies) if (err) throw err;
-          const [cancelledFlag, archivedAt] = replies[replies.length - 1]![1] as (string | null)[];
-          const archived = Boolean(archivedAt);
-          const cancelled = cancelledFlag === '1' || archived;
+          const flags = CAMPAIGN_FLAGS.decode(replies[replies.length - 1]![1] as (string | null)[]);
+          const { archived } = flags;
+          const cancelled = flags.cancelled || archived;
           return {
             cursor: parseCursor(`${last.position + 1}|${value}`),
             accepted: fresh.length,

@@ -4,7 +4,6 @@ import {
   parseRecipient,
   recipientDomain,
   type Keys,
-  type PriorityClass,
   type QueuedMessage,
   type Recipient,
   type InjectedFields,
@@ -18,6 +17,8 @@ import { cancelledError, openWriter, type InjectCursor, type Item, type Target }
 
 export { parseCursor, type InjectCursor } from './inject-writer.js';
 import { fits, readWindow, type InjectWindow } from './inject-window.js';
+import { CAMPAIGN_FLAGS } from './codec.js';
+import { readCampaignFields } from './read.js';
 
 /** Progress of an injection, reported after each chunk and while it waits. */
 export interface InjectProgress {
@@ -96,15 +97,11 @@ export function createInjection(deps: InjectDeps) {
 
   async function target(id: string): Promise<Target> {
     const [campaign, content] = await deps.within(() =>
-      Promise.all([
-        deps.redis.hmget(keys.campaign(id), 'createdAt', 'tenantId', 'priority', 'cancelled', 'archivedAt'),
-        deps.redis.get(keys.campaignContent(id)),
-      ]),
+      Promise.all([readCampaignFields(deps.redis, keys, id, CAMPAIGN_FLAGS), deps.redis.get(keys.campaignContent(id))]),
     );
-    const [createdAt, tenantId, priority, cancelled, archived] = campaign;
-    if (!createdAt) throw unknownCampaign(id);
-    if (archived) throw campaignArchivedError(id);
-    if (cancelled === '1') throw cancelledError(id);
+    if (!campaign.exists) throw unknownCampaign(id);
+    if (campaign.archived) throw campaignArchivedError(id);
+    if (campaign.cancelled) throw cancelledError(id);
     if (!content)
       throw new SluiceError(
         'campaign_no_content',
@@ -114,8 +111,8 @@ export function createInjection(deps: InjectDeps) {
     const parsed = JSON.parse(content) as { from: QueuedMessage['from']; stream?: string };
     return {
       id,
-      tenantId: tenantId ?? 'default',
-      priority: (priority as PriorityClass | null) ?? 'low',
+      tenantId: campaign.tenantId,
+      priority: campaign.priority,
       stream: parsed.stream ?? 'transactional',
       from: parsed.from,
     };

@@ -4,6 +4,8 @@ import { createLaunchStore, noScheduler, parseForecast, type LaunchStore } from 
 import type { LaunchRecord } from './launch-types.js';
 import { campaignArchivedError } from './archive.js';
 import { markWork } from './work.js';
+import { CAMPAIGN_FLAGS } from './codec.js';
+import { readCampaignFields } from './read.js';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** The audit stream is capped near this many entries (as the overrides' writers). */
@@ -64,10 +66,10 @@ export async function launchCampaign(
   if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw invalid('timeoutMs', 'must be a number of ms, 0 or more');
   const { redis, keys } = deps;
   const store = deps.launches ?? createLaunchStore(redis, keys);
-  const [created, cancelled, archived] = await redis.hmget(keys.campaign(id), 'createdAt', 'cancelled', 'archivedAt');
-  if (!created) throw new SluiceError('unknown_campaign', `no campaign with id ${id}`, { path: 'campaignId' });
-  if (archived) throw campaignArchivedError(id);
-  if (cancelled === '1')
+  const flags = await readCampaignFields(redis, keys, id, CAMPAIGN_FLAGS);
+  if (!flags.exists) throw new SluiceError('unknown_campaign', `no campaign with id ${id}`, { path: 'campaignId' });
+  if (flags.archived) throw campaignArchivedError(id);
+  if (flags.cancelled)
     throw new SluiceError('campaign_cancelled', `campaign ${id} was cancelled: it cannot be launched`, {
       path: 'campaignId',
     });
@@ -125,7 +127,7 @@ export async function approveLaunch(deps: Deps, id: string, options: ApproveOpti
   for (let attempt = 0; attempt < 5; attempt++) {
     const stored = await store.read(id);
     if (!stored) {
-      if (!(await redis.hexists(keys.campaign(id), 'createdAt')))
+      if (!(await readCampaignFields(redis, keys, id, CAMPAIGN_FLAGS)).exists)
         throw new SluiceError('unknown_campaign', `no campaign with id ${id}`, { path: 'campaignId' });
       throw refused(id, 'it was never launched: nothing to approve');
     }

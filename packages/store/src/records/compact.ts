@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis';
-import type { Keys, MessageState, PriorityClass } from '@sluice/core';
+import type { Keys, MessageState } from '@sluice/core';
+import { CAMPAIGN_FLAGS } from '../campaigns/codec.js';
+import { readCampaignFields } from '../campaigns/read.js';
 import { parseInjectedId } from './ids.js';
 import type { MessageRecord } from './message-record.js';
 
@@ -49,20 +51,20 @@ export async function readCompact(redis: Redis, keys: Keys, id: string): Promise
   if (!parsed || !at) return null;
   const [fields, campaign] = await Promise.all([
     redis.hmget(at.key, at.field, String(at.slot * 2 + 1)),
-    redis.hmget(keys.campaign(parsed.campaignId), 'tenantId', 'priority'),
+    readCampaignFields(redis, keys, parsed.campaignId, CAMPAIGN_FLAGS),
   ]);
   const [meta, providerMessageId] = fields;
   const state = meta ? COMPACT_STATES[meta[0]!] : undefined;
   if (!meta || !state) return null;
   const bar = meta.indexOf('|');
   const finalAt = parseInt(meta.slice(1, bar), 36);
-  const priority = (campaign[1] ?? 'low') as PriorityClass;
+
   return {
     id,
     state,
-    priority,
+    priority: campaign.priority,
     to: '',
-    tenantId: campaign[0] ?? 'default',
+    tenantId: campaign.tenantId,
     campaignId: parsed.campaignId,
     queue: keys.campaignQueue(parsed.campaignId),
     attempts: 0,

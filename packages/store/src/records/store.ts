@@ -6,6 +6,8 @@ import type { MessageRecord } from './message-record.js';
 import { COMPACT_STATES, compactSlot, readCompact } from './compact.js';
 import { encodeSuppression, suppressionReason } from '../feedback/suppressions.js';
 import { acceptArgs, finalizeArgs, type FinalizeDetails } from './args.js';
+import { CAMPAIGN_COUNTS, CAMPAIGN_FIELDS, CAMPAIGN_LIMIT, CAMPAIGN_PAUSED, encodePaused } from '../campaigns/codec.js';
+import { readCampaignFields } from '../campaigns/read.js';
 
 export type { FinalizeDetails, OutcomeDetails } from './args.js';
 
@@ -243,8 +245,8 @@ export function createStore(options: StoreOptions): Store {
     },
 
     async setCampaignPaused(campaignId, paused) {
-      if (paused) await redis.hset(keys.campaign(campaignId), 'paused', '1');
-      else await redis.hdel(keys.campaign(campaignId), 'paused');
+      if (paused) await redis.hset(keys.campaign(campaignId), encodePaused());
+      else await redis.hdel(keys.campaign(campaignId), CAMPAIGN_FIELDS.paused);
     },
 
     async suppressed(tenantId, address) {
@@ -269,16 +271,15 @@ export function createStore(options: StoreOptions): Store {
     async look(id, campaignId) {
       const [state, paused] = await Promise.all([
         redis.hget(keys.message(id), 'state'),
-        campaignId !== undefined ? redis.hget(keys.campaign(campaignId), 'paused') : null,
+        campaignId !== undefined ? readCampaignFields(redis, keys, campaignId, CAMPAIGN_PAUSED) : false,
       ]);
-      return { state, paused: paused === '1' };
+      return { state, paused };
     },
 
     async campaignLimit(id) {
       const hit = limits.get(id);
       if (hit && Date.now() - hit.at < 5_000) return hit.value;
-      const [rate, burst] = await redis.hmget(keys.campaign(id), 'rate', 'burst');
-      const value = { id, rate: rate ? Number(rate) : undefined, burst: burst ? Number(burst) : undefined };
+      const value = { id, ...(await readCampaignFields(redis, keys, id, CAMPAIGN_LIMIT)) };
       limits.set(id, { value, at: Date.now() });
       return value;
     },
@@ -352,17 +353,6 @@ export function createStore(options: StoreOptions): Store {
       return out;
     },
 
-    async campaignCounts(campaignId) {
-      const h = await redis.hgetall(keys.campaign(campaignId));
-      return {
-        accepted: num(h['n:accepted']),
-        sent: num(h['n:sent']),
-        rejected: num(h['n:rejected']),
-        suppressed: num(h['n:suppressed']),
-        expired: num(h['n:expired']),
-        cancelled: num(h['n:cancelled']),
-        unconfirmed: num(h['n:unconfirmed']),
-      };
-    },
+    campaignCounts: (campaignId) => readCampaignFields(redis, keys, campaignId, CAMPAIGN_COUNTS),
   };
 }
