@@ -1,7 +1,7 @@
 // `pnpm pack:client [dir]`: builds `@sluice/client` and the workspace packages it depends on,
 // then packs each into a tarball in `dir` (default `.sluice/packages`), which a backend in its
-// own repository installs with `npm install <dir>/*.tgz` (README, "Installing the client").
-// test/install.test.ts runs this script, so the README's commands and the test cannot drift.
+// own repository installs with `npm install <dir>/*.tgz` (docs/guide/sending.md, "Install the client").
+// test/install.test.ts runs this script, so the guide's commands and the test cannot drift.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';

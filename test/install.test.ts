@@ -9,7 +9,7 @@ import { childEnv } from './support/env.js';
 import { ROOT } from './support/process.js';
 import { useFleet } from './support/use-fleet.js';
 
-// A backend in its own repository: the client packed by the README's command
+// A backend in its own repository: the client packed by the guide's command (docs/guide/sending.md)
 // (scripts/pack-client.mjs), installed from the tarballs with plain npm in a project outside
 // the workspace, and used from plain Node and from TypeScript, against a running fleet.
 

@@ -19,7 +19,7 @@ import { faultsSeed, reportFaults } from '../support/faults-report.js';
 // (the keyspace compared), and an accepted request writes at most 3 keys an event (dedupe
 // key, soft-bounce set, a tenant's suppression list) plus Mailgun's token. Correctly signed,
 // well-formed bounces and complaints suppress their address, whether Sluice knows the id
-// or not (README, Webhooks).
+// or not (docs/guide/webhooks-and-suppression.md).
 
 const r = useRedisPrefix();
 const sendgrid = createSendgridSigner();

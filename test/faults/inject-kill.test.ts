@@ -14,7 +14,7 @@ import { useFleet } from '../support/use-fleet.js';
 const SCENARIO = 'inject-kill';
 const seed = faultsSeed(SCENARIO);
 const random = seededRandom(seed);
-/** The list's length; the issue's 200,000 with `SLUICE_FAULTS_INJECT_COUNT=200000` (README, Fault suite). */
+/** The list's length; the issue's 200,000 with `SLUICE_FAULTS_INJECT_COUNT=200000` (CONTRIBUTING.md, Fault suite). */
 const COUNT = faultsCount('SLUICE_FAULTS_INJECT_COUNT', 40_000);
 const CAMPAIGN = 'killed';
 /** How long the sends may take after the injection, and the whole test: 200,000 took ~10 minutes here. */

@@ -48,7 +48,7 @@ export interface Audit {
   /**
    * Recorded `sent` after an ambiguous attempt, never at the sandbox: the worker died after
    * the `submitted` mark and before the request's last byte (the ESP never had it whole),
-   * and the class counts an ambiguous send as sent (`assume-sent`). DESIGN's remaining
+   * and the class counts an ambiguous send as sent (`assume-sent`): the design's remaining
    * window, as `crash-steps` counts it, so not lost.
    */
   ambiguousNeverArrived: AuditRow[];

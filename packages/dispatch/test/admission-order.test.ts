@@ -4,7 +4,7 @@ import { circuitId, jobIdOf } from '@sluice/core';
 import { OVERRIDE_RECHECK_MS } from '@sluice/dispatch';
 import { DAY_MS, useRig } from './admission-setup.js';
 
-// The scheduler's check order (DESIGN.md), run by the admission engine on real Redis with
+// The scheduler's check order (docs/design/flow.md), run by the admission engine on real Redis with
 // a clock that moves only when stepped.
 const r = useRedisPrefix();
 const rig = useRig(r);

@@ -8,7 +8,7 @@ import { jobOf, sentTo, useDelivery, type Setup } from './delivery-setup.js';
 // attempt found `submitted` by the next one (its worker died after the mark). Each is in
 // the attempt log and in a warn line, and a message whose attempts ran out after one of
 // them ends `unconfirmed`: it may have been delivered, so it is neither `rejected` nor
-// `expired` (DESIGN.md, Outcomes).
+// `expired` (docs/design/delivery-and-replies.md).
 
 const r = useRedisPrefix();
 const { setup, admitted } = useDelivery(r);
