@@ -97,7 +97,7 @@ export function createIntake(deps: { redis: Redis; keys: Keys; store: Store; que
   function existing(items: readonly Item[]): Promise<number[]> {
     return Promise.all(
       items.map(({ message }) =>
-        message.idempotencyKey === undefined ? Promise.resolve(0) : redis.exists(keys.message(message.id)),
+        message.idempotencyKey === undefined ? Promise.resolve(0) : store.exists(message.id).then(Number),
       ),
     );
   }

@@ -9,7 +9,7 @@ import {
   type SluiceConfig,
   jobIdOf,
 } from '@sluice/core';
-import { createQueues, createStore, type Queues } from '@sluice/store';
+import { createQueues, createStore, readCampaignFlags, type Queues } from '@sluice/store';
 import { readAdjustment, type AdjustmentFields } from '@sluice/throttle';
 import { launchNote } from './explain-launch.js';
 import type { Explanation, Override } from './types.js';
@@ -127,7 +127,7 @@ function admitted(
 async function explainRecord(options: ExplainOptions, id: string): Promise<Explanation> {
   const { config, redis, keys } = options;
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
-  const [record, log] = await Promise.all([redis.hgetall(keys.message(id)), store.attempts(id)]);
+  const [record, log] = await Promise.all([store.fields(id), store.attempts(id)]);
   if (!record.state) {
     // Compacted once every outcome group acknowledged it (delivery.retention: compact).
     const compact = await store.get(id);
@@ -168,20 +168,19 @@ async function explainRecord(options: ExplainOptions, id: string): Promise<Expla
   }
 
   const [campaign, hash] = await Promise.all([
-    record.campaignId ? redis.hgetall(keys.campaign(record.campaignId)) : Promise.resolve({} as Record<string, string>),
+    record.campaignId ? readCampaignFlags(redis, keys, [record.campaignId]).then(([c]) => c) : undefined,
     redis.hgetall(keys.adjustments()),
   ]);
   // A paused campaign holds every message of it, admitted or not (the workers give admitted
   // ones back): whatever else was noted, this is what holds it now.
-  if (record.campaignId && campaign.paused === '1') {
+  if (record.campaignId && campaign?.paused) {
     const governed = readAdjustment(hash, 'campaignPause', record.campaignId);
     const untilMs = governed?.untilMs;
-    const reason =
-      campaign.cancelled === '1'
-        ? 'campaign cancelled'
-        : governed !== undefined
-          ? `campaign paused by the governor (${governed.rule})`
-          : 'campaign paused';
+    const reason = campaign.cancelled
+      ? 'campaign cancelled'
+      : governed !== undefined
+        ? `campaign paused by the governor (${governed.rule})`
+        : 'campaign paused';
     return {
       ...base,
       summary: `waiting: ${reason}${untilMs ? ` until ${iso(untilMs)}` : ' until it is resumed'}`,

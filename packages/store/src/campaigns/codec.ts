@@ -1,5 +1,6 @@
 import { FINAL_STATES, PRIORITY_CLASSES, type FinalState, type PriorityClass } from '@sluice/core';
 import type { LaunchRecord } from './launch-types.js';
+import { hashRead as read, type HashFields } from '../redis/hash-read.js';
 
 // The campaign hash (`keys.campaign(id)`, `<prefix>:campaign:<id>`): a campaign's settings,
 // its pause and cancel flags, its counters, the injection window the schedulers write and,
@@ -121,29 +122,8 @@ export interface StoredCampaign extends Campaign {
   archivedCursor: string | null;
 }
 
-/** The hash as HGETALL gives it (or HMGET, turned into one by {@link CampaignRead}). */
-export type CampaignHash = Readonly<Record<string, string>>;
-
-/** A read of some fields of the hash: HMGET `fields`, then `decode` its answer. */
-export interface CampaignRead<T> {
-  readonly fields: readonly string[];
-  decode(values: readonly (string | null)[]): T;
-}
-
-/** A read whose decoder also takes the whole hash: HMGET's missing fields are left out. */
-function read<T>(fields: readonly string[], decode: (h: CampaignHash) => T): CampaignRead<T> {
-  return {
-    fields,
-    decode(values) {
-      const h: Record<string, string> = {};
-      fields.forEach((f, i) => {
-        const v = values[i];
-        if (v !== null && v !== undefined) h[f] = v;
-      });
-      return decode(h);
-    },
-  };
-}
+/** The hash as HGETALL gives it (or HMGET, turned into one by a `HashRead`). */
+export type CampaignHash = HashFields;
 
 const COUNT_FIELDS = (['accepted', ...FINAL_STATES] as const).map(countField);
 const num = (v: string | undefined): number | undefined => (v ? Number(v) : undefined);

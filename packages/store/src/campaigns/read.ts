@@ -1,18 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { Keys } from '@sluice/core';
-import {
-  CAMPAIGN_FLAGS,
-  decodeStoredCampaign,
-  type CampaignFlags,
-  type CampaignRead,
-  type StoredCampaign,
-} from './codec.js';
+import { CAMPAIGN_FLAGS, decodeStoredCampaign, type CampaignFlags, type StoredCampaign } from './codec.js';
+import type { HashRead } from '../redis/hash-read.js';
 
 // Reads of the campaign hash for whoever needs one outside the lifecycle: the client's intake,
 // the launch decisions, the status, explain and the board read through these, never the hash.
 
 /** Some fields of one campaign's hash (one HMGET), decoded. */
-export async function readCampaignFields<T>(redis: Redis, keys: Keys, id: string, what: CampaignRead<T>): Promise<T> {
+export async function readCampaignFields<T>(redis: Redis, keys: Keys, id: string, what: HashRead<T>): Promise<T> {
   return what.decode(await redis.hmget(keys.campaign(id), ...what.fields));
 }
 

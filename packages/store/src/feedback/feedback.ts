@@ -3,6 +3,8 @@ import type { Keys } from '@sluice/core';
 import type { DeliveryEvent, DeliveryEventKind } from '@sluice/events';
 import { defineScripts, type StoreRedis } from '../redis/scripts.js';
 import { encodeSuppression, type SuppressionSource } from './suppressions.js';
+import { eventRecordKey } from '../records/args.js';
+import { readRecordTenant } from '../records/read.js';
 
 /** Options of {@link createFeedback}. */
 export interface FeedbackOptions {
@@ -80,7 +82,7 @@ export function createFeedback(options: FeedbackOptions): Feedback {
 
   async function tenantOf(event: DeliveryEvent): Promise<string> {
     if (event.tenantId) return event.tenantId;
-    if (event.messageId) return (await redis.hget(keys.message(event.messageId), 'tenantId')) || 'default';
+    if (event.messageId) return readRecordTenant(redis, keys, event.messageId);
     return 'default';
   }
 
@@ -103,7 +105,7 @@ export function createFeedback(options: FeedbackOptions): Feedback {
         action === 'none' ? supKey : keys.feedbackEvent(event.provider, event.eventId),
         supKey,
         action === 'soft' ? keys.softBounces(tenantId, address) : supKey,
-        event.messageId ? keys.message(event.messageId) : supKey,
+        eventRecordKey(keys, event.messageId, supKey),
         ttl,
         action,
         address,

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { SluiceError, type FinalState, type Keys, type PriorityClass, type Retention } from '@sluice/core';
-import { compactSlot } from '../records/compact.js';
+import { retainArgs } from '../records/compact.js';
 import { defineScripts, type StoreRedis } from '../redis/scripts.js';
 
 /** One event of the outcome stream: a message's final state, or its first deferral. */
@@ -274,18 +274,7 @@ export function createOutcomes(options: OutcomesOptions): Outcomes {
           let calls = 0;
           for (const e of decode(entries)) {
             if (!SHRINKABLE.has(e.state)) continue;
-            const at = compactSlot(keys, e.messageId);
-            const record = keys.message(e.messageId);
-            scripted.sluiceRetain(
-              record,
-              at?.key ?? record,
-              keys.attempts(e.messageId),
-              at?.gone ?? record,
-              ...classes,
-              at?.slot ?? '',
-              ttl,
-              at?.position ?? '',
-            );
+            scripted.sluiceRetain(...retainArgs(keys, e.messageId, classes, ttl));
             calls++;
           }
           const replies = calls > 0 ? ((await pipeline.exec()) ?? []) : [];

@@ -1,5 +1,6 @@
 import type { FinalState, Keys, MessageState, QueuedMessage } from '@sluice/core';
 import { compactSlot } from './compact.js';
+import { encodeDetails, encodeNewRecord } from './codec.js';
 import { encodeSuppression } from '../feedback/suppressions.js';
 
 // The arguments of the record scripts that a caller may also send inside its own MULTI
@@ -21,17 +22,6 @@ export interface OutcomeDetails {
    * answer. Decided in the same Lua call, so every path that gives up agrees.
    */
   ifAmbiguous?: FinalState | undefined;
-}
-
-function detailFields(d: OutcomeDetails): string[] {
-  const out: string[] = [];
-  if (d.reply !== undefined) out.push('lastReply', d.reply.slice(0, 2000));
-  if (d.outcome !== undefined) out.push('lastOutcome', d.outcome);
-  if (d.provider !== undefined) out.push('provider', d.provider);
-  if (d.providerMessageId !== undefined) out.push('providerMessageId', d.providerMessageId);
-  // Kept on the record so the ESP's later events count under the receiver the attempts did.
-  if (d.receiver !== undefined) out.push('receiver', d.receiver);
-  return out;
 }
 
 /** Details of `finalize`. */
@@ -73,8 +63,16 @@ export function finalizeArgs(
     (d.from ?? []).join(','),
     d.ifAmbiguous ?? '',
     id,
-    ...detailFields(d),
+    ...encodeDetails(d),
   ];
+}
+
+/**
+ * The record an ESP event is noted on (apply-event-4.lua's KEYS[4]: it writes the record's
+ * `event` and `eventAt`), or `fallback` when the event names no message.
+ */
+export function eventRecordKey(keys: Keys, messageId: string | undefined, fallback: string): string {
+  return messageId ? keys.message(messageId) : fallback;
 }
 
 /**
@@ -83,25 +81,6 @@ export function finalizeArgs(
  */
 export function acceptArgs(keys: Keys, message: QueuedMessage): [string, string, string, string, ...string[]] {
   const key = keys.message(message.id);
-  const fields = [
-    'state',
-    'queued',
-    'priority',
-    message.priority,
-    'to',
-    message.to,
-    'tenantId',
-    message.tenantId,
-    'campaignId',
-    message.campaignId ?? '',
-    'attempts',
-    '0',
-    'createdAt',
-    String(message.acceptedAt),
-    'updatedAt',
-    String(message.acceptedAt),
-  ];
-  if (message.injected?.key !== undefined) fields.push('key', message.injected.key);
   // An injected recipient whose record was compacted, or is gone, is still known: never accepted twice.
   const compact = compactSlot(keys, message.id);
   return [
@@ -111,6 +90,6 @@ export function acceptArgs(keys: Keys, message: QueuedMessage): [string, string,
     compact?.gone ?? key,
     compact?.field ?? '',
     compact?.position === undefined ? '' : String(compact.position),
-    ...fields,
+    ...encodeNewRecord(message),
   ];
 }

@@ -32,6 +32,31 @@ export function compactSlot(
   };
 }
 
+/**
+ * The keys and arguments of the `retain` script for one message whose outcome every group
+ * acknowledged: its record, its compact block and bit (when injected), its attempt log, the
+ * retention of each class (critical, high, normal, low) and the record TTL.
+ */
+export function retainArgs(
+  keys: Keys,
+  id: string,
+  retention: readonly string[],
+  ttl: number,
+): [string, string, string, string, ...(string | number)[]] {
+  const at = compactSlot(keys, id);
+  const record = keys.message(id);
+  return [
+    record,
+    at?.key ?? record,
+    keys.attempts(id),
+    at?.gone ?? record,
+    ...retention,
+    at?.slot ?? '',
+    ttl,
+    at?.position ?? '',
+  ];
+}
+
 /** The state a compact record's first character stands for. */
 export const COMPACT_STATES: Readonly<Record<string, MessageState>> = {
   s: 'sent',

@@ -1,5 +1,19 @@
 import type { MessageState, PriorityClass } from '@sluice/core';
 
+/**
+ * Why a waiting message waits, as the scheduler noted it on its record (`noteHeld`), for
+ * `explain`.
+ */
+export interface HeldNote {
+  /** The layer or setting that holds it: a quota layer, `override`, `circuit`, `warmup`, `provider`. */
+  by: string;
+  /** Its key: the layer's name, `<scope>:<name>` of an override, the circuit, the pool. */
+  key: string;
+  /** Until when it waits (epoch ms). */
+  untilMs: number;
+  reason: string;
+}
+
 /** What `messages.status(id)` shows: a message's record. */
 export interface MessageRecord {
   id: string;

@@ -1,34 +1,19 @@
 import type { Redis } from 'ioredis';
-import { type FinalState, type Keys, type MessageState, type PriorityClass, type QueuedMessage } from '@sluice/core';
+import { type FinalState, type Keys, type MessageState, type QueuedMessage } from '@sluice/core';
 import { defineScripts, type StoreRedis } from '../redis/scripts.js';
 import type { AttemptEntry } from './attempt-entry.js';
-import type { MessageRecord } from './message-record.js';
+import type { HeldNote, MessageRecord } from './message-record.js';
+import { RECORD_STATE, decodeFields, decodeRecord, encodeHeld, type RecordFields } from './codec.js';
 import { COMPACT_STATES, compactSlot, readCompact } from './compact.js';
 import { encodeSuppression, suppressionReason } from '../feedback/suppressions.js';
 import { acceptArgs, finalizeArgs, type FinalizeDetails } from './args.js';
 import { CAMPAIGN_COUNTS, CAMPAIGN_FIELDS, CAMPAIGN_LIMIT, CAMPAIGN_PAUSED, encodePaused } from '../campaigns/codec.js';
 import { readCampaignFields } from '../campaigns/read.js';
+import { readRecordFields } from './read.js';
 
 export type { FinalizeDetails, OutcomeDetails } from './args.js';
 
-export type { MessageRecord } from './message-record.js';
-
-/**
- * Why a waiting message waits, as the scheduler noted it (record fields `heldBy`,
- * `heldKey`, `heldUntil`, `heldReason`), for `explain`.
- */
-export interface HeldNote {
-  /** The layer or setting that holds it: a quota layer, `override`, `circuit`, `warmup`, `provider`. */
-  by: string;
-  /** Its key: the layer's name, `<scope>:<name>` of an override, the circuit, the pool. */
-  key: string;
-  /** Until when it waits (epoch ms). */
-  untilMs: number;
-  reason: string;
-}
-
-/** The record's fields of a {@link HeldNote} (`transition-3.lua` clears the same four). */
-const HELD_FIELDS = ['heldBy', 'heldKey', 'heldUntil', 'heldReason'] as const;
+export type { HeldNote, MessageRecord } from './message-record.js';
 
 /** Result of `transition`. */
 export interface TransitionResult {
@@ -60,6 +45,13 @@ export interface Store {
   /** Creates the record of a newly accepted message; `created: false` if the id exists. */
   accept(message: QueuedMessage): Promise<{ created: boolean; state: string }>;
   get(id: string): Promise<MessageRecord | null>;
+  /** Whether the message has a full record (ids the client makes: a compacted one is not looked for). */
+  exists(id: string): Promise<boolean>;
+  /**
+   * The record's fields as stored, for a person to read (`explain`); empty when there is no
+   * full record (none, or only its compact form: {@link Store.get} reads that).
+   */
+  fields(id: string): Promise<RecordFields>;
   /**
    * Moves to a non-final state. `attempt` also counts an attempt, unless the message's
    * campaign (`campaignId`) is paused: then nothing changes and the result is `held`.
@@ -151,33 +143,6 @@ export interface UnknownReply {
 /** How many unknown replies the fleet keeps. */
 const UNKNOWN_KEPT = 1_000;
 
-const num = (v: string | undefined): number => (v === undefined ? 0 : Number(v));
-
-function toRecord(keys: Keys, id: string, h: Record<string, string>): MessageRecord {
-  const priority = h.priority as PriorityClass;
-  return {
-    id,
-    state: h.state as MessageState,
-    priority,
-    to: h.to ?? '',
-    tenantId: h.tenantId ?? 'default',
-    campaignId: h.campaignId || undefined,
-    queue: h.campaignId ? keys.campaignQueue(h.campaignId) : keys.intakeQueue(priority),
-    attempts: num(h.attempts),
-    ambiguous: num(h.ambiguous),
-    lastReply: h.lastReply,
-    lastOutcome: h.lastOutcome,
-    provider: h.provider,
-    providerMessageId: h.providerMessageId,
-    receiver: h.receiver,
-    createdAt: num(h.createdAt),
-    updatedAt: num(h.updatedAt),
-    finalAt: h.finalAt === undefined ? undefined : num(h.finalAt),
-    lastEvent: h.event,
-    lastEventAt: h.eventAt === undefined ? undefined : num(h.eventAt),
-  };
-}
-
 /** Creates the record store. Every state change is one Lua call. */
 export function createStore(options: StoreOptions): Store {
   const redis: StoreRedis = defineScripts(options.redis);
@@ -196,8 +161,15 @@ export function createStore(options: StoreOptions): Store {
     },
 
     async get(id) {
-      const h = await redis.hgetall(keys.message(id));
-      return h.state ? toRecord(keys, id, h) : readCompact(redis, keys, id);
+      return decodeRecord(keys, id, await redis.hgetall(keys.message(id))) ?? readCompact(redis, keys, id);
+    },
+
+    async exists(id) {
+      return (await redis.exists(keys.message(id))) === 1;
+    },
+
+    async fields(id) {
+      return decodeFields(await redis.hgetall(keys.message(id)));
     },
 
     async transition(id, state, opts = {}) {
@@ -239,9 +211,7 @@ export function createStore(options: StoreOptions): Store {
     },
 
     async noteHeld(id, held) {
-      const key = keys.message(id);
-      const values = [held.by, held.key, String(Math.round(held.untilMs)), held.reason].map((v) => v.slice(0, 60));
-      await redis.hset(key, ...HELD_FIELDS.flatMap((f, i) => [f, values[i]!]));
+      await redis.hset(keys.message(id), ...encodeHeld(held));
     },
 
     async setCampaignPaused(campaignId, paused) {
@@ -258,7 +228,7 @@ export function createStore(options: StoreOptions): Store {
       // Commands side by side, not a pipeline: ioredis copies every script defined on the
       // connection (BullMQ's among them) into each pipeline it makes, ~85 µs a pipeline here.
       const [state, suppressed, slot, gone] = await Promise.all([
-        redis.hget(keys.message(id), 'state'),
+        readRecordFields(redis, keys, id, RECORD_STATE),
         redis.hget(keys.suppression(tenantId), address.toLowerCase()),
         // A record compacted or gone once acknowledged (delivery.retention) is still final.
         compact ? redis.hget(compact.key, compact.field) : null,
@@ -270,7 +240,7 @@ export function createStore(options: StoreOptions): Store {
 
     async look(id, campaignId) {
       const [state, paused] = await Promise.all([
-        redis.hget(keys.message(id), 'state'),
+        readRecordFields(redis, keys, id, RECORD_STATE),
         campaignId !== undefined ? readCampaignFields(redis, keys, campaignId, CAMPAIGN_PAUSED) : false,
       ]);
       return { state, paused };
