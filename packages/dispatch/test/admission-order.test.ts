@@ -40,10 +40,9 @@ describe('admission: route and warm-up', () => {
     const { admission, store, message, record, step } = rig();
     const m = message({ priority: 'critical' });
     await store.accept(m);
-    await store.transition(m.id, 'sending', { attempt: true });
-    await store.transition(m.id, 'submitted');
-    await store.transition(m.id, 'submitted', { ambiguous: true });
-    await store.transition(m.id, 'retrying');
+    await store.markSubmitted(m.id);
+    await store.markAmbiguous(m.id);
+    await store.markRetrying(m.id, { reply: '', outcome: 'ambiguous', retryAt: Date.now(), hop: 1 });
     step(15 * 60_000);
     expect(await admission.admit({ ...m, hop: 1 })).toMatchObject({ kind: 'final' });
     expect((await record(m.id)).state).toBe('unconfirmed');

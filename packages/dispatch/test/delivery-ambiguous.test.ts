@@ -25,14 +25,13 @@ async function admittedAgain(s: Setup, m: DispatchJobData): Promise<DispatchJobD
   const [job, ...more] = await s.queues.intakeOf(m).getDelayed();
   expect(more).toEqual([]);
   await job!.remove();
-  await s.store.transition(m.id, 'dispatched');
+  await s.store.markDispatched(m.id);
   return { ...m, hop: job!.data.hop, retry: job!.data.retry };
 }
 
 /** A worker that died after the request went out in full: the record says `submitted`. */
 async function diedAfterSubmitting(s: Setup, m: DispatchJobData): Promise<void> {
-  await s.store.transition(m.id, 'sending', { attempt: true, campaignId: m.campaignId });
-  await s.store.transition(m.id, 'submitted');
+  await s.store.markSubmitted(m.id, { campaignId: m.campaignId });
 }
 
 describe('a connection lost after DATA', () => {

@@ -138,7 +138,7 @@ export function useDelivery(test: RedisPrefix): DeliveryRig {
       ...extra,
     };
     await s.store.accept(m);
-    await s.store.transition(m.id, 'dispatched');
+    await s.store.markDispatched(m.id);
     return m;
   }
 

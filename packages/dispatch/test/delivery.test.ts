@@ -97,9 +97,9 @@ describe('the delivery engine’s outcome table', () => {
     // Its second trip, as admission gives it back (the retry counts on the job), fails again.
     const [job] = await s.queues.intake('normal').getDelayed();
     const { retry } = job!.data as DispatchJobData;
-    await s.store.transition(m.id, 'dispatched');
+    await s.store.markDispatched(m.id);
     await s.delivery.deliver(jobOf({ ...m, retry }), s.gate);
-    await s.store.transition(m.id, 'dispatched');
+    await s.store.markDispatched(m.id);
     await s.delivery.deliver(jobOf({ ...m, retry, expiresAt: s.now + 1 }), s.gate);
     const events = await outcomes.read('backend', 'one');
     expect(events.map((e) => [e.messageId, e.state, e.family])).toEqual([

@@ -20,9 +20,8 @@ it('tells an unconfirmed message as one that may have been delivered, and a refu
       acceptedAt: Date.now(),
     };
     await store.accept(m);
-    await store.transition(m.id, 'sending', { attempt: true });
-    await store.transition(m.id, 'submitted');
-    await store.transition(m.id, 'submitted', { ambiguous: true });
+    await store.markSubmitted(m.id);
+    await store.markAmbiguous(m.id);
     const outcome = state === 'rejected' ? 'policy_block' : 'attempts_exhausted: 3 × ambiguous';
     await store.finalize(m.id, state, {
       provider: 'ses',
@@ -74,7 +73,7 @@ it('tells an admitted message (its dispatch job waiting, its record still queued
     expect((await explain({ config, redis, keys }, waiting.id)).summary).toMatch(/^waiting in intake-normal/);
     // Given back once (hop 1), then admitted again: its dispatch job is `<id>-1`.
     const admitted = await accepted();
-    await store.transition(admitted.id, 'queued', { fields: { hop: '1' } });
+    await store.markRequeued(admitted.id, { hop: 1 });
     await queues
       .dispatch('normal')
       .add('send', { id: admitted.id }, { jobId: jobIdOf({ id: admitted.id, hop: 1 }), delay: 60_000 });

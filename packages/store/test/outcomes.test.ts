@@ -114,9 +114,15 @@ describe('the outcome stream', () => {
     // An attempt submitted and never answered, then given up: `unconfirmed`.
     const lost = messageId('acme');
     await store.accept(message(lost));
-    await store.transition(lost, 'retrying', { firstDeferral: true, fields: { lastOutcome: 'ambiguous' } });
-    await store.transition(lost, 'submitted');
-    await store.transition(lost, 'submitted', { ambiguous: true });
+    await store.markRetrying(lost, {
+      firstDeferral: true,
+      reply: '',
+      outcome: 'ambiguous',
+      retryAt: Date.now(),
+      hop: 1,
+    });
+    await store.markSubmitted(lost);
+    await store.markAmbiguous(lost);
     await store.finalize(lost, 'expired', { ifAmbiguous: 'unconfirmed' });
     await store.finalize(lost, 'expired', { ifAmbiguous: 'unconfirmed' });
 

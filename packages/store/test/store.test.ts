@@ -36,7 +36,7 @@ it('reaches exactly one final state, which never changes', async () => {
     true,
   );
   expect(await store.finalize(m.id, 'rejected', { campaignId: 'c1' })).toBe(false);
-  expect(await store.transition(m.id, 'sending', { attempt: true })).toMatchObject({ result: 'final', state: 'sent' });
+  expect(await store.markSending(m.id)).toMatchObject({ result: 'final', state: 'sent' });
   expect((await store.get(m.id))!.state).toBe('sent');
   expect(await store.campaignCounts('c1')).toMatchObject({ sent: 1, rejected: 0 });
   expect(await redis.ttl(keys.message(m.id))).toBeGreaterThan(0);
@@ -45,7 +45,7 @@ it('reaches exactly one final state, which never changes', async () => {
 it('finalizes only from the states it is told to', async () => {
   const m = message();
   await store.accept(m);
-  await store.transition(m.id, 'sending', { attempt: true });
+  await store.markSending(m.id);
   expect(await store.finalize(m.id, 'cancelled', { from: ['queued', 'dispatched', 'retrying'] })).toBe(false);
   expect((await store.get(m.id))!.state).toBe('sending');
   expect(await store.finalize(m.id, 'sent')).toBe(true);
@@ -54,18 +54,19 @@ it('finalizes only from the states it is told to', async () => {
 it('tells an attempt cut off after submitting (ambiguous) from one cut off before', async () => {
   const m = message();
   await store.accept(m);
-  await store.transition(m.id, 'sending', { attempt: true });
+  await store.markSending(m.id);
   // The worker died before the request was out: the next attempt is a clean one.
-  expect(await store.transition(m.id, 'sending', { attempt: true })).toMatchObject({
+  expect(await store.markSending(m.id)).toMatchObject({
     result: 'moved',
     ambiguous: false,
     attempts: 2,
   });
-  await store.transition(m.id, 'submitted');
-  expect(await store.transition(m.id, 'sending', { attempt: true })).toMatchObject({
+  // Marked submitted (its request went out in full), then its worker died: the next is ambiguous.
+  expect(await store.markSubmitted(m.id)).toMatchObject({ result: 'moved', attempts: 3 });
+  expect(await store.markSending(m.id)).toMatchObject({
     result: 'moved',
     ambiguous: true,
-    attempts: 3,
+    attempts: 4,
   });
   expect((await store.get(m.id))!.ambiguous).toBe(1);
 });
@@ -75,10 +76,10 @@ it('ends unconfirmed instead (ifAmbiguous) only when the record counts an ambigu
   const [clean, lost] = [message('c1'), message('c1')];
   for (const m of [clean, lost]) {
     await store.accept(m);
-    await store.transition(m.id, 'sending', { attempt: true });
+    await store.markSending(m.id);
   }
-  await store.transition(lost.id, 'submitted');
-  await store.transition(lost.id, 'submitted', { ambiguous: true });
+  await store.markSubmitted(lost.id);
+  await store.markAmbiguous(lost.id);
   const giveUp = { campaignId: 'c1', outcome: 'lifetime over', ifAmbiguous: 'unconfirmed' } as const;
   expect(await store.finalize(clean.id, 'expired', giveUp)).toBe(true);
   expect(await store.finalize(lost.id, 'expired', giveUp)).toBe(true);
@@ -87,27 +88,28 @@ it('ends unconfirmed instead (ifAmbiguous) only when the record counts an ambigu
   expect(await store.campaignCounts('c1')).toMatchObject({ accepted: 2, expired: 1, unconfirmed: 1 });
   // Final like the others: never changed, never attempted again.
   expect(await store.finalize(lost.id, 'sent')).toBe(false);
-  expect(await store.transition(lost.id, 'sending', { attempt: true })).toMatchObject({
+  expect(await store.markSending(lost.id)).toMatchObject({
     result: 'final',
     state: 'unconfirmed',
   });
 });
 
-it('moves only from the named state, and holds attempts of a paused campaign', async () => {
+it('moves only from the states a move is made from, and holds attempts of a paused campaign', async () => {
   const m = message('c1');
   await store.accept(m);
-  await store.transition(m.id, 'sending', { attempt: true });
-  expect(await store.transition(m.id, 'dispatched', { from: 'queued' })).toMatchObject({
+  await store.markSending(m.id);
+  expect(await store.markDispatched(m.id)).toMatchObject({
     result: 'skipped',
     state: 'sending',
   });
+  expect(await store.markAmbiguous(m.id)).toMatchObject({ result: 'skipped', state: 'sending' });
   await store.setCampaignPaused('c1', true);
-  expect(await store.transition(m.id, 'sending', { attempt: true, campaignId: 'c1' })).toMatchObject({
+  expect(await store.markSending(m.id, { campaignId: 'c1' })).toMatchObject({
     result: 'held',
     attempts: 1,
   });
   await store.setCampaignPaused('c1', false);
-  expect(await store.transition(m.id, 'sending', { attempt: true, campaignId: 'c1' })).toMatchObject({
+  expect(await store.markSending(m.id, { campaignId: 'c1' })).toMatchObject({
     result: 'moved',
     attempts: 2,
   });
@@ -136,14 +138,14 @@ it('marks a send submitted once: the attempt counted, refused when final, paused
   const m = message('c2');
   await store.accept(m);
   await store.noteHeld(m.id, { by: 'receiver', key: 'example.test', untilMs: Date.now(), reason: 'quota busy' });
-  const submit = () => store.transition(m.id, 'submitted', { submit: true, campaignId: 'c2' });
+  const submit = () => store.markSubmitted(m.id, { campaignId: 'c2' });
   expect(await submit()).toMatchObject({ result: 'moved', state: 'queued', attempts: 1 });
   // The held note is gone with the mark; a second mark (another run of the job) is refused.
   expect(await redis.hmget(keys.message(m.id), 'heldBy', 'heldReason')).toEqual([null, null]);
   expect(await submit()).toMatchObject({ result: 'skipped', state: 'submitted', attempts: 1 });
   // Found submitted: counted ambiguous from `submitted` only, then a resend is marked again.
-  expect(await store.transition(m.id, 'sending', { ambiguous: true })).toMatchObject({ result: 'moved' });
-  expect(await store.transition(m.id, 'sending', { ambiguous: true })).toMatchObject({ result: 'skipped' });
+  expect(await store.markFoundSubmitted(m.id)).toMatchObject({ result: 'moved' });
+  expect(await store.markFoundSubmitted(m.id)).toMatchObject({ result: 'skipped' });
   await store.setCampaignPaused('c2', true);
   expect(await submit()).toMatchObject({ result: 'held', attempts: 1 });
   await store.setCampaignPaused('c2', false);
@@ -152,4 +154,34 @@ it('marks a send submitted once: the attempt counted, refused when final, paused
   await store.finalize(m.id, 'sent', { campaignId: 'c2' });
   expect(await submit()).toMatchObject({ result: 'final', state: 'sent' });
   expect(await store.look(m.id, 'c2')).toEqual({ state: 'sent', paused: false });
+});
+
+it('gives a message back to admission by name: a retry and a requeue keep their reply, family and hop', async () => {
+  const m = message();
+  await store.accept(m);
+  await store.noteHeld(m.id, { by: 'receiver', key: 'example.test', untilMs: Date.now(), reason: 'quota busy' });
+  expect(await store.markDispatched(m.id)).toMatchObject({ result: 'moved', state: 'queued' });
+  // Admission's move clears the scheduler's note: nothing holds it any more.
+  expect(await store.fields(m.id)).not.toHaveProperty('heldBy');
+  await store.markSubmitted(m.id);
+  const retryAt = Date.now() + 60_000;
+  const reply = `421 ${'x'.repeat(3000)}`;
+  expect(await store.markRetrying(m.id, { reply, outcome: 'throttled', retryAt, hop: 1 })).toMatchObject({
+    result: 'moved',
+    state: 'submitted',
+  });
+  expect(await store.fields(m.id)).toMatchObject({
+    state: 'retrying',
+    lastReply: reply.slice(0, 2000),
+    lastOutcome: 'throttled',
+    retryAt: String(retryAt),
+    hop: '1',
+  });
+  expect(await store.markRequeued(m.id, { reason: 'circuit open', hop: 2 })).toMatchObject({ result: 'moved' });
+  expect(await store.get(m.id)).toMatchObject({ state: 'queued', lastOutcome: 'circuit open', attempts: 1 });
+  expect(await store.fields(m.id)).toMatchObject({ hop: '2' });
+  expect(await store.exists(m.id)).toBe(true);
+  expect(await store.exists('m-none')).toBe(false);
+  expect(await store.fields('m-none')).toEqual({});
+  expect(await store.markSending('m-none')).toMatchObject({ result: 'missing' });
 });

@@ -54,7 +54,7 @@ export interface AdmitContext {
 /** Options of {@link createAdmission}: its collaborators, made and closed by the caller. */
 export interface AdmissionOptions {
   config: SluiceConfig;
-  store: Pick<Store, 'peek' | 'accept' | 'finalize' | 'transition' | 'noteHeld' | 'campaignLimit'>;
+  store: Pick<Store, 'peek' | 'accept' | 'finalize' | 'noteHeld' | 'campaignLimit'>;
   limiter: Pick<Limiter, 'admit'>;
   adjustments: Pick<Adjustments, 'override' | 'circuit' | 'standing' | 'factor' | 'cap'>;
   warmup: Pick<Warmup, 'stateOf' | 'take' | 'giveBack' | 'dayEndsAt'>;

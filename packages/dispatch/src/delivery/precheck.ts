@@ -229,7 +229,7 @@ async function foundSubmitted(ctx: DeliveryContext, m: DispatchJobData): Promise
   // Counts the attempt found submitted as ambiguous (`ambiguous` + 1), from `submitted`
   // only (a run that lost a race to another finds it moved on, and leaves it to that one),
   // and leaves a state the resend's `submit` mark takes.
-  const found = await store.transition(m.id, 'sending', { ambiguous: true });
+  const found = await store.markFoundSubmitted(m.id);
   if (found.result !== 'moved') return true;
   const base = { campaignId: m.campaignId, provider: m.provider };
   const known = { reply: FOUND_SUBMITTED, foundSubmitted: true } as const;

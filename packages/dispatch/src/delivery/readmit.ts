@@ -38,19 +38,17 @@ export async function readmit(
   const hop = (m.hop ?? 0) + 1;
   const data: IntakeJobData = retry ? { ...message, hop, retry: retry.counts } : { ...message, hop };
   if (retry) {
-    await store.transition(m.id, 'retrying', {
+    await store.markRetrying(m.id, {
       // Its first temporary failure (no retry of any family yet; the learner counts
       // `recipient_deferred` on the same test) goes on the outcome stream.
       firstDeferral: Object.keys(m.retry?.byFamily ?? {}).length === 0,
-      fields: {
-        lastReply: retry.outcome.reply.slice(0, 2000),
-        lastOutcome: familyOf(retry.outcome),
-        retryAt: String(ctx.clock() + retry.delayMs),
-        hop: String(hop),
-      },
+      reply: retry.outcome.reply,
+      outcome: familyOf(retry.outcome),
+      retryAt: ctx.clock() + retry.delayMs,
+      hop,
     });
   } else {
-    await store.transition(m.id, 'queued', { fields: { lastOutcome: reason, hop: String(hop) } });
+    await store.markRequeued(m.id, { reason, hop });
   }
   await queue.add('send', data, { jobId: jobIdOf(data), ...(retry ? { delay: retry.delayMs } : {}) });
   // After the add: a scheduler that found its campaign's queue empty meanwhile keeps it.

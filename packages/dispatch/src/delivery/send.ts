@@ -60,7 +60,7 @@ export async function send(
             if (e instanceof NoRoom) putOff = e;
             throw e;
           });
-          marked = store.transition(m.id, 'submitted', { submit: true, campaignId: m.campaignId });
+          marked = store.markSubmitted(m.id, { campaignId: m.campaignId });
           const t = await marked;
           if (t.result !== 'moved') throw new MarkRefused(`submit refused: ${t.result}`);
           onStep?.('marked', m.id);
@@ -73,7 +73,7 @@ export async function send(
   if (putOff && !marked) return { kind: 'put-off', room: putOff };
   // A request given up while its gate was pending (timed out) did not wait for the mark:
   // the outcome is settled only once the mark is written, never before it.
-  const mark = (await marked?.catch(() => undefined)) ?? (await store.transition(m.id, 'sending', { attempt: true }));
+  const mark = (await marked?.catch(() => undefined)) ?? (await store.markSending(m.id));
   if (mark.result !== 'moved') return { kind: 'refused', result: mark.result };
   return { kind: 'outcome', outcome, attempt: mark.attempts, seconds };
 }

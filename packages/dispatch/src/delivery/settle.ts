@@ -159,7 +159,7 @@ export async function settle(
       });
       return;
     case 'ambiguous':
-      await store.transition(m.id, 'submitted', { ambiguous: true });
+      await store.markAmbiguous(m.id);
       if (config.delivery.onAmbiguous[m.priority] === 'assume-sent') {
         await log(COUNTED_AS_SENT);
         await store.finalize(m.id, 'sent', {

@@ -4,6 +4,7 @@ import type { LaunchStore } from './launch-store.js';
 import type { Queues } from '../redis/queues.js';
 import { finalCount, type ContentSummary } from './codec.js';
 import { readStoredCampaign } from './read.js';
+import { endResult } from '../redis/results.js';
 
 /** The audit stream is capped near this many entries (as the overrides' writers). */
 const AUDIT_MAXLEN = 100_000;
@@ -42,9 +43,6 @@ export interface ArchiveOptions {
 export const DEFAULT_RETENTION_MS = 90 * 86_400_000;
 
 const JOB_STATES = ['waiting', 'prioritized', 'delayed', 'active', 'waiting-children'] as const;
-
-/** What the archive and delete scripts return. */
-const ENDED = { done: 1, already: 0, unknown: -1, accepted: -3 } as const;
 
 const unknownCampaign = (id: string): SluiceError =>
   new SluiceError('unknown_campaign', `no campaign with id ${id}`, { path: 'campaignId' });
@@ -159,7 +157,7 @@ export async function archiveCampaign(deps: ArchiveDeps, id: string, options: Ar
   if (!check.finished) throw notFinished(id, check.why);
   if (!check.archived) {
     const [content, launch] = await Promise.all([redis.get(keys.campaignContent(id)), deps.launches.read(id)]);
-    const code = Number(
+    const ended = endResult(
       await redis.sluiceArchiveCampaign(
         ...endKeys(keys, id),
         id,
@@ -171,9 +169,9 @@ export async function archiveCampaign(deps: ArchiveDeps, id: string, options: Ar
         check.accepted,
       ),
     );
-    if (code === ENDED.unknown) throw unknownCampaign(id);
-    if (code === ENDED.accepted) throw notFinished(id, 'it took mail while being archived');
-    if (code === ENDED.done) await audit(deps, 'archive', id, options.actor ?? 'unknown', now);
+    if (ended === 'unknown') throw unknownCampaign(id);
+    if (ended === 'accepted') throw notFinished(id, 'it took mail while being archived');
+    if (ended === 'done') await audit(deps, 'archive', id, options.actor ?? 'unknown', now);
   }
   if ((await redis.sismember(keys.campaignsArchiving(), id)) === 1) await removeQueue(deps, id);
   return !check.archived;
@@ -190,9 +188,11 @@ export async function deleteCampaign(deps: ArchiveDeps, id: string, options: Arc
   const now = options.now ?? Date.now();
   const check = await checkFinished(deps, id, now);
   if (!check.finished) throw notFinished(id, check.why);
-  const code = Number(await redis.sluiceDeleteCampaign(...endKeys(keys, id), id, check.archived ? '' : check.accepted));
-  if (code === ENDED.unknown) throw unknownCampaign(id);
-  if (code === ENDED.accepted) throw notFinished(id, 'it took mail while being deleted');
+  const ended = endResult(
+    await redis.sluiceDeleteCampaign(...endKeys(keys, id), id, check.archived ? '' : check.accepted),
+  );
+  if (ended === 'unknown') throw unknownCampaign(id);
+  if (ended === 'accepted') throw notFinished(id, 'it took mail while being deleted');
   await audit(deps, 'delete', id, options.actor ?? 'unknown', now);
   if ((await redis.sismember(keys.campaignsArchiving(), id)) === 1) await removeQueue(deps, id);
 }
@@ -204,6 +204,6 @@ export async function deleteCampaign(deps: ArchiveDeps, id: string, options: Arc
  */
 export async function forgetArchived(deps: ArchiveDeps, id: string): Promise<void> {
   const { redis, keys } = deps;
-  const code = Number(await redis.sluiceDeleteCampaign(...endKeys(keys, id), id, ''));
-  if (code !== ENDED.done) await redis.zrem(keys.archivedCampaigns(), id);
+  const ended = endResult(await redis.sluiceDeleteCampaign(...endKeys(keys, id), id, ''));
+  if (ended !== 'done') await redis.zrem(keys.archivedCampaigns(), id);
 }

@@ -42,6 +42,7 @@ import {
   type StoredCampaign,
 } from './codec.js';
 import { readCampaignFields, readStoredCampaign } from './read.js';
+import { resumeResult } from '../redis/results.js';
 
 export type { Campaign } from './codec.js';
 
@@ -201,9 +202,6 @@ export function parseCampaign(id: string, h: CampaignHash): Campaign | null {
   return decodeCampaign(id, h);
 }
 
-/** What the `resume-campaign` script returns. */
-const RESUMED = { cleared: 1, cancelled: 0, unknown: -1 } as const;
-
 const unknownCampaign = (id: string): SluiceError =>
   new SluiceError('unknown_campaign', `no campaign with id ${id}`, { path: 'campaignId' });
 
@@ -307,9 +305,9 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
       // The flag is cleared only if the campaign is still not cancelled (one Lua call). A
       // cancel that landed after the check above set its flags first: its pause wins, and
       // the queue this call un-paused is paused again.
-      const code = Number(await redis.sluiceResumeCampaign(keys.campaign(id)));
-      if (code === RESUMED.unknown) throw unknownCampaign(id);
-      if (code === RESUMED.cancelled) {
+      const resumed = resumeResult(await redis.sluiceResumeCampaign(keys.campaign(id)));
+      if (resumed === 'unknown') throw unknownCampaign(id);
+      if (resumed === 'cancelled') {
         await queue.pause();
         return refused(id, opts.ifCancelled);
       }

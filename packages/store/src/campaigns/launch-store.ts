@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { SluiceError, normalizeHost, parseInput, type Keys } from '@sluice/core';
 import { defineScripts, type StoreRedis } from '../redis/scripts.js';
+import { launchSwapResult } from '../redis/results.js';
 import type { LaunchForecast, LaunchGate, LaunchRecord, LaunchSummary, StoredGate } from './launch-types.js';
 
 const DOMAIN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/;
@@ -155,14 +156,14 @@ export function createLaunchStore(redis: Redis, keys: Keys): LaunchStore {
       return Number((await r.hget(keys.launch(id), 'v')) ?? 0);
     },
     async write(id, version, record) {
-      const code = await r.sluiceLaunchSwap(
+      const swapped = await r.sluiceLaunchSwap(
         keys.launch(id),
         version,
         JSON.stringify(record),
         JSON.stringify(gateFor(record)),
         JSON.stringify(launchSummary(record)),
       );
-      return Number(code) > 0;
+      return launchSwapResult(swapped).written;
     },
     async gate(id, now) {
       const raw = await r.hget(keys.launch(id), 'gate');

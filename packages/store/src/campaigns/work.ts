@@ -1,6 +1,7 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { Keys } from '@sluice/core';
 import { defineScripts } from '../redis/scripts.js';
+import { pruneResult } from '../redis/results.js';
 
 /**
  * The campaigns with work (DESIGN.md, Campaigns that end): the one owner of the sorted set
@@ -49,7 +50,7 @@ export function createCampaignWork(options: { redis: Redis; keys: Keys }): Campa
       return (await redis.zscore(key, id)) !== null;
     },
     async prune(id, mark) {
-      return Number(await redis.sluicePruneWork(key, id, String(mark))) === 1;
+      return pruneResult(await redis.sluicePruneWork(key, id, String(mark)));
     },
   };
 }

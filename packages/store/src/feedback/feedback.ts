@@ -5,6 +5,7 @@ import { defineScripts, type StoreRedis } from '../redis/scripts.js';
 import { encodeSuppression, type SuppressionSource } from './suppressions.js';
 import { eventRecordKey } from '../records/args.js';
 import { readRecordTenant } from '../records/read.js';
+import { applyEventResult } from '../redis/results.js';
 
 /** Options of {@link createFeedback}. */
 export interface FeedbackOptions {
@@ -58,7 +59,13 @@ const RECORD_KIND: Record<DeliveryEventKind, string> = {
   dropped: 'dropped',
 };
 
-const CODES = ['duplicate', 'recorded', 'suppressed', 'already_suppressed'] as const;
+/** What each result of apply-event-4.lua is called here (a soft bounce applied is `counted`). */
+const OUTCOMES = {
+  duplicate: 'duplicate',
+  applied: 'recorded',
+  suppressed: 'suppressed',
+  alreadySuppressed: 'already_suppressed',
+} as const;
 
 /**
  * Turns normalised ESP events into suppression and history, one Lua call per event.
@@ -101,27 +108,31 @@ export function createFeedback(options: FeedbackOptions): Feedback {
         provider: event.provider,
         reason: action === 'soft' ? `${soft.count} soft bounces, last: ${reason || event.kind}` : reason || event.kind,
       });
-      const [code, count] = (await redis.sluiceApplyEvent(
-        action === 'none' ? supKey : keys.feedbackEvent(event.provider, event.eventId),
-        supKey,
-        action === 'soft' ? keys.softBounces(tenantId, address) : supKey,
-        eventRecordKey(keys, event.messageId, supKey),
-        ttl,
-        action,
-        address,
-        entry,
-        event.at,
-        now(),
-        soft.windowMs,
-        soft.count,
-        event.eventId,
-        RECORD_KIND[event.kind],
-      )) as [number, number];
+      const applied = applyEventResult(
+        await redis.sluiceApplyEvent(
+          action === 'none' ? supKey : keys.feedbackEvent(event.provider, event.eventId),
+          supKey,
+          action === 'soft' ? keys.softBounces(tenantId, address) : supKey,
+          eventRecordKey(keys, event.messageId, supKey),
+          ttl,
+          action,
+          address,
+          entry,
+          event.at,
+          now(),
+          soft.windowMs,
+          soft.count,
+          event.eventId,
+          RECORD_KIND[event.kind],
+        ),
+      );
       // The suppression feed's freshness, per provider (a launch is held while it is stale): the
       // newest event time it carried, so the ESP's retry of a request writes nothing new.
       await redis.sluiceFeedSeen(keys.feedApplied(), event.provider, Math.min(event.at, now()));
-      const outcome = code === 1 && action === 'soft' ? 'counted' : (CODES[code] ?? 'recorded');
-      return action === 'soft' && code !== 0 ? { outcome, tenantId, softBounces: count } : { outcome, tenantId };
+      const outcome = applied.result === 'applied' && action === 'soft' ? 'counted' : OUTCOMES[applied.result];
+      return action === 'soft' && applied.result !== 'duplicate'
+        ? { outcome, tenantId, softBounces: applied.softBounces }
+        : { outcome, tenantId };
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { SluiceError, type FinalState, type Keys, type PriorityClass, type Retention } from '@sluice/core';
 import { retainArgs } from '../records/compact.js';
+import { retainResult } from '../redis/results.js';
 import { defineScripts, type StoreRedis } from '../redis/scripts.js';
 
 /** One event of the outcome stream: a message's final state, or its first deferral. */
@@ -278,10 +279,11 @@ export function createOutcomes(options: OutcomesOptions): Outcomes {
             calls++;
           }
           const replies = calls > 0 ? ((await pipeline.exec()) ?? []) : [];
-          for (const [err, code] of replies) {
+          for (const [err, reply] of replies) {
             if (err) throw err;
-            if (code === 1 || code === 2) result.compacted++;
-            if (code === 3) result.deleted++;
+            const retained = retainResult(reply);
+            if (retained === 'compacted' || retained === 'shrunk') result.compacted++;
+            if (retained === 'deleted') result.deleted++;
           }
         }
         // Trimmed after their records: a pass cut off here only does the same again.

@@ -10,24 +10,15 @@ import { acceptArgs, finalizeArgs, type FinalizeDetails } from './args.js';
 import { CAMPAIGN_COUNTS, CAMPAIGN_FIELDS, CAMPAIGN_LIMIT, CAMPAIGN_PAUSED, encodePaused } from '../campaigns/codec.js';
 import { readCampaignFields } from '../campaigns/read.js';
 import { readRecordFields } from './read.js';
+import { createTransitions, type RecordTransitions } from './transitions.js';
+import { acceptResult, applyEventResult, finalizeResult } from '../redis/results.js';
+
+export type { TransitionResult } from '../redis/results.js';
+export type { AttemptOptions, RecordTransitions, RetryMark } from './transitions.js';
 
 export type { FinalizeDetails, OutcomeDetails } from './args.js';
 
 export type { HeldNote, MessageRecord } from './message-record.js';
-
-/** Result of `transition`. */
-export interface TransitionResult {
-  /**
-   * `moved`; `final` (already final: do nothing); `missing` (no record); `held` (an attempt
-   * while its campaign is paused: nothing changed); `skipped` (not in the `from` state).
-   */
-  result: 'moved' | 'final' | 'missing' | 'held' | 'skipped';
-  /** The state before (or the final one). */
-  state: string;
-  attempts: number;
-  /** The previous attempt was submitted in full but never recorded its outcome. */
-  ambiguous: boolean;
-}
 
 /** Options of {@link createStore}. */
 export interface StoreOptions {
@@ -38,8 +29,11 @@ export interface StoreOptions {
   recordTtlSeconds?: number;
 }
 
-/** Message records, final states, suppression and counters. */
-export interface Store {
+/**
+ * Message records, final states, suppression and counters. A record's moves between states
+ * that are not final are named ({@link RecordTransitions}); its final state is `finalize`.
+ */
+export interface Store extends RecordTransitions {
   /** How long a final record stays to be looked up, seconds. */
   readonly recordTtlSeconds: number;
   /** Creates the record of a newly accepted message; `created: false` if the id exists. */
@@ -53,34 +47,9 @@ export interface Store {
    */
   fields(id: string): Promise<RecordFields>;
   /**
-   * Moves to a non-final state. `attempt` also counts an attempt, unless the message's
-   * campaign (`campaignId`) is paused: then nothing changes and the result is `held`.
-   */
-  transition(
-    id: string,
-    state: MessageState,
-    options?: {
-      attempt?: boolean;
-      /**
-       * The worker's mark before a request's final bytes (to `submitted`): counts the attempt
-       * like `attempt` (held while the campaign is paused) and is `skipped` on a record that
-       * says `submitted` already (another run's request is out, or its worker died after it was).
-       */
-      submit?: boolean;
-      /** Count an attempt whose answer was lost after it was submitted in full; only from `submitted`. */
-      ambiguous?: boolean;
-      /** Move only from this state (or one of these). */
-      from?: MessageState | readonly MessageState[];
-      /** The message's first deferral: published on the outcome stream (state `deferred`) in the same call. */
-      firstDeferral?: boolean;
-      campaignId?: string | undefined;
-      fields?: Record<string, string>;
-    },
-  ): Promise<TransitionResult>;
-  /**
    * Notes why a waiting message waits, on a record that exists (the scheduler has just read
    * or made it). Values are cut to 60 characters, so the record stays a small listpack. The
-   * move to `dispatched` clears it (`transition-3.lua`).
+   * worker's submit mark clears it (`transition-3.lua`), and so does a final state.
    */
   noteHeld(id: string, held: HeldNote): Promise<void>;
   /** Marks a campaign paused or running, for the workers' last check before a send. */
@@ -154,10 +123,10 @@ export function createStore(options: StoreOptions): Store {
   >();
 
   return {
+    ...createTransitions(redis, keys),
     recordTtlSeconds: ttl,
     async accept(message) {
-      const [created, state] = (await redis.sluiceAccept(...acceptArgs(keys, message))) as [number, string];
-      return { created: created === 1, state };
+      return acceptResult(await redis.sluiceAccept(...acceptArgs(keys, message)));
     },
 
     async get(id) {
@@ -172,42 +141,9 @@ export function createStore(options: StoreOptions): Store {
       return decodeFields(await redis.hgetall(keys.message(id)));
     },
 
-    async transition(id, state, opts = {}) {
-      const extra = Object.entries(opts.fields ?? {}).flat();
-      const key = keys.message(id);
-      const [code, prev, attempts, ambiguous] = (await redis.sluiceTransition(
-        key,
-        opts.campaignId ? keys.campaign(opts.campaignId) : key,
-        keys.outcomes(),
-        state,
-        opts.firstDeferral
-          ? `deferred:${id}`
-          : opts.submit
-            ? 'submit'
-            : opts.attempt
-              ? 'attempt'
-              : opts.ambiguous
-                ? 'ambiguous'
-                : opts.from
-                  ? `from:${([] as MessageState[]).concat(opts.from).join(',')}`
-                  : '',
-        Date.now(),
-        ...extra,
-      )) as [number, string, number, number];
-      return {
-        result: (['missing', 'final', 'moved', 'held', 'skipped'] as const)[code + 1] ?? 'missing',
-        state: prev,
-        attempts,
-        ambiguous: ambiguous === 1,
-      };
-    },
-
     async finalize(id, state, d = {}) {
-      const [code] = (await redis.sluiceFinalize(...finalizeArgs(keys, ttl, id, state, d, Date.now()))) as [
-        number,
-        string,
-      ];
-      return code === 1;
+      const done = finalizeResult(await redis.sluiceFinalize(...finalizeArgs(keys, ttl, id, state, d, Date.now())));
+      return done.result === 'finalized';
     },
 
     async noteHeld(id, held) {
@@ -281,23 +217,25 @@ export function createStore(options: StoreOptions): Store {
       });
       // The soft-bounce counter of apply-event-4 with a message's id as the member: a replayed
       // settle counts the same rejection once.
-      const [code, count] = (await redis.sluiceApplyEvent(
-        supKey,
-        supKey,
-        keys.mailboxFull(r.tenantId, address),
-        supKey,
-        1,
-        'soft',
-        address,
-        entry,
-        at,
-        at,
-        limit.windowMs,
-        limit.count,
-        r.messageId,
-        '',
-      )) as [number, number];
-      return { suppressed: code === 2 || code === 3, count };
+      const { result, softBounces } = applyEventResult(
+        await redis.sluiceApplyEvent(
+          supKey,
+          supKey,
+          keys.mailboxFull(r.tenantId, address),
+          supKey,
+          1,
+          'soft',
+          address,
+          entry,
+          at,
+          at,
+          limit.windowMs,
+          limit.count,
+          r.messageId,
+          '',
+        ),
+      );
+      return { suppressed: result === 'suppressed' || result === 'alreadySuppressed', count: softBounces };
     },
 
     async keepUnknownReply(r) {

@@ -1,0 +1,101 @@
+import type { Keys, MessageState } from '@sluice/core';
+import type { StoreRedis } from '../redis/scripts.js';
+import { transitionResult, type TransitionResult } from '../redis/results.js';
+import { encodeRequeue, encodeRetry } from './codec.js';
+
+// The moves of a message's record between states that are not final, each one call of
+// transition-3.lua. The script's modes are this module's alone: a caller names the move.
+
+/** Options of a worker's attempt. */
+export interface AttemptOptions {
+  /** Its campaign: the attempt is held (nothing changes, `held`) while the campaign is paused. */
+  campaignId?: string | undefined;
+}
+
+/** A message given back to admission to be retried. */
+export interface RetryMark {
+  /** The reply of the attempt that failed (cut at 2,000 characters) and its family. */
+  reply: string;
+  outcome: string;
+  /** When the retry is due (epoch ms). */
+  retryAt: number;
+  /** Its trips through admission so far (its dispatch job is `<id>-<hop>`). */
+  hop: number;
+  /** Its first temporary failure: published on the outcome stream (state `deferred`) in the same call. */
+  firstDeferral?: boolean;
+}
+
+/** The named moves of a record (every one `missing` without a record, `final` on a final one). */
+export interface RecordTransitions {
+  /**
+   * Admission's move (to `dispatched`), from `queued` or `retrying` only (`skipped` otherwise);
+   * clears the scheduler's held note. (The scheduler's admission writes no record: the dispatch
+   * job says a message is admitted. A record that says `dispatched` is admission's older form.)
+   */
+  markDispatched(id: string): Promise<TransitionResult>;
+  /**
+   * A worker's attempt (to `sending`) when its request ended before its final bytes: counts the
+   * attempt; reports `ambiguous` when the record said `submitted` (a run before died after its
+   * request went out in full).
+   */
+  markSending(id: string, options?: AttemptOptions): Promise<TransitionResult>;
+  /**
+   * The worker's mark before a request's final bytes (to `submitted`): counts the attempt,
+   * clears the held note, and is `skipped` on a record that says `submitted` already (another
+   * run's request is out, or its worker died after it was).
+   */
+  markSubmitted(id: string, options?: AttemptOptions): Promise<TransitionResult>;
+  /**
+   * An attempt submitted in full whose answer was lost: counts it ambiguous and stays
+   * `submitted`. Only from `submitted` (`skipped` otherwise).
+   */
+  markAmbiguous(id: string): Promise<TransitionResult>;
+  /**
+   * A previous attempt found `submitted` (its worker died before the answer): counts it
+   * ambiguous and moves to `sending`, where the resend's `markSubmitted` takes it. Only from
+   * `submitted` (`skipped` otherwise: another run moved it on).
+   */
+  markFoundSubmitted(id: string): Promise<TransitionResult>;
+  /** Given back to admission to be retried (to `retrying`), with its reply, family, time and hop. */
+  markRetrying(id: string, retry: RetryMark): Promise<TransitionResult>;
+  /** Given back to admission without a retry (to `queued`): why (its last outcome) and its hop. */
+  markRequeued(id: string, requeue: { reason?: string | undefined; hop: number }): Promise<TransitionResult>;
+}
+
+/** transition-3.lua's ARGV[2]: what kind of move it makes (see the script's header). */
+const MODE = {
+  plain: '',
+  attempt: 'attempt',
+  submit: 'submit',
+  ambiguous: 'ambiguous',
+  from: (states: readonly MessageState[]) => `from:${states.join(',')}`,
+  firstDeferral: (id: string) => `deferred:${id}`,
+} as const;
+
+/** The named moves on a connection with the store's scripts. */
+export function createTransitions(redis: StoreRedis, keys: Keys): RecordTransitions {
+  async function move(
+    id: string,
+    state: MessageState,
+    mode: string,
+    campaignId?: string,
+    fields: readonly string[] = [],
+  ): Promise<TransitionResult> {
+    const key = keys.message(id);
+    const campaign = campaignId ? keys.campaign(campaignId) : key;
+    return transitionResult(
+      await redis.sluiceTransition(key, campaign, keys.outcomes(), state, mode, Date.now(), ...fields),
+    );
+  }
+
+  return {
+    markDispatched: (id) => move(id, 'dispatched', MODE.from(['queued', 'retrying'])),
+    markSending: (id, o = {}) => move(id, 'sending', MODE.attempt, o.campaignId),
+    markSubmitted: (id, o = {}) => move(id, 'submitted', MODE.submit, o.campaignId),
+    markAmbiguous: (id) => move(id, 'submitted', MODE.ambiguous),
+    markFoundSubmitted: (id) => move(id, 'sending', MODE.ambiguous),
+    markRetrying: (id, r) =>
+      move(id, 'retrying', r.firstDeferral ? MODE.firstDeferral(id) : MODE.plain, undefined, encodeRetry(r)),
+    markRequeued: (id, r) => move(id, 'queued', MODE.plain, undefined, encodeRequeue(r)),
+  };
+}

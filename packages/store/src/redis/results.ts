@@ -1,0 +1,109 @@
+// What the store's Lua scripts answer, as typed results (STYLE.md, Lua): each script returns
+// numeric codes, and here, in one module, each script has one enum of its codes and one function
+// that maps its reply to a typed result. Nothing matches on an error string. What a code means
+// is written in its script's header comment (`src/lua/<name>-<keys>.lua`).
+
+/** The name of `code` in an enum of codes; undefined for a code the enum does not have. */
+function nameOf<K extends string>(codes: Readonly<Record<K, number>>, code: unknown): K | undefined {
+  return (Object.keys(codes) as K[]).find((k) => codes[k] === Number(code));
+}
+
+/** accept-4.lua's first value. */
+export const ACCEPT_CODE = { exists: 0, created: 1 } as const;
+
+/** accept-4.lua's reply `{ code, state }`: the record made now, or the one there was (`final`: gone once acknowledged). */
+export function acceptResult(reply: unknown): { created: boolean; state: string } {
+  const [code, state] = reply as [number, string];
+  return { created: nameOf(ACCEPT_CODE, code) === 'created', state };
+}
+
+/** transition-3.lua's first value. */
+export const TRANSITION_CODE = { missing: -1, final: 0, moved: 1, held: 2, skipped: 3 } as const;
+
+/** What a move of a message's record did (`markSending`, `markSubmitted`, …). */
+export interface TransitionResult {
+  /**
+   * `moved`; `final` (already final: do nothing); `missing` (no record); `held` (an attempt
+   * while its campaign is paused: nothing changed); `skipped` (not in a state the move is
+   * made from: nothing changed).
+   */
+  result: keyof typeof TRANSITION_CODE;
+  /** The state before (or the final one). */
+  state: string;
+  attempts: number;
+  /** The previous attempt was submitted in full but never recorded its outcome. */
+  ambiguous: boolean;
+}
+
+/** transition-3.lua's reply `{ code, state, attempts, ambiguous }` (a code it does not have reads as `missing`). */
+export function transitionResult(reply: unknown): TransitionResult {
+  const [code, state, attempts, ambiguous] = reply as [number, string, number, number];
+  return {
+    result: nameOf(TRANSITION_CODE, code) ?? 'missing',
+    state,
+    attempts,
+    ambiguous: ambiguous === 1,
+  };
+}
+
+/** finalize-4.lua's first value. */
+export const FINALIZE_CODE = { missing: -1, final: 0, finalized: 1, skipped: 2 } as const;
+
+/**
+ * finalize-4.lua's reply `{ code, state }`: `finalized` now (state: the one written), `final`
+ * already (that one), `missing` (no record), `skipped` (not in a state it may end from).
+ */
+export function finalizeResult(reply: unknown): { result: keyof typeof FINALIZE_CODE; state: string } {
+  const [code, state] = reply as [number, string];
+  return { result: nameOf(FINALIZE_CODE, code) ?? 'missing', state };
+}
+
+/** retain-4.lua's reply. */
+export const RETAIN_CODE = { kept: 0, compacted: 1, shrunk: 2, deleted: 3 } as const;
+
+/** What retain-4.lua did to one record: left it, moved it into its block, shrunk it in place, or deleted it. */
+export function retainResult(reply: unknown): keyof typeof RETAIN_CODE {
+  return nameOf(RETAIN_CODE, reply) ?? 'kept';
+}
+
+/** apply-event-4.lua's first value. */
+export const APPLY_EVENT_CODE = { duplicate: 0, applied: 1, suppressed: 2, alreadySuppressed: 3 } as const;
+
+/** apply-event-4.lua's reply `{ code, softBounces }`. */
+export function applyEventResult(reply: unknown): { result: keyof typeof APPLY_EVENT_CODE; softBounces: number } {
+  const [code, softBounces] = reply as [number, number];
+  return { result: nameOf(APPLY_EVENT_CODE, code) ?? 'applied', softBounces };
+}
+
+/** resume-campaign-1.lua's reply. */
+export const RESUME_CODE = { unknown: -1, cancelled: 0, cleared: 1 } as const;
+
+/** Whether resume-campaign-1.lua cleared the pause flag, found the campaign cancelled, or none. */
+export function resumeResult(reply: unknown): keyof typeof RESUME_CODE {
+  return nameOf(RESUME_CODE, reply) ?? 'unknown';
+}
+
+/** archive-campaign-9.lua's and delete-campaign-9.lua's reply. */
+export const END_CODE = { accepted: -3, unknown: -1, already: 0, done: 1 } as const;
+
+/**
+ * What ending a campaign did: `done`, `already` (archived before), `unknown` (no campaign),
+ * `accepted` (it took a message since the caller found it finished: nothing changed).
+ */
+export function endResult(reply: unknown): keyof typeof END_CODE {
+  return nameOf(END_CODE, reply) ?? 'unknown';
+}
+
+/** launch-swap-1.lua's reply: the new version, or 0 when the version moved (nothing written). */
+export function launchSwapResult(reply: unknown): { written: boolean; version: number } {
+  const version = Number(reply);
+  return { written: version > 0, version };
+}
+
+/** prune-work-1.lua's reply. */
+export const PRUNE_CODE = { kept: 0, pruned: 1 } as const;
+
+/** Whether prune-work-1.lua took the campaign out of the campaigns with work. */
+export function pruneResult(reply: unknown): boolean {
+  return nameOf(PRUNE_CODE, reply) === 'pruned';
+}
