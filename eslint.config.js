@@ -27,6 +27,27 @@ const deepDynamicImports = deepImports.map(({ regex, message }) => ({
   selector: `ImportExpression[source.value=/${regex.replaceAll('/', '\\/')}/]`,
   message,
 }));
+// One owner per stored shape (STYLE.md, Names that last): the campaign hash and the message
+// record are read and written only by their owners, packages/store/src/campaigns/ and
+// packages/store/src/records/, through their codecs (campaigns/codec.ts, records/codec.ts).
+// Anywhere else in a `src`, their key builders (`keys.campaign`, `keys.message`) and the hash's
+// own field prefixes (`n:`, `win:`, `archive:`) are refused: call a @sluice/store function.
+const ownerMessage =
+  'The campaign hash and the message record belong to packages/store/src/campaigns/ and records/ (their codecs): call a @sluice/store function instead (readCampaignFlags, readStoredCampaign(s), store.get, store.fields, campaigns.status, …).';
+const rawStoreAccess = [
+  { selector: "MemberExpression[object.name='keys'][property.name=/^(campaign|message)$/]", message: ownerMessage },
+  {
+    selector: "MemberExpression[object.property.name='keys'][property.name=/^(campaign|message)$/]",
+    message: ownerMessage,
+  },
+  {
+    selector: "VariableDeclarator[init.name='keys'] > ObjectPattern > Property[key.name=/^(campaign|message)$/]",
+    message: ownerMessage,
+  },
+  { selector: 'Literal[value=/^(n|win|archive):/]', message: ownerMessage },
+  { selector: 'TemplateElement[value.raw=/^(n|win|archive):/]', message: ownerMessage },
+];
+const storeOwners = ['packages/store/src/campaigns/**', 'packages/store/src/records/**'];
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/*.config.*', 'eslint.config.js', '.dependency-cruiser.cjs'] },
@@ -55,5 +76,15 @@ export default tseslint.config(
     // processes; and the tests' one support folder, which gives tests the environment.
     files: ['packages/core/src/load-config.ts', 'apps/*/src/main.ts', 'scripts/**', 'test/support/**'],
     rules: { 'no-restricted-syntax': ['error', ...deepDynamicImports] },
+  },
+  {
+    // Raw access to the campaign hash and the message record stays with their owners.
+    files: ['packages/*/src/**', 'apps/*/src/**'],
+    ignores: [...storeOwners, 'packages/core/src/load-config.ts', 'apps/*/src/main.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...processEnv, ...deepDynamicImports, ...rawStoreAccess] },
+  },
+  {
+    files: ['apps/*/src/main.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...deepDynamicImports, ...rawStoreAccess] },
   },
 );

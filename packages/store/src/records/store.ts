@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { type FinalState, type Keys, type MessageState, type QueuedMessage } from '@sluice/core';
+import { type FinalState, type Keys, type QueuedMessage } from '@sluice/core';
 import { defineScripts, type StoreRedis } from '../redis/scripts.js';
 import type { AttemptEntry } from './attempt-entry.js';
 import type { HeldNote, MessageRecord } from './message-record.js';
