@@ -28,7 +28,7 @@ export interface CampaignArchiver {
 const PAGE = 200;
 
 /**
- * The leader's archive chore (DESIGN.md, Campaigns that end), every `archiveCheckMs`:
+ * The leader's archive chore (docs/design/campaigns.md, Campaigns that end), every `archiveCheckMs`:
  * 1. finishes the queue removal of campaigns a crash left archived with their queue;
  * 2. ends archived records past `archivedRetentionMs`;
  * 3. looks at each active campaign without work: one found finished is stamped `finishedAt`

@@ -151,7 +151,7 @@ export interface Campaigns {
    */
   status(id: string): Promise<CampaignStatus>;
   /**
-   * Archives a finished campaign (DESIGN.md, Campaigns that end): its queue is removed, its
+   * Archives a finished campaign (docs/design/campaigns.md, Campaigns that end): its queue is removed, its
    * counters, content summary and launch decision stay in its record (`status` answers), and it
    * leaves the active lists. `campaign_not_finished` naming why if it is not finished (messages
    * not final, jobs queued, a launch waiting). Resolves `false` if it was archived already.

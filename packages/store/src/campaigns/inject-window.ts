@@ -5,7 +5,7 @@ import { CAMPAIGN_COUNTS, CAMPAIGN_WINDOW, encodeWindow, finalCount } from './co
 import { readCampaignFields } from './read.js';
 
 /**
- * The window of a campaign's injection (DESIGN.md, Campaigns at scale): how many of its
+ * The window of a campaign's injection (docs/design/campaigns.md, The window): how many of its
  * recipients Redis may hold. `ready` bounds those admission has not taken yet (they wait in
  * the campaign queue's list), `max` those not final. The scheduler writes both to the
  * campaign hash (`win:ready`, `win:max`) from the campaign's admitted rate and the fleet's

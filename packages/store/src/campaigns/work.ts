@@ -4,7 +4,7 @@ import { defineScripts } from '../redis/scripts.js';
 import { pruneResult } from '../redis/results.js';
 
 /**
- * The campaigns with work (DESIGN.md, Campaigns that end): the one owner of the sorted set
+ * The campaigns with work (docs/design/campaigns.md, The campaigns with work): the one owner of the sorted set
  * `keys.campaignsWithWork()` (id → mark). Everyone who adds a job to a campaign's queue marks
  * it after the add (the client's intake, the injection's chunk MULTI, a worker's readmit);
  * a resume marks it too. Every scheduler's poll reads this set, not every campaign, and

@@ -29,7 +29,7 @@ export interface MessageRecord {
   /**
    * Attempts submitted in full whose answer was lost (then resent or counted as sent, per
    * `delivery.onAmbiguous`). Above 0 on a final record: a copy may have arrived, whatever
-   * the state (`unconfirmed` when no answer ever came; see DESIGN.md, Outcomes).
+   * the state (`unconfirmed` when no answer ever came; see docs/design/outcomes.md).
    */
   ambiguous: number;
   /** The provider's last reply, verbatim. */
