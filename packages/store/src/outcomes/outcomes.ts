@@ -161,7 +161,10 @@ function pairs(row: unknown): Record<string, unknown> {
   return out;
 }
 
-/** Creates the outcome stream's face. The stream is written by the store's finalize and its first-deferral move (`markRetrying`). */
+/**
+ * Creates the outcome stream's face. The stream is written by the store's `finalize` and its
+ * first-deferral move (`markRetrying`).
+ */
 export function createOutcomes(options: OutcomesOptions): Outcomes {
   const redis: StoreRedis = defineScripts(options.redis);
   const blocking = options.blocking ?? options.redis;
