@@ -28,9 +28,10 @@ export interface RetryMark {
 /** The named moves of a record (every one `missing` without a record, `final` on a final one). */
 export interface RecordTransitions {
   /**
-   * Admission's move (to `dispatched`), from `queued` or `retrying` only (`skipped` otherwise);
-   * clears the scheduler's held note. (The scheduler's admission writes no record: the dispatch
-   * job says a message is admitted. A record that says `dispatched` is admission's older form.)
+   * The move to `dispatched`, from `queued` or `retrying` only (`skipped` otherwise); clears the
+   * scheduler's held note. Only a fleet older than 2026.12 made it at admission (this release's
+   * admission writes no record: the dispatch job says a message is admitted); admission still
+   * reads such a record, and the tests make one with this.
    */
   markDispatched(id: string): Promise<TransitionResult>;
   /**
