@@ -10,7 +10,7 @@ const GUARDS = [
   ['format', 'Prettier: every file formatted (.prettierrc.json; .prettierignore lists what is not)'],
   ['cycles', 'dependency-cruiser: no import cycle in apps/*/src, packages/*/src'],
   ['deps', 'knip: no unused or unlisted dependency in any package.json'],
-  ['size', 'files within 400 lines; dispatch and throttle functions within 80 of their own'],
+  ['size', 'every src file within 400 lines, every function within 80 of its own'],
   ['lint', 'ESLint: every package (deep imports, process.env, type-aware rules) and scripts/'],
 ];
 

@@ -9,6 +9,8 @@ export {
   type UnknownReply,
 } from './records/store.js';
 export { type AttemptEntry } from './records/attempt-entry.js';
+export { type HeldNote } from './records/message-record.js';
+export { type RecordFields, type RecordInspection } from './records/codec.js';
 export { messageId, injectedId, parseInjectedId } from './records/ids.js';
 export { COMPACT_BLOCK } from './records/compact.js';
 export {

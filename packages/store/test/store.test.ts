@@ -162,7 +162,7 @@ it('gives a message back to admission by name: a retry and a requeue keep their 
   await store.noteHeld(m.id, { by: 'receiver', key: 'example.test', untilMs: Date.now(), reason: 'quota busy' });
   expect(await store.markDispatched(m.id)).toMatchObject({ result: 'moved', state: 'queued' });
   // Admission's move clears the scheduler's note: nothing holds it any more.
-  expect(await store.fields(m.id)).not.toHaveProperty('heldBy');
+  expect((await store.inspect(m.id))?.held).toBeUndefined();
   await store.markSubmitted(m.id);
   const retryAt = Date.now() + 60_000;
   const reply = `421 ${'x'.repeat(3000)}`;
@@ -170,18 +170,16 @@ it('gives a message back to admission by name: a retry and a requeue keep their 
     result: 'moved',
     state: 'submitted',
   });
-  expect(await store.fields(m.id)).toMatchObject({
-    state: 'retrying',
-    lastReply: reply.slice(0, 2000),
-    lastOutcome: 'throttled',
-    retryAt: String(retryAt),
-    hop: '1',
+  expect(await store.inspect(m.id)).toMatchObject({
+    record: { state: 'retrying', lastReply: reply.slice(0, 2000), lastOutcome: 'throttled' },
+    retryAt,
+    hop: 1,
   });
   expect(await store.markRequeued(m.id, { reason: 'circuit open', hop: 2 })).toMatchObject({ result: 'moved' });
   expect(await store.get(m.id)).toMatchObject({ state: 'queued', lastOutcome: 'circuit open', attempts: 1 });
-  expect(await store.fields(m.id)).toMatchObject({ hop: '2' });
+  expect(await store.inspect(m.id)).toMatchObject({ hop: 2 });
   expect(await store.exists(m.id)).toBe(true);
   expect(await store.exists('m-none')).toBe(false);
-  expect(await store.fields('m-none')).toEqual({});
+  expect(await store.inspect('m-none')).toBeNull();
   expect(await store.markSending('m-none')).toMatchObject({ result: 'missing' });
 });

@@ -170,6 +170,32 @@ export function decodeFields(h: HashFields): RecordFields {
   return { ...h };
 }
 
+/** What `explain` reads of a full record: the record, the scheduler's note, its hop and retry, the fields as stored. */
+export interface RecordInspection {
+  record: MessageRecord;
+  /** Why the scheduler last let it wait ({@link encodeHeld}), if it noted why. */
+  held: HeldNote | undefined;
+  /** How often it was given back to admission (its dispatch job is `<id>-<hop>`). */
+  hop: number;
+  /** When its retry is due (epoch ms), while it is `retrying`. */
+  retryAt: number | undefined;
+  /** Every field as stored, for a person to read. */
+  fields: RecordFields;
+}
+
+/** A full record as `explain` reads it; `null` for no full record (none, or a compact one). */
+export function decodeInspection(keys: Keys, id: string, h: HashFields): RecordInspection | null {
+  const record = decodeRecord(keys, id, h);
+  if (record === null) return null;
+  const by = h[F.heldBy];
+  const held =
+    by === undefined
+      ? undefined
+      : { by, key: h[F.heldKey] ?? '', untilMs: num(h[F.heldUntil]), reason: h[F.heldReason] ?? '' };
+  const retryAt = h[F.retryAt] === undefined ? undefined : num(h[F.retryAt]);
+  return { record, held, hop: num(h[F.hop]), retryAt, fields: decodeFields(h) };
+}
+
 /** The record's state alone (null: no record). */
 export const RECORD_STATE = hashRead([F.state], (h) => h[F.state] ?? null);
 

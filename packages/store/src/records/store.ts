@@ -3,7 +3,7 @@ import { type FinalState, type Keys, type QueuedMessage } from '@sluice/core';
 import { defineScripts, type StoreRedis } from '../redis/scripts.js';
 import type { AttemptEntry } from './attempt-entry.js';
 import type { HeldNote, MessageRecord } from './message-record.js';
-import { RECORD_STATE, decodeFields, decodeRecord, encodeHeld, type RecordFields } from './codec.js';
+import { RECORD_STATE, decodeInspection, decodeRecord, encodeHeld, type RecordInspection } from './codec.js';
 import { COMPACT_STATES, compactSlot, readCompact } from './compact.js';
 import { encodeSuppression, suppressionReason } from '../feedback/suppressions.js';
 import { acceptArgs, finalizeArgs, type FinalizeDetails } from './args.js';
@@ -42,10 +42,11 @@ export interface Store extends RecordTransitions {
   /** Whether the message has a full record (ids the client makes: a compacted one is not looked for). */
   exists(id: string): Promise<boolean>;
   /**
-   * The record's fields as stored, for a person to read (`explain`); empty when there is no
-   * full record (none, or only its compact form: {@link Store.get} reads that).
+   * A full record as `explain` reads it: the record, the scheduler's note, its hop and retry,
+   * and every field as stored; null when there is no full record (none, or only its compact
+   * form: {@link Store.get} reads that).
    */
-  fields(id: string): Promise<RecordFields>;
+  inspect(id: string): Promise<RecordInspection | null>;
   /**
    * Notes why a waiting message waits, on a record that exists (the scheduler has just read
    * or made it). Values are cut to 60 characters, so the record stays a small listpack. The
@@ -137,8 +138,8 @@ export function createStore(options: StoreOptions): Store {
       return (await redis.exists(keys.message(id))) === 1;
     },
 
-    async fields(id) {
-      return decodeFields(await redis.hgetall(keys.message(id)));
+    async inspect(id) {
+      return decodeInspection(keys, id, await redis.hgetall(keys.message(id)));
     },
 
     async finalize(id, state, d = {}) {
