@@ -14,7 +14,7 @@ import { readCampaignFields } from './read.js';
 export interface InjectWindow {
   ready: number;
   max: number;
-  /** Recipients waiting for admission (the queue's wait list). */
+  /** Recipients waiting for admission: the queue's wait, paused and prioritized lists. */
   waiting: number;
   /** Recipients accepted and not final. */
   pending: number;

@@ -7,7 +7,7 @@ import { pruneResult } from '../redis/results.js';
  * The campaigns with work (docs/design/campaigns.md, The campaigns with work): the one owner of the sorted set
  * `keys.campaignsWithWork()` (id → mark). Everyone who adds a job to a campaign's queue marks
  * it after the add (the client's intake, the injection's chunk MULTI, a worker's readmit);
- * a resume marks it too. Every scheduler's poll reads this set, not every campaign, and
+ * a resume and a launch request mark it too. Every scheduler's poll reads this set, not every campaign, and
  * prunes a campaign whose queue it found empty only if its mark did not move since it read
  * it, so a job added while it looked keeps its campaign in the set.
  */

@@ -21,8 +21,9 @@
   ARGV[3]  now, epoch ms
   ARGV[4..] extra field, value pairs
 
-  A move to `dispatched` and a 'submit' clear the scheduler's held note (heldBy, heldKey,
-  heldUntil, heldReason) when the record has one: whatever held the message no longer does.
+  A 'submit' clears the scheduler's held note (heldBy, heldKey, heldUntil, heldReason) when
+  the record has one: whatever held the message no longer does. A move to `dispatched` clears
+  it too; only an older fleet's admission made that move (markDispatched keeps it for tests).
 
   Returns { code, state, attempts, ambiguous }: code 1 moved, 0 final already (state is
   the final one), -1 no record, 2 held (campaign paused), 3 not in the 'from' state (or,

@@ -16,7 +16,7 @@ export interface OutcomeEvent {
   /** The backend's own key of the recipient, when the message carries one. */
   key: string | undefined;
   providerMessageId: string | undefined;
-  /** The outcome family of the last reply (`accepted`, `mailbox_unknown`, `greylisted`, …). */
+  /** The outcome family of the last reply (`accepted`, `bad_recipient`, `greylisted`, …). */
   family: string | undefined;
   /** When it happened, epoch ms. */
   at: number;

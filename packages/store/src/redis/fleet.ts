@@ -29,7 +29,7 @@ export interface FleetProcess {
 
 /** The fleet under a prefix, as its heartbeats tell. */
 export interface FleetView {
-  /** Processes whose last beat is within `aliveMs`, oldest start first. */
+  /** Processes whose last beat is within `ALIVE_MS`, oldest start first. */
   processes: FleetProcess[];
   /** Live processes per role. */
   alive: Record<FleetRole, number>;
