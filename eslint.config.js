@@ -33,7 +33,7 @@ const deepDynamicImports = deepImports.map(({ regex, message }) => ({
 // Anywhere else in a `src`, their key builders (`keys.campaign`, `keys.message`) and the hash's
 // own field prefixes (`n:`, `win:`, `archive:`) are refused: call a @sluice/store function.
 const ownerMessage =
-  'The campaign hash and the message record belong to packages/store/src/campaigns/ and records/ (their codecs): call a @sluice/store function instead (readCampaignFlags, readStoredCampaign(s), store.get, store.fields, campaigns.status, …).';
+  'The campaign hash and the message record belong to packages/store/src/campaigns/ and records/ (their codecs): call a @sluice/store function instead (readCampaignFlags, readStoredCampaign(s), store.get, store.inspect, campaigns.status, …).';
 const rawStoreAccess = [
   { selector: "MemberExpression[object.name='keys'][property.name=/^(campaign|message)$/]", message: ownerMessage },
   {
