@@ -230,15 +230,23 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
     return c;
   }
 
-  /** An archived campaign's status, from its record alone (its queue is gone: no handle is made). */
-  function archivedStatus(stored: StoredCampaign): CampaignStatus {
-    const { paused, cancelled, counts, archive, archivedLaunch, archivedCursor } = stored;
+  /** What every status says from the campaign's hash: its settings, flags, counts and what is pending. */
+  function hashStatus(stored: StoredCampaign) {
+    const { paused, cancelled, counts } = stored;
     return {
       ...settingsOf(stored),
       paused,
       cancelled,
       counts,
       pending: Math.max(0, counts.accepted - finalCount(counts)),
+    };
+  }
+
+  /** An archived campaign's status, from its record alone (its queue is gone: no handle is made). */
+  function archivedStatus(stored: StoredCampaign): CampaignStatus {
+    const { archive, archivedLaunch, archivedCursor } = stored;
+    return {
+      ...hashStatus(stored),
       queue: { waiting: 0, delayed: 0, active: 0 },
       archive,
       launch: archivedLaunch,
@@ -323,21 +331,17 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
       const c = await mustGet(id);
       if (c.archivedAt !== undefined) return archivedStatus(c);
       const q = queues.campaign(id);
-      const [paused, cancelled, counts, jobs, cursor, window, launch] = await Promise.all([
+      // The hash read once gives the flags and counts; the queue says whether it is paused.
+      const [paused, jobs, cursor, window, launch] = await Promise.all([
         q.isPaused(),
-        readCampaignFields(redis, keys, id, CAMPAIGN_FLAGS).then((f) => f.cancelled),
-        store.campaignCounts(id),
         q.getJobCounts('waiting', 'delayed', 'active', 'prioritized'),
         redis.get(keys.campaignCursor(id)),
         readWindow(redis, keys, queues, id),
         launches.read(id),
       ]);
       return {
-        ...settingsOf(c),
+        ...hashStatus(c),
         paused,
-        cancelled,
-        counts,
-        pending: Math.max(0, counts.accepted - finalCount(counts)),
         queue: {
           waiting: (jobs.waiting ?? 0) + (jobs.prioritized ?? 0),
           delayed: jobs.delayed ?? 0,
