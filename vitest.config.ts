@@ -7,6 +7,20 @@ const sources = {
   ssr: { resolve: { conditions: ['@sluice/source'], externalConditions: ['@sluice/source'] } },
 };
 
+/** The fleet tests the `cluster` project runs on a Redis Cluster. */
+const CLUSTER_FILES = [
+  'test/fleet-smoke.test.ts',
+  'test/fleet-rates.test.ts',
+  'test/fleet-priority.test.ts',
+  'test/fleet-pause.test.ts',
+  'test/fleet-crash.test.ts',
+  'test/fleet-outcomes.test.ts',
+  'test/fleet-outcome-stream.test.ts',
+  'test/fleet-inject.test.ts',
+  'test/cluster.test.ts',
+  'test/cluster-failover.test.ts',
+];
+
 export default defineConfig({
   ...sources,
   test: {
@@ -28,7 +42,18 @@ export default defineConfig({
         test: {
           name: 'fleet',
           include: ['test/**/*.test.ts'],
-          exclude: ['**/node_modules/**', 'test/bench/**', 'test/faults/**'],
+          exclude: ['**/node_modules/**', 'test/bench/**', 'test/faults/**', 'test/cluster*.test.ts'],
+          fileParallelism: false,
+        },
+      },
+      {
+        // The fleet's core files again, on a local Redis Cluster (three masters, a replica each)
+        // with the same assertions: queues and limiter there, three dispatch partitions.
+        extends: true,
+        test: {
+          name: 'cluster',
+          include: CLUSTER_FILES,
+          env: { SLUICE_TEST_CLUSTER: '1' },
           fileParallelism: false,
         },
       },

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { chromium, type Browser } from 'playwright-core';
-import { parseConfig, type ServiceLogger } from '@sluice/core';
+import { createKeys, parseConfig, type ServiceLogger } from '@sluice/core';
 // The test package does not depend on @sluice/admin yet (see the report): its source directly.
 import { createAdmin, type Admin } from '@sluice/admin';
 import { waitFor } from './support/fleet.js';
@@ -93,7 +93,7 @@ it('shows the fleet live, and its Pause button stops a campaign', async () => {
   expect(await page.getByTestId('key-provider-ses').getByTestId('configured-rate').textContent()).toBe('50/s');
   expect(await page.getByTestId('campaign-spring-state').textContent()).toBe('active');
   expect(await number(page.getByTestId('outcome-accepted-value'))).toBeGreaterThan(0);
-  expect(await page.getByTestId('queue-campaign-spring').count()).toBe(1);
+  expect(await page.getByTestId('queue-{campaign-spring}').count()).toBe(1);
   expect(await page.getByTestId('latency-low').getByTestId('p50').textContent()).not.toBe('—');
   // The fleet's processes, and the banner of a provider that sends to the sandbox.
   expect(await page.getByTestId('fleet-processes').textContent()).toMatch(
@@ -125,7 +125,7 @@ it('shows the fleet live, and its Pause button stops a campaign', async () => {
   expect(atTwoSeconds).toBeLessThan(800);
   const status = await client.campaigns.status('spring');
   expect(status.paused).toBe(true);
-  expect(await fleet().redis.hget(`${fleet().prefix}:campaign:spring`, 'paused')).toBe('1');
+  expect(await fleet().redis.hget(createKeys(fleet().prefix).campaign('spring'), 'paused')).toBe('1');
 
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: resolve(ARTIFACTS, 'admin-dashboard.png'), fullPage: true });

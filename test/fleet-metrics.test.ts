@@ -3,12 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { loadConfig } from '@sluice/core';
+import { SCHEMA_VERSION, loadConfig } from '@sluice/core';
 import { promtoolPath } from './support/env.js';
-import { waitFor, type FleetProcess } from './support/fleet.js';
+import { waitFor } from './support/fleet.js';
 import { logProblems } from './support/json-lines.js';
 import { ROOT } from './support/process.js';
 import { freePort } from './support/redis-server.js';
+import { metricsUrl, sampleSum as sum } from './support/scrape.js';
 import { useFleet } from './support/use-fleet.js';
 
 const N = 40;
@@ -26,13 +27,6 @@ const fleet = useFleet({
   },
 });
 
-/** The `/metrics` URL a process logged (`metrics served`). */
-function metricsUrl(p: FleetProcess): string {
-  const url = /"url":"(http:\/\/[^"]+\/metrics)"/.exec(p.output())?.[1];
-  if (url === undefined) throw new Error(`${p.name} logged no metrics URL:\n${p.output()}`);
-  return url;
-}
-
 async function scrape(url: string, headers: Record<string, string> = {}): Promise<string> {
   const res = await fetch(url, { headers });
   expect(res.status, url).toBe(200);
@@ -45,17 +39,6 @@ function promtool(name: string, text: string): void {
   if (run.error) throw new Error(`promtool could not run (${promtoolPath()}): ${run.error.message}`);
   const said = `${run.stdout}${run.stderr}`.trim();
   expect(`${name}: exit ${run.status} ${said}`).toBe(`${name}: exit 0 `);
-}
-
-/** The sum of a metric's samples whose labels include `labels`. */
-function sum(text: string, name: string, labels: Record<string, string> = {}): number {
-  let total = 0;
-  for (const line of text.split('\n')) {
-    const m = /^([a-z_:]+)(\{[^}]*\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    if (Object.entries(labels).every(([k, v]) => (m[2] ?? '').includes(`${k}="${v}"`))) total += Number(m[3]);
-  }
-  return total;
 }
 
 it('serves /metrics promtool accepts from every process, and the workers count every send once', async () => {
@@ -100,11 +83,13 @@ it('serves /metrics promtool accepts from every process, and the workers count e
     10_000,
     'the scheduler leading',
   );
-  expect(fleetText).toMatch(/^sluice_queue_waiting\{queue="dispatch-normal",kind="dispatch",priority="normal"\} \d/m);
+  expect(fleetText).toMatch(
+    /^sluice_queue_waiting\{queue="dispatch-normal-\{b32\.76\}",kind="dispatch",priority="normal"\} \d/m,
+  );
   expect(fleetText).toMatch(/^sluice_key_configured_rate\{scope="provider",name="ses"\} \d/m);
   // The heartbeat's figures: one scheduler, two workers, and the sandbox provider they send with.
   expect(sum(fleetText, 'sluice_fleet_processes', { role: 'worker' })).toBe(2);
-  expect(sum(fleetText, 'sluice_fleet_processes', { role: 'scheduler', schema: '1' })).toBe(1);
+  expect(sum(fleetText, 'sluice_fleet_processes', { role: 'scheduler', schema: String(SCHEMA_VERSION) })).toBe(1);
   expect(fleetText).toMatch(/^sluice_fleet_sandbox_providers\{provider="ses"\} 1$/m);
   expect(fleetText).toMatch(/^sluice_unscheduled_messages 0$/m);
 

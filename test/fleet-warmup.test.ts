@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import type { GovernorDecision } from '@sluice/dispatch';
+import { createKeys } from '@sluice/core';
 import { waitFor } from './support/fleet.js';
 import { useFleet } from './support/use-fleet.js';
 
@@ -115,7 +116,7 @@ it('caps a warming pool per receiver and day, overflows to the warm pool, advanc
       // What held the backlog: state, last outcome and held note of its records, and the adjustments.
       const states = new Map<string, number>();
       for (const m of backlog) {
-        const r = await fleet().redis.hgetall(`${fleet().prefix}:msg:${m.id}`);
+        const r = await fleet().redis.hgetall(createKeys(fleet().prefix).message(m.id));
         const k = [r.state, r.lastOutcome, r.heldBy, r.heldKey, r.heldReason].join('|');
         states.set(k, (states.get(k) ?? 0) + 1);
       }

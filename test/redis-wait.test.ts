@@ -32,7 +32,16 @@ function lines(name: string, proc: Proc): Record<string, unknown>[] {
 const count = (name: string, proc: Proc, event: string): number =>
   lines(name, proc).filter((l) => l.event === event).length;
 
-it('every process waits for Redis saying so once, says once when it is back and when it is lost, and prints only JSON', async () => {
+/** A process's `/healthz` and `/readyz`: their status codes and `/readyz`'s checks. */
+async function probe(port: number): Promise<{ live: number; ready: number; checks: Record<string, string> }> {
+  const live = await fetch(`http://127.0.0.1:${port}/healthz`);
+  const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+  const body = (await ready.json()) as { checks: Record<string, string> };
+  await live.body?.cancel();
+  return { live: live.status, ready: ready.status, checks: body.checks };
+}
+
+it('every process waits for Redis saying so once, says once when it is back and when it is lost, its /readyz with it, and prints only JSON', async () => {
   const redisPort = await freePort();
   const url = `redis://127.0.0.1:${redisPort}`;
   const prefix = `t${randomUUID().slice(0, 8)}`;
@@ -64,9 +73,26 @@ it('every process waits for Redis saying so once, says once when it is back and 
       ['api', fromSources('api'), env],
       ['admin', fromSources('admin'), env],
     ];
+    // Each its own health port (SLUICE_HEALTH_PORT).
+    const healthPorts = new Map<string, number>();
     for (const [name, args, e] of starts) {
-      procs.set(name, startProcess(process.execPath, args, { cwd: ROOT, env: e, keepOutput: true }));
+      healthPorts.set(name, await freePort());
+      const withHealth = { ...e, SLUICE_HEALTH_PORT: String(healthPorts.get(name)) };
+      procs.set(name, startProcess(process.execPath, args, { cwd: ROOT, env: withHealth, keepOutput: true }));
     }
+    /** Waits until every process's probe answers as `expected` says, and returns the answers. */
+    const probesUntil = async (what: string, expected: (p: Awaited<ReturnType<typeof probe>>) => boolean) => {
+      const answers = new Map<string, Awaited<ReturnType<typeof probe>>>();
+      await waitFor(
+        async () => {
+          for (const [name, port] of healthPorts) answers.set(name, await probe(port).catch(() => undefined as never));
+          return [...answers.values()].every((a) => a !== undefined && expected(a)) ? true : null;
+        },
+        30_000,
+        what,
+      );
+      return answers;
+    };
     const all = [...procs];
     const everyOne = (what: string, test: (name: string, p: Proc) => boolean, timeoutMs = 60_000) =>
       waitFor(() => all.every(([name, p]) => test(name, p)), timeoutMs, what);
@@ -81,10 +107,17 @@ it('every process waits for Redis saying so once, says once when it is back and 
       const waiting = lines(name, p).find((l) => l.event === 'redis_waiting')!;
       expect(waiting.msg).toBe(`waiting for Redis at ${url}`);
     }
+    // Live while waiting, not ready, and saying why.
+    for (const [name, a] of await probesUntil('live, not ready, without Redis', (a) => a.live === 200)) {
+      expect(a.ready, name).toBe(503);
+      expect(a.checks.started, name).toBe('starting');
+      expect(a.checks['redis.queues'], name).not.toBe('ok');
+    }
 
     redis = await startRedisServer({ port: redisPort, dir });
     await everyOne('ready once Redis is there', (name, p) => count(name, p, 'ready') === 1);
     for (const [name, p] of all) expect(count(name, p, 'redis_back'), name).toBe(1);
+    await probesUntil('every process ready once Redis answers', (a) => a.ready === 200);
     await send(0);
     await waitFor(() => sandbox.accepted().length >= 1, 30_000, 'the first message at the sandbox');
     expect((await fetch(`http://127.0.0.1:${adminPort}/api/status`)).status).toBe(200);
@@ -94,9 +127,16 @@ it('every process waits for Redis saying so once, says once when it is back and 
     await everyOne('a redis_unavailable line from each', (name, p) => count(name, p, 'redis_unavailable') > 0);
     // A request meanwhile fails, and is no line of its own: the outage's line covers it.
     expect((await fetch(`http://127.0.0.1:${adminPort}/api/status`)).status).toBe(500);
+    // Still live; not ready, naming Redis.
+    const down = await probesUntil('not ready while Redis is away', (a) => a.ready === 503 && a.live === 200);
+    for (const [name, a] of down) {
+      expect(a.checks['redis.queues'], name).toMatch(/unreachable|no answer/);
+      expect(a.checks.started, name).toBe('ok');
+    }
     await new Promise((r) => setTimeout(r, 2_000));
     redis = await startRedisServer({ port: redisPort, dir });
     await everyOne('a second redis_back line from each', (name, p) => count(name, p, 'redis_back') === 2);
+    await probesUntil('ready again once Redis is back', (a) => a.ready === 200);
     await send(1);
     await waitFor(() => sandbox.accepted().length >= 2, 30_000, 'the second message at the sandbox');
     expect((await fetch(`http://127.0.0.1:${adminPort}/api/status`)).status).toBe(200);

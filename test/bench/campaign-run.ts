@@ -1,7 +1,6 @@
 // The pieces of the bench's `campaign` figure (campaign.ts): a fleet on a Redis of its own,
 // Redis memory sampled through the whole run, and the producer as a process of its own.
 import { Redis } from 'ioredis';
-import { createKeys } from '@sluice/core';
 import {
   createCampaign,
   startOutcomeConsumer,
@@ -55,13 +54,14 @@ export const UNLIMITED = {
   organisations: { builtIn: false },
 };
 
-/** The bytes of a campaign's records, compact blocks and gone bitmap (`MEMORY USAGE` of each). */
+/** The bytes of a campaign's records, compact blocks, gone bitmaps and counters in every home (`MEMORY USAGE` of each). */
 async function campaignBytes(redis: Redis, prefix: string, campaignId: string): Promise<number> {
   let total = 0;
   for (const pattern of [
-    `${prefix}:msg:${campaignId}_*`,
-    `${prefix}:mc:${campaignId}:*`,
-    `${prefix}:mgone:${campaignId}`,
+    `${prefix}:*:msg:${campaignId}_*`,
+    `${prefix}:*:mc:${campaignId}:*`,
+    `${prefix}:*:mgone:${campaignId}`,
+    `${prefix}:*:cn:${campaignId}`,
   ]) {
     let cursor = '0';
     do {
@@ -212,11 +212,7 @@ export async function runInjected(
       const after = (await usedMemory(redis)) - base;
       await consumer.stop();
       // The leader's retention chore shrinks what every group acknowledged, a tick later.
-      await waitFor(
-        async () => (await redis.xlen(createKeys(fleet.prefix).outcomes())) === 0,
-        30_000,
-        'outcomes settled',
-      );
+      await waitFor(async () => (await fleet.client.outcomes.backlog()) === 0, 30_000, 'outcomes settled');
       await sleep(1000);
       const afterAck = (await usedMemory(redis)) - base;
       const kept = await campaignBytes(redis, fleet.prefix, id);

@@ -170,11 +170,11 @@ export function campaignResults(f: CampaignFigures) {
 function peakKeys(r: InjectedRun): Record<'jobs' | 'records' | 'per-second' | 'rest', number> {
   const kinds = { jobs: 0, records: 0, 'per-second': 0, rest: 0 };
   for (const [pattern, bytes] of Object.entries(r.peakBreakdown ?? {})) {
-    const kind = /:campaign-[^:]+:[^:]+_#$/.test(pattern)
+    const kind = /:\{campaign-[^:]+\}:[^:]+_#$/.test(pattern)
       ? 'jobs'
       : /:msg:/.test(pattern)
         ? 'records'
-        : /:(sig|stats):/.test(pattern)
+        : /:(\{[^}]*:sig\}|sig|stats):/.test(pattern)
           ? 'per-second'
           : 'rest';
     kinds[kind] += bytes;

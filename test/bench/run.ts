@@ -7,6 +7,7 @@ import { startRedisServer } from '../support/redis-server.js';
 import { accuracyResults, accuracyRows, benchAccuracy, benchReceiverAccuracy } from './accuracy.js';
 import { benchCampaign, campaignResults, campaignRows, type CampaignPlan } from './campaign.js';
 import { benchCampaignsIdle, campaignsIdleRows } from './campaigns-idle.js';
+import { benchCluster, clusterResults, clusterRows } from './cluster.js';
 import { benchCost, costResults, costRows, costTop } from './cost.js';
 import { benchIsolation } from './isolation.js';
 import { benchLimiter, limiterRows } from './limiter.js';
@@ -26,7 +27,7 @@ const { values } = parseArgs({
   },
 });
 const quick = values.quick;
-const ONLY = ['campaign', 'campaigns-idle', 'cost', 'accuracy', 'scripts', 'limiter'];
+const ONLY = ['campaign', 'campaigns-idle', 'cost', 'accuracy', 'scripts', 'limiter', 'cluster'];
 if (values.only !== undefined && !ONLY.includes(values.only)) {
   process.stderr.write(`bench: --only takes ${ONLY.join(', ')}, not ${values.only}\n`);
   process.exit(2);
@@ -60,6 +61,7 @@ const plan = quick
       recipients: 20_000,
       pauseMessages: 300,
       isolationMessages: 100,
+      clusterMessages: 3_000,
     }
   : {
       limiterSeconds: 10,
@@ -72,6 +74,7 @@ const plan = quick
       recipients: 100_000,
       pauseMessages: 300,
       isolationMessages: 200,
+      clusterMessages: 20_000,
     };
 
 const step = (name: string): void => {
@@ -97,6 +100,10 @@ if (values.only === 'campaigns-idle') {
 if (values.only === 'cost') {
   const cost = await benchCost(plan.costMessages);
   finishOnly({ cost: costResults(cost) }, costRows(cost), `bench: Redis time per message by command: ${costTop(cost)}`);
+}
+if (values.only === 'cluster') {
+  const cluster = await benchCluster(plan.clusterMessages);
+  finishOnly({ cluster: clusterResults(cluster) }, clusterRows(cluster));
 }
 if (values.only === 'scripts') {
   const scripts = await benchScripts(plan.costMessages);
@@ -144,6 +151,8 @@ try {
   step(`memory (${plan.recipients} recipients)`);
   const memory = await benchMemory(plan.recipients);
   const campaign = await benchCampaign(campaignPlan, step);
+  step(`cluster (${plan.clusterMessages} messages: one Redis, three masters, the limiter apart)`);
+  const cluster = await benchCluster(plan.clusterMessages);
 
   const results = {
     limiter: {
@@ -185,6 +194,7 @@ try {
     },
     cost: costResults(cost),
     campaign: campaignResults(campaign),
+    cluster: clusterResults(cluster),
   };
   writeFileSync(resolve(import.meta.dirname, '../../bench-results.json'), `${JSON.stringify(results, null, 2)}\n`);
 
@@ -245,6 +255,7 @@ try {
       'reported',
     ],
     ...campaignRows(campaign),
+    ...clusterRows(cluster),
   ];
   printTable(['figure', 'Sluice', 'baseline (same run)', 'ratio', 'target'], rows);
   process.stderr.write(`bench: Redis time per message by command: ${costTop(cost)}\n`);

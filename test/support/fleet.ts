@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { createClient, type SluiceClient } from '@sluice/client';
 import { createSandbox, type Keep, type Sandbox, type SandboxOptions } from '@sluice/sandbox';
 import { bundleApps, type BundledApp } from './app-bundle.js';
@@ -26,6 +26,12 @@ export type FleetProcess = TestProcess;
 /** Options of {@link startFleet}. */
 export interface FleetOptions {
   redisUrl: string;
+  /**
+   * A Redis Cluster's seed URLs: the fleet's queues and limiter live there (`redis.queues`,
+   * `redis.limiter`), with one dispatch partition per master, and the test's own connection and
+   * client are cluster clients. `redisUrl` is then only the processes' `REDIS_URL`.
+   */
+  cluster?: readonly string[] | undefined;
   /** A directory made by `bundleApps` (the test run's); without it, this process makes its own. */
   apps?: string;
   /**
@@ -87,6 +93,29 @@ function spawnApp(apps: string, app: BundledApp, env: NodeJS.ProcessEnv): Promis
   return startProcess(app, ['--enable-source-maps', join(apps, `${app}.mjs`)], env, '"event":"ready"');
 }
 
+/** A cluster client for a test, typed as a Redis (it answers the same commands). */
+function clusterClient(seeds: readonly string[]): Redis {
+  const cluster = new Cluster(
+    seeds.map((s) => {
+      const u = new URL(s);
+      return { host: u.hostname, port: Number(u.port) };
+    }),
+    { redisOptions: { maxRetriesPerRequest: 3 } },
+  );
+  cluster.on('error', () => undefined);
+  return cluster as unknown as Redis;
+}
+
+/** Deletes the keys of one node that match `pattern`, through `via` (one key a command: their slots differ). */
+async function deleteMatching(node: Redis, via: Redis, pattern: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    if (found.length) await Promise.all(found.map((key) => via.del(key)));
+  } while (cursor !== '0');
+}
+
 /** Starts a fleet with its own key prefix on the given Redis. */
 export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const prefix = `t${randomUUID().slice(0, 8)}`;
@@ -101,7 +130,15 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const given = typeof options.config === 'function' ? options.config(sandbox) : options.config;
   const config = {
     ...given,
-    redis: { url: options.redisUrl, prefix },
+    // The fleet's Redis and prefix; a test may add roles (`limiter`, `queues`) and partitions.
+    redis: {
+      ...(options.cluster
+        ? { queues: { cluster: options.cluster }, limiter: { cluster: options.cluster }, dispatchPartitions: 3 }
+        : {}),
+      ...(given?.redis as object | undefined),
+      url: options.redisUrl,
+      prefix,
+    },
     sandbox: { url: sandbox.url, smtpPort: sandbox.smtpPort },
     worker: {
       lockDurationMs: 4_000,
@@ -111,10 +148,12 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   };
   writeFileSync(configPath, JSON.stringify(config, null, 2)); // JSON is YAML
   const env = { ...process.env, ...options.env, SLUICE_CONFIG: configPath, REDIS_URL: options.redisUrl };
-  const redis = new Redis(options.redisUrl);
+  // On a cluster, a cluster client typed as a Redis (it answers the same commands).
+  const redis = options.cluster ? clusterClient(options.cluster) : new Redis(options.redisUrl);
   // Its failures reach the test through the commands that fail; ioredis would print each one too.
   redis.on('error', () => undefined);
-  const client = createClient({ redis: options.redisUrl, prefix, fleetCheck: options.fleetCheck ?? 'error' });
+  const clientRedis = options.cluster ? clusterClient(options.cluster) : options.redisUrl;
+  const client = createClient({ redis: clientRedis, prefix, fleetCheck: options.fleetCheck ?? 'error' });
   const processes: FleetProcess[] = [];
 
   const fleet: Fleet = {
@@ -145,13 +184,13 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     async stop() {
       await Promise.all(processes.map((p) => p.stop('SIGTERM')));
       await client.close();
+      if (typeof clientRedis !== 'string') await clientRedis.quit();
       await sandbox.close();
-      let cursor = '0';
-      do {
-        const [next, found] = await redis.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 1000);
-        cursor = next;
-        if (found.length) await redis.del(...found);
-      } while (cursor !== '0');
+      // Every master's keys (a cluster's SCAN covers one node); a node killed by the test is passed by.
+      const nodes = options.cluster
+        ? (redis as unknown as Cluster).nodes('master').filter((n) => n.status === 'ready')
+        : [redis];
+      for (const node of nodes) await deleteMatching(node, redis, `*${prefix}*`);
       await redis.quit();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -212,6 +212,7 @@ async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
   do {
     const [next, found] = await redis.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 1000);
     cursor = next;
-    if (found.length) await redis.unlink(...found);
+    // One key a command: on a cluster, keys of different slots go in no one command.
+    if (found.length) await Promise.all(found.map((key) => redis.unlink(key)));
   } while (cursor !== '0');
 }

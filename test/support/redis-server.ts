@@ -48,6 +48,13 @@ export interface RedisServerOptions {
    * survives a kill and a {@link RedisServer.restart}. @defaultValue no persistence at all
    */
   appendfsync?: 'always' | 'everysec';
+  /**
+   * Run as a Redis Cluster of one node that serves every slot: plain clients work as on any
+   * Redis, and the node refuses what a real cluster refuses — a command, script or `MULTI`
+   * whose keys are of different slots (`CROSSSLOT`), and `SELECT`. The whole suite runs so with
+   * `SLUICE_TEST_SLOTS=strict`. @defaultValue `SLUICE_TEST_SLOTS === 'strict'`
+   */
+  oneSlotCluster?: boolean;
 }
 
 /** A private `redis-server` (noeviction; no persistence unless asked), on a free port unless given one. */
@@ -86,6 +93,7 @@ function spawnServer(port: number, dir: string, options: RedisServerOptions): Pr
       dir,
       '--maxmemory-policy',
       'noeviction',
+      ...(strictSlots(options) ? ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf')] : []),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -103,6 +111,27 @@ function spawnServer(port: number, dir: string, options: RedisServerOptions): Pr
   });
 }
 
+const strictSlots = (options: RedisServerOptions): boolean =>
+  options.oneSlotCluster ?? process.env.SLUICE_TEST_SLOTS === 'strict';
+
+/** Gives the one node every slot (once: a restarted node keeps them in nodes.conf) and waits for `cluster_state:ok`. */
+async function serveEverySlot(port: number): Promise<void> {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(port, '127.0.0.1', { lazyConnect: true });
+  try {
+    await redis.connect();
+    const info = String(await redis.cluster('INFO'));
+    if (/cluster_slots_assigned:0\b/.test(info)) await redis.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
+    for (let i = 0; i < 200; i++) {
+      if (String(await redis.cluster('INFO')).includes('cluster_state:ok')) return;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error(`redis-server on ${port}: the one-node cluster never reached cluster_state:ok`);
+  } finally {
+    redis.disconnect();
+  }
+}
+
 const running = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
 
 /** Starts a private redis-server; rejects with a clear message if the binary is missing. */
@@ -110,6 +139,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   const port = options.port ?? (await freePort());
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'sluice-redis-'));
   let child = await spawnServer(port, dir, options);
+  if (strictSlots(options)) await serveEverySlot(port);
   const kill = async (signal: NodeJS.Signals = 'SIGKILL') => {
     if (!running(child)) return;
     const exited = new Promise((r) => child.once('exit', r));
@@ -133,6 +163,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     async restart() {
       if (running(child)) throw new Error('redis-server is still running: kill it before restarting it');
       child = await spawnServer(port, dir, options);
+      if (strictSlots(options)) await serveEverySlot(port);
     },
   };
 }

@@ -10,7 +10,7 @@ import {
   httpLogging,
   registerRedisUp,
 } from '@sluice/ops';
-import { connectRedis, createCampaigns, createQueues, createStore, type RedisHealth } from '@sluice/store';
+import { connectRoles, createCampaigns, createQueues, createStore, type RedisHealth } from '@sluice/store';
 import { registerAuth } from './auth.js';
 import { registerBoard } from './board.js';
 
@@ -70,13 +70,16 @@ export function createAdmin(options: AdminOptions): Admin {
   // First, before any route: the hook then covers every route and plugin registered after.
   registerAuth(server, config.admin);
 
-  const ownsRedis = options.redis === undefined;
+  // The queues' Redis and the limiter's (one connection unless `redis.limiter` names another).
+  const connections =
+    options.redis === undefined ? connectRoles(config, { maxRetriesPerRequest: 3, health: options.health }) : undefined;
   const { health } = options;
-  const redis = options.redis ?? connectRedis(config.redis.url, { maxRetriesPerRequest: 3, health });
+  const redis = options.redis ?? connections!.queues;
+  const control = options.redis ?? connections!.limiter;
   const keys = createKeys(config.redis.prefix);
   const store = createStore({ redis, keys });
-  const status = createStatus({ config, redis, keys });
-  const queues = createQueues({ redis, keys });
+  const status = createStatus({ config, redis, control, keys });
+  const queues = createQueues({ redis, keys, partitions: config.redis.dispatchPartitions });
   const campaigns = createCampaigns({ redis, keys, queues, store, logger });
   const board = registerBoard(server, { redis, keys, queues, campaigns, logger });
 
@@ -121,7 +124,7 @@ export function createAdmin(options: AdminOptions): Admin {
   server.get('/metrics', async (_req, reply) =>
     reply.header('content-type', registry.contentType).send(await registry.metrics()),
   );
-  const overrides = createOverrides({ config, redis, keys });
+  const overrides = createOverrides({ config, redis: control, keys });
   server.get('/api/overrides', async () => overrides.list());
   for (const action of ['pause', 'resume'] as const) {
     server.post<{ Params: { id: string } }>(`/api/campaigns/:id/${action}`, async (req) => {
@@ -168,7 +171,7 @@ export function createAdmin(options: AdminOptions): Admin {
       await running;
       await queues.close();
       await status.close();
-      if (ownsRedis) await redis.quit();
+      await connections?.quit();
     },
   };
 }

@@ -46,7 +46,8 @@ class CampaignQueueAdapter extends BullMQAdapter {
  */
 const BOARD_WRITES = [
   /^\/api\/queues\/(pause|resume)$/,
-  /^\/api\/queues\/campaign-[^/]+\/(pause|resume)$/,
+  // A campaign's queue is `{campaign-<id>}`, its braces percent-encoded in the path or not.
+  /^\/api\/queues\/(?:%7B|\{)campaign-[^/]+(?:%7D|\})\/(pause|resume)$/i,
   /^\/api\/queues\/[^/]+\/retry\/failed$/,
   /^\/api\/queues\/[^/]+\/[^/]+\/retry$/,
 ];
@@ -138,7 +139,7 @@ export function registerBoard(
 ): Board {
   const { redis, keys, queues, campaigns, logger } = deps;
   const basePath = deps.basePath ?? '/board';
-  const fixed = PRIORITY_CLASSES.flatMap((p) => [queues.intake(p), queues.dispatch(p)]);
+  const fixed = PRIORITY_CLASSES.flatMap((p) => [queues.intake(p), ...queues.dispatchAll(p)]);
   guardBoardWrites(server, basePath);
   const adapters = new Map<string, CampaignQueueAdapter>();
   answerResumeAll(server, basePath, () => [...adapters.keys()], queues, campaigns);

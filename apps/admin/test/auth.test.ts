@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { parseConfig, type ServiceLogger, type SluiceConfig } from '@sluice/core';
+import { createKeys, parseConfig, type ServiceLogger, type SluiceConfig } from '@sluice/core';
 import { createClient } from '@sluice/client';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 import { createAdmin, type Admin } from '../src/admin.js';
@@ -35,12 +35,12 @@ describe('admin auth', () => {
   beforeEach(async () => {
     redis = r.redis;
     prefix = r.prefix;
-    await redis.hset(`${prefix}:campaign:spring`, {
+    await redis.hset(createKeys(prefix).campaign('spring'), {
       createdAt: String(Date.now()),
       name: 'Spring sale',
       priority: 'low',
     });
-    await redis.sadd(`${prefix}:campaigns`, 'spring');
+    await redis.sadd(createKeys(prefix).campaigns(), 'spring');
     // A campaign with a message in its queue (no scheduler runs here): what Empty would drop.
     const client = createClient({ redis: r.url, prefix, fleetCheck: 'off' });
     await client.campaigns.create({ id: 'sale', priority: 'low' });
@@ -138,34 +138,34 @@ describe('admin auth', () => {
       .json<{ queues: { name: string; displayName?: string }[] }>()
       .queues.map((q) => q.displayName ?? q.name);
     expect(names).toContain('campaign Spring sale (spring) · active');
-    expect(names).toContain('intake-critical');
-    expect(names).toContain('dispatch-low');
+    expect(names).toContain('{intake-critical}');
+    expect(names).toContain('dispatch-low-{b32.76}');
     const pause = await admin.server.inject({
       method: 'POST',
       url: '/api/campaigns/spring/pause',
       headers: { authorization: `Bearer ${OTHER}` },
     });
     expect(pause.json()).toEqual({ id: 'spring', paused: true, actor: 'bob' });
-    expect(await redis.hget(`${prefix}:campaign:spring`, 'paused')).toBe('1');
+    expect(await redis.hget(createKeys(prefix).campaign('spring'), 'paused')).toBe('1');
   });
 
   it('pauses the campaign, not only its queue, from Bull Board', async () => {
     const auth = { authorization: `Bearer ${TOKEN}` };
     await admin.server.inject({ method: 'POST', url: '/api/campaigns/spring/resume', headers: auth });
-    expect(await redis.hget(`${prefix}:campaign:spring`, 'paused')).toBe(null);
+    expect(await redis.hget(createKeys(prefix).campaign('spring'), 'paused')).toBe(null);
     const res = await admin.server.inject({
       method: 'PUT',
-      url: '/board/api/queues/campaign-spring/pause',
+      url: '/board/api/queues/%7Bcampaign-spring%7D/pause',
       headers: auth,
     });
     expect(res.statusCode).toBe(200);
-    expect(await redis.hget(`${prefix}:campaign:spring`, 'paused')).toBe('1');
+    expect(await redis.hget(createKeys(prefix).campaign('spring'), 'paused')).toBe('1');
     const status = (await admin.server.inject({ url: '/api/status', headers: auth })).json<{
       campaigns: { id: string; state: string }[];
     }>();
     expect(status.campaigns.find((c) => c.id === 'spring')?.state).toBe('paused');
-    await admin.server.inject({ method: 'PUT', url: '/board/api/queues/campaign-spring/resume', headers: auth });
-    expect(await redis.hget(`${prefix}:campaign:spring`, 'paused')).toBe(null);
+    await admin.server.inject({ method: 'PUT', url: '/board/api/queues/%7Bcampaign-spring%7D/resume', headers: auth });
+    expect(await redis.hget(createKeys(prefix).campaign('spring'), 'paused')).toBe(null);
   });
 
   it('lets the board pause and resume campaigns and retry failed jobs, and refuses every write that would drop or move a message', async () => {
@@ -184,21 +184,21 @@ describe('admin auth', () => {
     const client = createClient({ redis: r.url, prefix, fleetCheck: 'off' });
     try {
       const writes = [
-        'campaign-sale/empty',
-        'campaign-sale/obliterate',
-        'campaign-sale/clean/completed',
-        'campaign-sale/retry/completed',
-        'campaign-sale/promote',
-        `campaign-sale/${queuedId}/promote`,
-        'campaign-sale/rate-limit',
-        'dispatch-low/pause',
-        'dispatch-low/empty',
+        '%7Bcampaign-sale%7D/empty',
+        '%7Bcampaign-sale%7D/obliterate',
+        '%7Bcampaign-sale%7D/clean/completed',
+        '%7Bcampaign-sale%7D/retry/completed',
+        '%7Bcampaign-sale%7D/promote',
+        `%7Bcampaign-sale%7D/${queuedId}/promote`,
+        '%7Bcampaign-sale%7D/rate-limit',
+        'dispatch-low-%7Bb32.76%7D/pause',
+        'dispatch-low-%7Bb32.76%7D/empty',
         'intake-critical/obliterate',
       ];
       for (const w of writes) expect((await put(w)).statusCode, w).toBe(405);
       const add = await admin.server.inject({
         method: 'POST',
-        url: '/board/api/queues/campaign-sale/add',
+        url: '/board/api/queues/%7Bcampaign-sale%7D/add',
         headers: auth,
         payload: { name: 'x', data: {} },
       });
@@ -206,32 +206,32 @@ describe('admin auth', () => {
       expect(add.json<{ message: string }>().message).toContain('sluice campaigns cancel');
       // Nothing was dropped, moved or added: the message still waits, and is still queued.
       expect(await client.messages.status(queuedId)).toMatchObject({ state: 'queued' });
-      expect((await board('campaign-sale')).counts.waiting).toBe(1);
+      expect((await board('{campaign-sale}')).counts.waiting).toBe(1);
 
       // A job that failed (here: a processor that gives up on it) is retried from the board.
       const connection = new Redis(r.url, { maxRetriesPerRequest: null });
       const worker = new Worker(
-        'campaign-sale',
+        '{campaign-sale}',
         async () => {
           throw new UnrecoverableError('an unexpected error');
         },
         { connection, prefix },
       );
-      await waitUntil(async () => (await board('campaign-sale')).counts.failed === 1);
+      await waitUntil(async () => (await board('{campaign-sale}')).counts.failed === 1);
       await worker.close();
       await connection.quit();
-      expect((await put('campaign-sale/retry/failed')).statusCode).toBe(200);
-      expect((await board('campaign-sale')).counts).toMatchObject({ waiting: 1, failed: 0 });
+      expect((await put('%7Bcampaign-sale%7D/retry/failed')).statusCode).toBe(200);
+      expect((await board('{campaign-sale}')).counts).toMatchObject({ waiting: 1, failed: 0 });
       expect(await client.messages.status(queuedId)).toMatchObject({ state: 'queued' });
 
       // Pause all / resume all act on the campaigns, and pass the class queues by.
       expect((await put('pause')).statusCode).toBe(200);
-      expect(await redis.hget(`${prefix}:campaign:sale`, 'paused')).toBe('1');
-      const dispatchLow = new Queue('dispatch-low', { connection: redis, prefix });
+      expect(await redis.hget(createKeys(prefix).campaign('sale'), 'paused')).toBe('1');
+      const dispatchLow = new Queue('dispatch-low-{b32.76}', { connection: redis, prefix });
       expect(await dispatchLow.isPaused()).toBe(false);
       await dispatchLow.close();
       expect((await put('resume')).statusCode).toBe(200);
-      expect(await redis.hget(`${prefix}:campaign:sale`, 'paused')).toBe(null);
+      expect(await redis.hget(createKeys(prefix).campaign('sale'), 'paused')).toBe(null);
     } finally {
       await client.close();
     }
@@ -244,7 +244,7 @@ describe('admin auth', () => {
       headers: { authorization: `Bearer ${TOKEN}`, origin: 'https://evil.example', host: 'localhost:8090' },
     });
     expect(res.statusCode).toBe(403);
-    expect(await redis.hget(`${prefix}:campaign:spring`, 'paused')).toBe(null);
+    expect(await redis.hget(createKeys(prefix).campaign('spring'), 'paused')).toBe(null);
   });
 });
 

@@ -58,7 +58,7 @@ describe('a cancelled campaign through the admin app', () => {
   it('refuses Bull Board’s Resume with 409 campaign_cancelled, and shows it cancelled', async () => {
     const res = await admin.server.inject({
       method: 'PUT',
-      url: '/board/api/queues/campaign-recalled/resume',
+      url: '/board/api/queues/%7Bcampaign-recalled%7D/resume',
       headers: auth,
     });
     expect(res.statusCode).toBe(409);

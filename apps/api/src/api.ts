@@ -1,7 +1,7 @@
 import { fastify, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { createKeys, receiverFor, type ServiceLogger, type SluiceConfig } from '@sluice/core';
-import { connectRedis, createFeedback, createStore, type RedisHealth } from '@sluice/store';
+import { connectRoles, createFeedback, createStore, type RedisHealth } from '@sluice/store';
 import { createSignals, type Signals } from '@sluice/throttle';
 import { answerRequestIds, httpLogging } from '@sluice/ops';
 import { httpsGet } from './internal/https-get.js';
@@ -72,13 +72,17 @@ const FETCH = { timeoutMs: 5_000, maxBytes: 64 * 1024 };
 export function createApi(options: ApiOptions): Api {
   const { config, logger } = options;
   const sendgridKey = readSendgridKey(config.api.webhooks.sendgrid.publicKey);
-  const ownsRedis = options.redis === undefined;
-  const redis = options.redis ?? connectRedis(config.redis.url, { maxRetriesPerRequest: 3, health: options.health });
+  // The queues' Redis and the limiter's, whose signals count bounces and complaints (one
+  // connection unless `redis.limiter` names another).
+  const connections =
+    options.redis === undefined ? connectRoles(config, { maxRetriesPerRequest: 3, health: options.health }) : undefined;
+  const redis = options.redis ?? connections!.queues;
+  const control = options.redis ?? connections!.limiter;
   const keys = createKeys(config.redis.prefix);
   const dedupeTtlSeconds = options.dedupeTtlSeconds ?? 2 * 86_400;
   const feedback = createFeedback({ redis, keys, softBounces: config.suppression.softBounces, dedupeTtlSeconds });
   const ownsSignals = options.signals === undefined;
-  const signals = options.signals ?? createSignals({ redis, keys });
+  const signals = options.signals ?? createSignals({ redis: control, keys });
   const deps = {
     config: config.api.webhooks,
     logger,
@@ -140,7 +144,7 @@ export function createApi(options: ApiOptions): Api {
           logger.error({ event: 'signals_flush_failed', err: (err as Error).message }, 'signals not written');
         }
       }
-      if (ownsRedis) await redis.quit();
+      await connections?.quit();
     },
   };
 }

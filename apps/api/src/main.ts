@@ -14,6 +14,11 @@ runService({
     const health = createRedisHealth({ url: config.redis.url, logger });
     // The api faces the ESPs' webhooks: its `/metrics` (its own process's figures) is not on
     // that port but, as every fleet process's, on `metrics.host:metrics.port` when a port is set.
+    // `/healthz` and `/readyz` first, when a port is set: live while it waits for Redis.
+    const probe =
+      config.health.port === undefined
+        ? undefined
+        : await (await import('@sluice/ops')).startHealth({ config, port: config.health.port });
     const port = config.metrics.port;
     const metrics =
       port === undefined
@@ -24,11 +29,14 @@ runService({
     await health.ready();
     const address = await api.listen();
     logger.info({ address }, 'api listening');
+    probe?.started();
     return {
       async close() {
+        probe?.drain();
         health.close();
         await api.close();
         await metrics?.close();
+        await probe?.close();
       },
       shutdownDeadlineMs: 10_000,
     };

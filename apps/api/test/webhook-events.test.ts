@@ -122,7 +122,9 @@ describe('signed events Sluice cannot use are refused, naming the field, and wri
     // The same event with its timestamp is taken, under a key with that timestamp.
     const ok = complaint();
     expect((await mailgun(ok)).json()).toEqual({ events: 1, duplicates: 0, suppressed: 1 });
-    expect(await world.redis.exists(world.keys.feedbackEvent('mailgun', `${ok.id as string}@${ok.timestamp}`))).toBe(1);
+    expect(
+      await world.redis.exists(world.keys.feedbackEvent('acme', 'mailgun', `${ok.id as string}@${ok.timestamp}`)),
+    ).toBe(1);
   });
 
   it('SendGrid: one unusable event refuses the whole batch, naming its index and field', async () => {

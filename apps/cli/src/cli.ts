@@ -2,6 +2,7 @@ import { SluiceError } from '@sluice/core';
 import { COMMON_OPTIONS, UsageError, parseCommandArgs, type OptionSpec } from './args.js';
 import { campaignCommands } from './commands/campaigns.js';
 import { injectCommands } from './commands/inject.js';
+import { migrateCommands } from './commands/migrate.js';
 import { explainCommands } from './commands/explain.js';
 import { overrideCommands } from './commands/override.js';
 import { replyCommands } from './commands/replies.js';
@@ -18,6 +19,7 @@ export const COMMANDS: readonly Command[] = [
   ...explainCommands,
   ...suppressionCommands,
   ...replyCommands,
+  ...migrateCommands,
 ];
 
 /** Exit codes: done, failed (Redis, unknown id, …), called wrongly. */

@@ -1,6 +1,14 @@
 import type { Redis } from 'ioredis';
 import type { SluiceClient } from '@sluice/client';
-import { SluiceError, createKeys, loadConfig, type Keys, type SluiceConfig } from '@sluice/core';
+import {
+  SluiceError,
+  createKeys,
+  loadConfig,
+  redisEndpoints,
+  type Keys,
+  type RedisEndpoint,
+  type SluiceConfig,
+} from '@sluice/core';
 import type { ArgSpec, OptionSpec, ParsedArgs } from './args.js';
 
 /** Where the CLI writes and what it reads of its process (main.ts passes the real ones). */
@@ -11,10 +19,13 @@ export interface Io {
   now(): number;
 }
 
-/** What the fleet's modules take: the config, a connection and the key builders. */
+/** What the fleet's modules take: the config, its connections and the key builders. */
 export interface Deps {
   config: SluiceConfig;
+  /** The queues' Redis (`redis.queues`). */
   redis: Redis;
+  /** The limiter's Redis (`redis.limiter`): `redis` itself unless the config names another. */
+  control: Redis;
   keys: Keys;
 }
 
@@ -53,6 +64,37 @@ export function redactUrl(url: string): string {
   );
 }
 
+/**
+ * Opens a connection that fails fast: a CLI that waits forever for an unreachable Redis helps
+ * nobody. Its failures are reported through the failing command (no connection prints its
+ * own). A cluster gets the producer's profile (`connectEndpoint`).
+ */
+async function connectFast(endpoint: RedisEndpoint): Promise<Redis> {
+  const { connectEndpoint, connectRedis } = await import('@sluice/store');
+  const where = endpoint.kind === 'node' ? redactUrl(endpoint.url) : endpoint.seeds.map(redactUrl).join(', ');
+  const redis =
+    endpoint.kind === 'node'
+      ? connectRedis(endpoint.url, {
+          lazyConnect: true,
+          maxRetriesPerRequest: 1,
+          retryStrategy: (n) => (n > 2 ? null : 200),
+          connectTimeout: 5_000,
+        })
+      : (connectEndpoint(endpoint, { role: 'producer' }) as unknown as Redis);
+  try {
+    if (endpoint.kind === 'node') await redis.connect();
+    else await redis.ping();
+  } catch (cause) {
+    redis.disconnect();
+    throw new SluiceError(
+      'redis_unavailable',
+      `cannot connect to Redis at ${where} (REDIS_URL, redis.url, redis.queues or redis.limiter): ${(cause as Error).message}`,
+      { cause, action: 'transient' },
+    );
+  }
+  return redis;
+}
+
 /** A context whose connections are opened on first use and closed by `close()`. */
 export function createContext(io: Io, json: boolean): Context & { close(): Promise<void> } {
   let deps: Promise<Deps> | undefined;
@@ -60,26 +102,10 @@ export function createContext(io: Io, json: boolean): Context & { close(): Promi
 
   async function open(): Promise<Deps> {
     const config = loadConfig({ env: io.env });
-    const { connectRedis } = await import('@sluice/store');
-    // Fail fast: a CLI that waits forever for an unreachable Redis helps nobody. Its failures
-    // are reported through the failing command (connectRedis prints none of its own).
-    const redis = connectRedis(config.redis.url, {
-      lazyConnect: true,
-      maxRetriesPerRequest: 1,
-      retryStrategy: (n) => (n > 2 ? null : 200),
-      connectTimeout: 5_000,
-    });
-    try {
-      await redis.connect();
-    } catch (cause) {
-      redis.disconnect();
-      throw new SluiceError(
-        'redis_unavailable',
-        `cannot connect to Redis at ${redactUrl(config.redis.url)} (REDIS_URL or redis.url): ${(cause as Error).message}`,
-        { cause, action: 'transient' },
-      );
-    }
-    return { config, redis, keys: createKeys(config.redis.prefix) };
+    const { queues, limiter } = redisEndpoints(config);
+    const redis = await connectFast(queues);
+    const control = JSON.stringify(queues) === JSON.stringify(limiter) ? redis : await connectFast(limiter);
+    return { config, redis, control, keys: createKeys(config.redis.prefix) };
   }
 
   return {
@@ -96,7 +122,10 @@ export function createContext(io: Io, json: boolean): Context & { close(): Promi
     async close() {
       await (await client?.catch(() => undefined))?.close();
       const d = await deps?.catch(() => undefined);
-      if (d) await d.redis.quit().catch(() => d.redis.disconnect());
+      if (d) {
+        await d.redis.quit().catch(() => d.redis.disconnect());
+        if (d.control !== d.redis) await d.control.quit().catch(() => d.control.disconnect());
+      }
     },
   };
 }

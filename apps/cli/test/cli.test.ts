@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Keys, MessageInput } from '@sluice/core';
+import { SCHEMA_VERSION, type Keys, type MessageInput } from '@sluice/core';
 import { createClient, type SluiceClient } from '@sluice/client';
 import { createHeartbeat, createQueues } from '@sluice/store';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
@@ -399,7 +399,7 @@ describe('status', () => {
     await beat.start();
     const one = await sluice('status');
     await beat.close();
-    expect(one.stdout).toMatch(new RegExp(`${beat.id}\\s+worker\\s+\\d+\\.\\d+\\.\\d+\\s+1\\s`));
+    expect(one.stdout).toMatch(new RegExp(`${beat.id}\\s+worker\\s+\\d+\\.\\d+\\.\\d+\\s+${SCHEMA_VERSION}\\s`));
     expect(one.stdout).toContain('SANDBOX: ses send to the local sandbox ESP; their mail never leaves');
     expect(one.stdout).toContain('no scheduler runs: nothing is admitted');
   });

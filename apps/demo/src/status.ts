@@ -74,11 +74,11 @@ export function createStatusReader(options: StatusReaderOptions): StatusReader {
   const { config, keys, redis, client, campaignId } = options;
   const providers = providerColumns(config);
   const receivers = receiverColumns(config, options.domains);
-  const handles = createQueues({ redis, keys });
+  const handles = createQueues({ redis, keys, partitions: config.redis.dispatchPartitions });
   const queues = [
     ...PRIORITY_CLASSES.map((p) => handles.intake(p)),
     handles.campaign(campaignId),
-    ...PRIORITY_CLASSES.map((p) => handles.dispatch(p)),
+    ...PRIORITY_CLASSES.flatMap((p) => handles.dispatchAll(p)),
   ];
 
   async function backlog(): Promise<StatusReading['backlog']> {

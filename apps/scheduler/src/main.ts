@@ -16,6 +16,13 @@ runService({
     // are served by the leading scheduler alone, so a sum over schedulers counts each once.
     // Made first (it takes no job before start()), so the metrics can ask whether it leads.
     const scheduler = createScheduler({ config, logger, health });
+    // `/healthz` and `/readyz` first, when a port is set: live while it waits for Redis.
+    const probe =
+      config.health.port === undefined
+        ? undefined
+        : await (
+            await import('@sluice/ops')
+          ).startHealth({ config, port: config.health.port, info: () => ({ leading: scheduler.leading }) });
     const port = config.metrics.port;
     const leading = (): boolean => scheduler.leading;
     const metrics =
@@ -25,12 +32,15 @@ runService({
     // Without Redis the scheduler waits (saying so once), and is ready once it answers.
     await health.ready();
     await scheduler.start();
+    probe?.started();
     // Its jobs are short; the deadline only guards against a hang (say Redis is gone).
     return {
       async close() {
+        probe?.drain();
         health.close();
         await scheduler.close();
         await metrics?.close();
+        await probe?.close();
       },
       shutdownDeadlineMs: config.worker.lockDurationMs + 5_000,
     };

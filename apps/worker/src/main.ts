@@ -12,6 +12,11 @@ runService({
     if (config instanceof Error) throw config;
     // One reporter for every connection of the process: one line per outage, not one per retry.
     const health = createRedisHealth({ url: config.redis.url, logger });
+    // `/healthz` and `/readyz` first, when a port is set: live while it waits for Redis.
+    const probe =
+      config.health.port === undefined
+        ? undefined
+        : await (await import('@sluice/ops')).startHealth({ config, port: config.health.port });
     // First, so a taken port fails the start before any job is fetched.
     // `/metrics` only when a port is set (its code is loaded only then): this worker's own
     // counters, counted in memory as it sends, so a sum over workers is the fleet's.
@@ -30,12 +35,16 @@ runService({
     // Without Redis the worker waits (saying so once), and is ready once it answers.
     await health.ready();
     await worker.start();
+    probe?.started();
     // Draining may take the drain time; then give up rather than hang.
     return {
       async close() {
+        // Not ready from the signal on: no new traffic is meant for a stopping worker.
+        probe?.drain();
         health.close();
         await worker.close();
         await counted?.server.close();
+        await probe?.close();
       },
       shutdownDeadlineMs: config.worker.drainTimeoutMs + 5_000,
     };

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { SluiceError, createKeys, parseMessage, type Keys, type MessageInput } from '@sluice/core';
 import {
   connectRedis,
@@ -12,18 +12,24 @@ import {
   type Store,
 } from '@sluice/store';
 import { clientCampaigns, type Campaigns } from './campaigns.js';
-import { createGuard, type Guard } from './deadline.js';
+import { createGuard, type Deadline, type Guard } from './deadline.js';
 import { createFleetWatch, type FleetCheck } from './fleet-check.js';
 import { createIntake, type Parsed, type SendResult } from './intake.js';
+import { createReplicaWait, type ReplicasOption } from './replicas.js';
 import { clientOutcomes, type ClientOutcomes } from './outcomes.js';
 import { createClientSuppressions, type ClientSuppressions } from './suppressions.js';
 
 export type { SendResult } from './intake.js';
+export type { ReplicasOption } from './replicas.js';
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {
-  /** A Redis URL (the client opens and closes its own connection) or a connection of yours. */
-  redis: string | Redis;
+  /**
+   * A Redis URL (the client opens and closes its own connection), or a connection of yours:
+   * an ioredis `Redis`, or a `Cluster` for a fleet whose `redis.queues` is a Redis Cluster
+   * (docs/operations/running-a-fleet.md gives its options).
+   */
+  redis: string | Redis | Cluster;
   /** Key namespace; must match the fleet's `redis.prefix`. @defaultValue `'sluice'` */
   prefix?: string;
   /** `sendBulk` writes this many messages per Redis transaction. @defaultValue `1000` */
@@ -36,6 +42,14 @@ export interface ClientOptions {
    * @defaultValue `5000`
    */
   timeoutMs?: number;
+  /**
+   * Before `send` (and each chunk of `sendBulk`) answers, wait until this many replicas of the
+   * masters it wrote to have the mail (Redis `WAIT`): a failover then loses no acknowledged
+   * send (docs/design/state-and-owners.md, "Failover"). Fewer within `timeoutMs` (below the
+   * client's own): `redis_unavailable`; the mail is written and goes, so retry with the same
+   * `idempotencyKey`. Costs a round trip per master a call. @defaultValue none: the master's answer
+   */
+  replicas?: ReplicasOption;
   /**
    * The outcome stream (`client.outcomes`). `claimIdleMs`: an event a consumer left
    * unacknowledged this long is claimed by another's `read` (the first died).
@@ -131,6 +145,30 @@ function positiveInteger(value: number | undefined, fallback: number, path: stri
   return value;
 }
 
+/** The `replicas` option checked: a wait after each write, or none. */
+function replicaWait(
+  options: ClientOptions,
+  timeoutMs: number,
+  redis: Redis | Cluster,
+): ((what: string) => Promise<void>) | undefined {
+  if (options.replicas === undefined) return undefined;
+  if (typeof options.replicas !== 'object' || options.replicas === null) {
+    throw new SluiceError('invalid_argument', 'replicas: must be { count, timeoutMs? }', { path: 'replicas' });
+  }
+  const count = positiveInteger(options.replicas.count, 1, 'replicas.count');
+  const waitMs = positiveInteger(
+    options.replicas.timeoutMs,
+    Math.max(1, Math.min(1_000, timeoutMs - 1)),
+    'replicas.timeoutMs',
+  );
+  if (waitMs >= timeoutMs) {
+    throw new SluiceError('invalid_argument', `replicas.timeoutMs: must be less than timeoutMs (${timeoutMs})`, {
+      path: 'replicas.timeoutMs',
+    });
+  }
+  return createReplicaWait(redis, { count, timeoutMs: waitMs });
+}
+
 /** Parses a call's input: every message before anything is read or written. */
 function parse(input: unknown, path: readonly PropertyKey[]): Parsed {
   const message = parseMessage(input, path);
@@ -149,7 +187,10 @@ export function createClient(options: ClientOptions): SluiceClient {
   const redis =
     // connectRedis: a library prints nothing (ioredis would print each failed attempt); the
     // commands reject instead.
-    typeof options.redis === 'string' ? connectRedis(options.redis, { maxRetriesPerRequest: 3 }) : options.redis;
+    // A Cluster answers the same commands and scripts; it is typed as a Redis from here on.
+    typeof options.redis === 'string'
+      ? connectRedis(options.redis, { maxRetriesPerRequest: 3 })
+      : (options.redis as unknown as Redis);
   const keys: Keys = createKeys(options.prefix);
   const store: Store = createStore({ redis, keys });
   const queues = createQueues({ redis, keys });
@@ -164,6 +205,16 @@ export function createClient(options: ClientOptions): SluiceClient {
     mode: fleetCheck,
     onWarning: options.onWarning ?? ((w) => process.emitWarning(w.message, { type: 'SluiceWarning', code: w.code })),
   });
+  const replicated = replicaWait(options, timeoutMs, redis);
+  /** A call's chunk within its deadline, answered once its replicas have it (`replicas`). */
+  const within =
+    (what: string) =>
+    <T>(run: (deadline: Deadline) => Promise<T>): Promise<T> =>
+      guard(what, async (deadline) => {
+        const result = await run(deadline);
+        await replicated?.(what);
+        return result;
+      });
   const counted = (results: SendResult[]): SendResult[] => {
     watch.accepted(results.filter((r) => !r.duplicate).length);
     return results;
@@ -235,7 +286,7 @@ export function createClient(options: ClientOptions): SluiceClient {
       check();
       const parsed = parse(input, []);
       await guard('send', () => watch.ensure());
-      const [result] = counted(await intake.enqueue([parsed], chunkSize, (run) => guard('send', run)));
+      const [result] = counted(await intake.enqueue([parsed], chunkSize, within('send')));
       return result!;
     },
     async sendBulk(inputs) {
@@ -246,7 +297,7 @@ export function createClient(options: ClientOptions): SluiceClient {
       // Every message first: one bad one refuses the call before anything is read or written.
       const parsed = inputs.map((input, i) => parse(input, ['messages', i]));
       await guard('sendBulk', () => watch.ensure());
-      return counted(await intake.enqueue(parsed, chunkSize, (run) => guard('sendBulk', run)));
+      return counted(await intake.enqueue(parsed, chunkSize, within('sendBulk')));
     },
     async close() {
       if (closed) return;

@@ -18,7 +18,7 @@ async function jobsIn(name: string): Promise<number> {
   await queues.close();
   return Object.values(counts).reduce((a, b) => a + b, 0);
 }
-const records = async (): Promise<number> => (await redis.keys(`${prefix}:msg:*`)).length;
+const records = async (): Promise<number> => (await redis.keys(`${prefix}:*:msg:*`)).length;
 
 /** Every key of the test's prefix and its exact value (DUMP), to compare before and after a call. */
 async function keyspace(): Promise<Map<string, string>> {
@@ -184,7 +184,7 @@ describe('a cancel that lands while a send is being written', () => {
       await cancelling;
       expect(error).toMatchObject({ name: 'SluiceError', code: 'campaign_cancelled', path: 'campaignId' });
       expect((error as Error).message).toMatch(/recorded as cancelled and will not be sent/);
-      const ids = (await redis.keys(`${prefix}:msg:*`)).map((k) => k.slice(`${prefix}:msg:`.length));
+      const ids = (await redis.keys(`${prefix}:*:msg:*`)).map((k) => k.slice(k.indexOf(':msg:') + ':msg:'.length));
       expect(ids).toHaveLength(2);
       for (const id of ids) expect(await racing.messages.status(id)).toMatchObject({ state: 'cancelled' });
       expect(await jobsIn(keys.campaignQueue('spring'))).toBe(0);
@@ -255,7 +255,7 @@ describe('campaigns', () => {
     expect(await client.messages.status(id)).toMatchObject({
       priority: 'low',
       campaignId: 'spring',
-      queue: 'campaign-spring',
+      queue: '{campaign-spring}',
     });
     const status = await client.campaigns.status('spring');
     expect(status).toMatchObject({

@@ -231,5 +231,19 @@ export const workerSchema = z
      * @defaultValue `30_000`
      */
     stalledIntervalMs: z.number().int().positive().default(30_000),
+    /** The watchdog of every worker's and scheduler's BullMQ Workers. */
+    watchdog: z
+      .strictObject({
+        /**
+         * How long a BullMQ Worker's blocking connection (the one it waits for jobs on) may stay
+         * not ready before the Worker is closed and made again. On a Redis Cluster a Worker's
+         * blocking client can stay wedged after a failover, fetching nothing ever again; a
+         * failover takes seconds, so the default is a few times that. The messages it held run
+         * again once their hold (`lockDurationMs`) runs out. `0` turns the watchdog off.
+         * @defaultValue `30_000`
+         */
+        notReadyMs: z.number().int().nonnegative().default(30_000),
+      })
+      .prefault({}),
   })
   .prefault({});

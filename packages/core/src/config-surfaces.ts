@@ -89,6 +89,19 @@ export const metricsSchema = z
   })
   .prefault({});
 
+/**
+ * Every process's `/healthz` (live) and `/readyz` (started, Redis answering, not draining), on a
+ * port of their own when one is given (docs/operations/running-a-fleet.md, "Health").
+ */
+export const healthSchema = z
+  .strictObject({
+    /** The interface the health endpoints listen on. */
+    host: host.default('127.0.0.1'),
+    /** Their port (`SLUICE_HEALTH_PORT`; 0: any free one); unset: none. */
+    port: z.number().int().min(0).max(65535).optional(),
+  })
+  .prefault({});
+
 /** pino's levels, most severe first; `silent` logs nothing. */
 export const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { limitSchema, name, perClass, redisUrl } from './config-fields.js';
+import { limitSchema, name, perClass } from './config-fields.js';
+import { redisSchema } from './config-redis.js';
 import { checkConfigInput } from './config-input.js';
 import {
   deliverySchema,
@@ -12,7 +13,7 @@ import {
 } from './config-delivery.js';
 import { failoverSchema, poolSchema, providerSchema, routesSchema, sandboxSchema } from './config-providers.js';
 import { organisationsSchema, receiverSchema } from './config-receivers.js';
-import { adminSchema, apiSchema, loggingSchema, metricsSchema } from './config-surfaces.js';
+import { adminSchema, apiSchema, healthSchema, loggingSchema, metricsSchema } from './config-surfaces.js';
 import { governorSchema } from './governor-config.js';
 import { launchSchema } from './config-launch.js';
 import { campaignsSchema } from './config-campaigns.js';
@@ -27,13 +28,7 @@ import { parseInput } from './parse.js';
 export const configSchema = z
   .strictObject({
     /** Where the fleet's Redis is, and the prefix of every key and queue. */
-    redis: z
-      .strictObject({
-        url: redisUrl.default('redis://127.0.0.1:6379'),
-        /** Prefix of every key and queue: fleets under different prefixes share nothing. */
-        prefix: name.default('sluice'),
-      })
-      .prefault({}),
+    redis: redisSchema,
     /**
      * `production` refuses a sandbox provider (one whose mail never leaves) unless
      * `allowSandbox` names it. @defaultValue `'development'`
@@ -68,6 +63,17 @@ export const configSchema = z
          * never lent. @defaultValue `250`
          */
         lendAheadMs: z.number().int().min(0).max(1_000).nullable().default(250),
+        /**
+         * While the limiter Redis does not answer (and the queues' does), each scheduler and
+         * worker may still admit and send critical mail at this fraction of every layer's
+         * critical reserve, on buckets of its own; every other class waits (fail closed). Set
+         * it at most 1 / (the larger of your scheduler and worker counts) and the fleet stays
+         * within the reserve (docs/design/state-and-owners.md, "The limiter Redis away").
+         * `0`: off, nothing goes. @defaultValue `0`
+         */
+        localShare: z.number().min(0).max(1).default(0),
+        /** A critical decision the limiter Redis leaves unanswered this long counts it away. @defaultValue `1000` */
+        localAfterMs: z.number().int().min(50).max(60_000).default(1_000),
       })
       .prefault({}),
     /**
@@ -107,6 +113,7 @@ export const configSchema = z
     suppression: suppressionSchema,
     admin: adminSchema,
     metrics: metricsSchema,
+    health: healthSchema,
     logging: loggingSchema,
     api: apiSchema,
     /** The admission decision at a campaign's launch (docs/design/campaigns.md). */

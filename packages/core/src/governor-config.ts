@@ -267,6 +267,13 @@ export const governorSchema = z
     windowMs: z.number().int().positive().default(60_000),
     /** No rate goes below this share of its configured rate, unless a rule pauses. */
     floor: z.number().gt(0).max(1).default(0.05),
+    /**
+     * When the limiter's Redis has lost its data (a failover to a replica that had not caught
+     * up, a restart without persistence), its buckets are full again: every provider's and
+     * receiver's rate is set to this share and climbs back by `recovery`, instead of the fleet
+     * sending a full bucket at once. `1` turns it off.
+     */
+    limiterLossFactor: z.number().gt(0).max(1).default(0.25),
     /** A decision's effect is judged on at least this much of what followed it (and its cool-down). */
     evidenceMs: z.number().int().positive().default(1_000),
     /** After a cut, a key is not cut again for this long (its effect must show first). */

@@ -39,6 +39,7 @@ export {
   type ProviderConfigOf,
   type ReceiverPolicy,
 } from './config.js';
+export { redisEndpoints, type RedisConfig, type RedisEndpoint, type RedisEndpoints } from './config-redis.js';
 export { RETRY_DEFAULTS, RETENTIONS, type Retention, type RetrySchedule } from './config-delivery.js';
 export { launchSchema } from './config-launch.js';
 export { campaignsSchema } from './config-campaigns.js';
@@ -71,7 +72,24 @@ export {
   type OrganisationMatcher,
   type OrganisationPattern,
 } from './organisations.js';
-export { createKeys, parseBucket, LAYER_KINDS, type Keys, type LayerKind } from './keys.js';
+export {
+  createKeys,
+  parseBucket,
+  parseInjectedId,
+  campaignOfQueue,
+  dispatchPartitionOf,
+  homeOf,
+  homeOfBlock,
+  goneBit,
+  stableHash,
+  HOME_COUNT,
+  HOMES,
+  COMPACT_BLOCK,
+  MAX_DISPATCH_PARTITIONS,
+  LAYER_KINDS,
+  type Keys,
+  type LayerKind,
+} from './keys.js';
 export {
   systemClock,
   poolOf,

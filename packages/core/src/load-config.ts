@@ -2,10 +2,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { z } from 'zod';
 import { redisUrl, url } from './config-fields.js';
+import { endpointSchema } from './config-redis.js';
 import { RESERVED_KEYS, readConfigText } from './config-input.js';
 import { logLevel, tokenWeakness } from './config-surfaces.js';
 import { parseConfig, type SluiceConfig } from './config.js';
 import { SluiceError } from './errors.js';
+import { MAX_DISPATCH_PARTITIONS } from './keys.js';
 
 /** Options of {@link loadConfig}. */
 export interface LoadConfigOptions {
@@ -21,7 +23,10 @@ export const DEFAULT_CONFIG_PATH = 'sluice.yaml';
 /**
  * Loads the config once at start: the YAML file named by `SLUICE_CONFIG` (else
  * `./sluice.yaml` if it exists, else the built-in defaults), then the environment:
- * `REDIS_URL` overrides `redis.url`; `AWS_REGION` fills in SES providers' region;
+ * `REDIS_URL` overrides `redis.url`, `SLUICE_REDIS_QUEUES` and `SLUICE_REDIS_LIMITER` (a URL, or
+ * `cluster:` and seed URLs) `redis.queues` and `redis.limiter`, `SLUICE_DISPATCH_PARTITIONS`
+ * `redis.dispatchPartitions`; `REDIS_PASSWORD` (and `REDIS_USERNAME`) fill in the
+ * credentials of every Redis URL and cluster seed that has none; `AWS_REGION` fills in SES providers' region;
  * `SENDGRID_API_KEY`, `MAILGUN_API_KEY` and `SMTP_PASSWORD` fill in real providers of their
  * kinds that have none (an SES provider without static keys takes the AWS default credential
  * chain, which reads `AWS_*` itself, the one exception to the rule below); `SLUICE_SANDBOX_URL` and `SLUICE_SANDBOX_SMTP`
@@ -53,6 +58,7 @@ export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
     `config ${explicit === undefined && !existsSync(path) ? '(built-in defaults)' : path}`,
   );
   if (env.REDIS_URL) config.redis.url = fromEnv(env, 'REDIS_URL', redisUrl, 'redis.url');
+  redisFromEnv(config, env);
   if (env.SLUICE_SANDBOX_URL) config.sandbox.url = fromEnv(env, 'SLUICE_SANDBOX_URL', url, 'sandbox.url');
   if (env.SLUICE_SANDBOX_SMTP) {
     const m = /^([A-Za-z0-9._-]+):(\d{1,5})$/.exec(env.SLUICE_SANDBOX_SMTP);
@@ -79,6 +85,8 @@ export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
   }
   const metricsPort = portOf(env, 'SLUICE_METRICS_PORT', 'metrics.port');
   if (metricsPort !== undefined) config.metrics.port = metricsPort;
+  const healthPort = portOf(env, 'SLUICE_HEALTH_PORT', 'health.port');
+  if (healthPort !== undefined) config.health.port = healthPort;
   const adminPort = portOf(env, 'SLUICE_ADMIN_PORT', 'admin.port');
   if (adminPort !== undefined) config.admin.port = adminPort;
   if (env.SLUICE_ADMIN_TOKENS) {
@@ -128,6 +136,35 @@ function fromEnv(env: NodeJS.ProcessEnv, name: string, schema: z.ZodType<string>
   });
 }
 
+/**
+ * A Redis role's endpoint from the environment variable `name`: a Redis URL (one node), or
+ * `cluster:` and the seed URLs, comma-separated (a Redis Cluster; `natMap` stays the file's).
+ */
+function endpointFromEnv(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  path: string,
+): NonNullable<SluiceConfig['redis']['queues']> {
+  const value = env[name]!.trim();
+  const input = value.startsWith('cluster:')
+    ? {
+        cluster: value
+          .slice('cluster:'.length)
+          .split(',')
+          .map((s) => s.trim()),
+      }
+    : value;
+  const result = endpointSchema.safeParse(input);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const at = issue?.path.length ? ` (${issue.path.join('.')})` : '';
+  throw new SluiceError(
+    'invalid_config',
+    `${name} (${path}) must be a Redis URL, or cluster: and seed URLs separated by commas${at}: ${issue?.message ?? 'invalid'}`,
+    { path, cause: result.error },
+  );
+}
+
 /** A port number from the environment variable `name` (standing for `path`), if it is set. */
 function portOf(env: NodeJS.ProcessEnv, name: string, path: string): number | undefined {
   const value = env[name];
@@ -137,4 +174,55 @@ function portOf(env: NodeJS.ProcessEnv, name: string, path: string): number | un
     throw new SluiceError('invalid_config', `${name} must be a port number, got ${JSON.stringify(value)}`, { path });
   }
   return port;
+}
+
+/**
+ * The Redis roles, partitions and password from the environment (`SLUICE_REDIS_QUEUES`,
+ * `SLUICE_REDIS_LIMITER`, `SLUICE_DISPATCH_PARTITIONS`, `REDIS_PASSWORD`, `REDIS_USERNAME`),
+ * over what the file said.
+ */
+function redisFromEnv(config: SluiceConfig, env: NodeJS.ProcessEnv): void {
+  for (const [role, name] of [
+    ['queues', 'SLUICE_REDIS_QUEUES'],
+    ['limiter', 'SLUICE_REDIS_LIMITER'],
+  ] as const) {
+    if (env[name]) config.redis[role] = endpointFromEnv(env, name, `redis.${role}`);
+  }
+  const partitions = env.SLUICE_DISPATCH_PARTITIONS;
+  if (partitions) {
+    const n = Number(partitions);
+    if (!Number.isInteger(n) || n < 1 || n > MAX_DISPATCH_PARTITIONS) {
+      throw new SluiceError(
+        'invalid_config',
+        `SLUICE_DISPATCH_PARTITIONS (redis.dispatchPartitions) must be a whole number from 1 to ${MAX_DISPATCH_PARTITIONS}, got ${JSON.stringify(partitions)}`,
+        { path: 'redis.dispatchPartitions' },
+      );
+    }
+    config.redis.dispatchPartitions = n;
+  }
+  if (env.REDIS_PASSWORD) withRedisPassword(config, env.REDIS_PASSWORD, env.REDIS_USERNAME || undefined);
+}
+
+/**
+ * Fills in `password` (and `username`) on every Redis URL of the config that has no password:
+ * `redis.url`, `redis.queues` and `redis.limiter`, URLs or cluster seeds. So the endpoints can
+ * live in a config file or ConfigMap while the password comes from a secret's environment.
+ */
+function withRedisPassword(config: SluiceConfig, password: string, username: string | undefined): void {
+  const fill = (value: string): string => {
+    // A socket path has no credentials to fill in.
+    if (!/^rediss?:\/\//.test(value)) return value;
+    const u = new URL(value);
+    if (u.password !== '') return value;
+    u.password = encodeURIComponent(password);
+    if (username !== undefined && u.username === '') u.username = encodeURIComponent(username);
+    return u.toString();
+  };
+  const r = config.redis;
+  r.url = fill(r.url);
+  for (const role of ['queues', 'limiter'] as const) {
+    const endpoint = r[role];
+    if (typeof endpoint === 'string') r[role] = fill(endpoint);
+    else if (endpoint !== undefined) endpoint.cluster = endpoint.cluster.map(fill);
+  }
 }

@@ -10,4 +10,4 @@ export const SLUICE_VERSION = '0.2.0';
  * schema and refuses another (`fleet_incompatible`). Raised only by a change that an older
  * client or fleet would misread, with a migration; never for an added optional field.
  */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;

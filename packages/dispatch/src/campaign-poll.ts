@@ -22,6 +22,8 @@ export interface CampaignPoll {
   poll(): Promise<void>;
   /** Every campaign worker it started and has not closed. */
   workers(): Worker[];
+  /** `old` was closed and `next` made in its place (the scheduler's watchdog): `next` is the campaign's now. */
+  replaced(next: Worker, old: Worker): void;
 }
 
 /**
@@ -96,5 +98,8 @@ export function createCampaignPoll(deps: CampaignPollDeps): CampaignPoll {
       }
     },
     workers: () => [...watched.values()],
+    replaced(next, old) {
+      for (const [id, worker] of watched) if (worker === old) watched.set(id, next);
+    },
   };
 }

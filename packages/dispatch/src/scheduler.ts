@@ -2,41 +2,31 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { DelayedError, RateLimitError, Worker, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import type { Redis } from 'ioredis';
 import { PRIORITY_CLASSES, createKeys, type IntakeJobData, type Keys, type SluiceConfig } from '@sluice/core';
 import { createProviders, type Provider } from '@sluice/providers';
 import {
-  connectRedis,
+  connectRoles,
+  type RoleConnections,
   createCampaignArchiver,
   createCampaigns,
-  createOutcomes,
   createQueues,
   createRedisHealth,
   createHeartbeat,
   createInjectionWindows,
   createStore,
   takeUnscheduled,
-  type Campaigns,
   type RedisHealth,
 } from '@sluice/store';
-import {
-  createAdjustments,
-  createLimiter,
-  createSignals,
-  foldTotals,
-  sweepOverrides,
-  type Adjustments,
-  type Limiter,
-  type Signals,
-} from '@sluice/throttle';
-import { createGovernor, type Governor } from './control/governor.js';
-import { createWarmup, type Warmup } from './control/warmup.js';
+import { createAdjustments, createSignals } from '@sluice/throttle';
+import { fleetLimiter } from './control/shared-limiter.js';
+import { schedulerGovernor } from './leader.js';
+import { createWarmup } from './control/warmup.js';
 import { createOrganisations } from './routing/organisations.js';
 import { watchQuotas } from './control/quota.js';
 import { createAdmission } from './admission/engine.js';
-import { createLaunchChore, type LaunchChore } from './launch/chore.js';
-import type { GovernorOptions } from './control/governor.js';
-import { createCampaignPoll } from './campaign-poll.js';
+import { createLaunchChore } from './launch/chore.js';
+import { createCampaignPoll, type CampaignPoll } from './campaign-poll.js';
+import { createWorkerWatchdog, type WorkerWatchdog } from './watchdog.js';
 
 /** Options of {@link createScheduler}. */
 export interface SchedulerOptions {
@@ -78,14 +68,47 @@ const bullWorkerOptions = (config: SluiceConfig) => ({
   maxStalledCount: 1_000_000,
 });
 
-/** The limiter the scheduler's admission asks, with the fleet's reserves. */
-function schedulerLimiter(redis: Redis, config: SluiceConfig): Limiter {
-  return createLimiter({
-    redis,
-    reserves: config.reserves,
-    lendAheadMs: config.reserves.lendAheadMs,
-    jitterSlackMs: config.jitterSlackMs,
+/**
+ * Makes again a scheduler Worker whose blocking connection stays wedged (a failover on a
+ * cluster), in its holder's place: an intake Worker in `workers`, a campaign Worker in the
+ * campaign poll's list (`replaced`), which closes it by reference when the campaign goes idle.
+ */
+function schedulerWatchdog(
+  config: SluiceConfig,
+  logger: Logger,
+  workers: Map<string, Worker>,
+  campaigns: () => CampaignPoll,
+): WorkerWatchdog {
+  return createWorkerWatchdog({
+    logger,
+    notReadyMs: config.worker.watchdog.notReadyMs,
+    onReplace: (next, old) => {
+      if (workers.get(old.name) === old) workers.set(next.name, next);
+      else campaigns().replaced(next, old);
+    },
   });
+}
+
+/** The engines' collaborators, each on its role's Redis: the queues' (`queues`) or the limiter's. */
+function schedulerParts(config: SluiceConfig, logger: Logger, keys: Keys, connections: RoleConnections) {
+  const { queues: redis, limiter: control } = connections;
+  const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
+  const adjustments = createAdjustments({ redis: control, keys, backpressure: config.backpressure });
+  const signals = createSignals({ redis: control, keys });
+  const warmup = createWarmup({ config, redis: control, keys, adjustments, signals });
+  // Every queue handle of this process (intake, campaign, dispatch), on its one connection:
+  // a dispatch add and the record's writes then go out in order.
+  const queues = createQueues({ redis, keys, partitions: config.redis.dispatchPartitions });
+  return {
+    store,
+    limiter: fleetLimiter(control, config, logger),
+    adjustments,
+    organisations: createOrganisations({ config, logger }),
+    signals,
+    warmup,
+    queues,
+    campaigns: createCampaigns({ redis, keys, queues, store }),
+  };
 }
 
 /** One adapter per configured SES provider, whose account limits are read (`GetAccount`). */
@@ -93,79 +116,6 @@ function sesProviders(config: SluiceConfig): Map<string, Provider> {
   return createProviders({
     ...config,
     providers: Object.fromEntries(Object.entries(config.providers).filter(([, p]) => p.kind === 'ses')),
-  });
-}
-
-/** What the governor leader does every tick besides its rules (they run even with the rules off). */
-function leaderChores(
-  redis: Redis,
-  keys: Keys,
-  signals: Signals,
-  launch: LaunchChore,
-): NonNullable<GovernorOptions['chores']> {
-  return [
-    // Overrides end by themselves for every reader; the leader tidies them, once.
-    { name: 'override sweep', run: (now) => sweepOverrides(redis, keys, now) },
-    {
-      name: 'outcome totals',
-      run: async (now) => foldTotals({ redis, keys, signals }, await signals.active('provider'), now),
-    },
-    // Launch requests decided, and launches in effect re-checked at the rates in force.
-    launch,
-  ];
-}
-
-/**
- * The outcome stream's one owner, a chore of the governor leader: trims what every consumer
- * group acknowledged and shrinks those messages' records as `delivery.retention` says
- * (docs/design/outcomes.md).
- */
-function outcomeRetention(config: SluiceConfig, redis: Redis, keys: Keys): { name: string; run(): Promise<unknown> } {
-  const outcomes = createOutcomes({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
-  return { name: 'outcome retention', run: () => outcomes.settle(config.delivery.retention) };
-}
-
-/** The governor every scheduler runs (one leader acts), with the campaign lifecycle's pause and the leader's chores. */
-function schedulerGovernor(deps: {
-  config: SluiceConfig;
-  redis: Redis;
-  keys: Keys;
-  adjustments: Adjustments;
-  signals: Signals;
-  logger: Logger;
-  campaigns: Campaigns;
-  warmup: Warmup;
-  holder: string;
-  launch: LaunchChore;
-  archiver: { name: string; run(now: number): Promise<unknown> };
-}): Governor {
-  const { config, redis, keys, adjustments, signals, logger, campaigns, warmup, holder, launch } = deps;
-  return createGovernor({
-    config,
-    redis,
-    keys,
-    adjustments,
-    signals,
-    logger,
-    holder,
-    // The campaign lifecycle's own pause and resume, as an admin's: the flag stops admitted
-    // mail at the workers, the queue pause stops admission. A campaign cancelled meanwhile
-    // stays as it is (cancelling cannot be undone), and one gone since is nothing to do.
-    // An archived one is over too: nothing to pause or resume.
-    async pauseCampaign(id) {
-      const c = await campaigns.get(id);
-      if (c && c.archivedAt === undefined) await campaigns.pause(id, { actor: 'governor' });
-    },
-    async resumeCampaign(id) {
-      const c = await campaigns.get(id);
-      if (c && c.archivedAt === undefined) await campaigns.resume(id, { actor: 'governor', ifCancelled: 'skip' });
-    },
-    async campaignClass(id) {
-      return (await campaigns.get(id))?.priority;
-    },
-    warmup,
-    // Finished campaigns archived, once a `campaigns.archiveCheckMs`.
-    chores: [...leaderChores(redis, keys, signals, launch), outcomeRetention(config, redis, keys), deps.archiver],
   });
 }
 
@@ -180,17 +130,15 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const keys = createKeys(config.redis.prefix);
   const ownHealth = options.health === undefined;
   const health = options.health ?? createRedisHealth({ url: config.redis.url, logger });
-  const redis = connectRedis(config.redis.url, { maxRetriesPerRequest: null, health });
-  const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
-  const limiter = schedulerLimiter(redis, config);
-  const adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
-  const organisations = createOrganisations({ config, logger });
-  const signals = createSignals({ redis, keys });
-  const warmup = createWarmup({ config, redis, keys, adjustments, signals });
-  // Every queue handle of this process (intake, campaign, dispatch), on its one connection:
-  // a dispatch add and the record's writes then go out in order.
-  const queues = createQueues({ redis, keys });
-  const campaigns = createCampaigns({ redis, keys, queues, store });
+  const connections = connectRoles(config, { maxRetriesPerRequest: null, health });
+  // The queues' Redis and the limiter's (`control`): one unless `redis.limiter` names another.
+  const { queues: redis, limiter: control } = connections;
+  const { store, limiter, adjustments, organisations, signals, warmup, queues, campaigns } = schedulerParts(
+    config,
+    logger,
+    keys,
+    connections,
+  );
   const windows = createInjectionWindows({ redis, keys, config });
   const admission = createAdmission({
     config,
@@ -200,7 +148,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     warmup,
     organisations,
     queues,
-    redis,
+    redis: control, // its circuits' probe counters are the limiter's
     keys,
   });
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -210,6 +158,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const governor = schedulerGovernor({
     config,
     redis,
+    control,
     keys,
     adjustments,
     signals,
@@ -223,11 +172,12 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const quotaProviders = options.providers ?? sesProviders(config);
   let stopQuotas: (() => Promise<void>) | undefined;
   // Made now, as they always were: a new handle writes its queue's meta before the first admission.
-  for (const p of PRIORITY_CLASSES) queues.dispatch(p);
+  for (const p of PRIORITY_CLASSES) queues.dispatchAll(p);
   const workers = new Map<string, Worker>();
   const intakeQueues = PRIORITY_CLASSES.map((p) => queues.intake(p));
   let poller: NodeJS.Timeout | undefined;
   let closing = false;
+  const watchdog = schedulerWatchdog(config, logger, workers, () => campaignPoll);
 
   /**
    * Admits one intake or campaign job, then acts on the job as the engine says: a message
@@ -281,7 +231,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     windows,
     logger,
     idleMs: options.campaignIdleMs ?? 30_000,
-    watch: (queue) => (closing ? undefined : watch(queue, true)),
+    watch: (queue) => (closing ? undefined : watchdog.watch(() => watch(queue, true))),
   });
   const pollCampaigns = (): Promise<void> => campaignPoll.poll();
 
@@ -308,7 +258,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await warmup.start();
       governor.start();
       stopQuotas = watchQuotas({ config, providers: quotaProviders, adjustments, logger, onReading: launch.noteQuota });
-      for (const q of intakeQueues) workers.set(q.name, watch(q, false));
+      for (const q of intakeQueues)
+        workers.set(
+          q.name,
+          watchdog.watch(() => watch(q, false)),
+        );
       const loop = (): void => {
         poller = setTimeout(() => {
           pollCampaigns()
@@ -325,6 +279,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     },
     async close() {
       closing = true;
+      await watchdog.close();
       await heartbeat.close();
       if (ownHealth) health.close();
       if (poller) clearTimeout(poller);
@@ -338,7 +293,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       for (const p of quotaProviders.values()) await p.close();
       await admission.close();
       await queues.close();
-      await redis.quit();
+      await connections.quit();
     },
   };
 }

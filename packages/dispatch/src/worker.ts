@@ -2,10 +2,16 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { PRIORITY_CLASSES, createKeys, type DispatchJobData, type SluiceConfig } from '@sluice/core';
+import {
+  PRIORITY_CLASSES,
+  createKeys,
+  type DispatchJobData,
+  type PriorityClass,
+  type SluiceConfig,
+} from '@sluice/core';
 import { createProviders, type Provider } from '@sluice/providers';
 import {
-  connectRedis,
+  connectRoles,
   createCampaignWork,
   createCampaigns,
   createQueues,
@@ -14,12 +20,14 @@ import {
   createStore,
   type RedisHealth,
 } from '@sluice/store';
-import { createAdjustments, createLimiter, createSignals, createSlots, type Slots } from '@sluice/throttle';
+import { createAdjustments, createSignals, createSlots, type Slots } from '@sluice/throttle';
+import { fleetLimiter } from './control/shared-limiter.js';
 import { createDelivery } from './delivery/engine.js';
 import type { DeliveryMetrics } from './delivery/metrics.js';
 import type { OnStep } from './delivery/steps.js';
 import { SlotGate } from './delivery/gate.js';
 import { createLatency } from './delivery/latency.js';
+import { createWorkerWatchdog, type WorkerWatchdog } from './watchdog.js';
 
 /** Options of {@link createWorker}. */
 export interface WorkerOptions {
@@ -52,19 +60,16 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   const keys = createKeys(config.redis.prefix);
   const ownHealth = options.health === undefined;
   const health = options.health ?? createRedisHealth({ url: config.redis.url, logger });
-  const redis = connectRedis(config.redis.url, { maxRetriesPerRequest: null, health });
+  const connections = connectRoles(config, { maxRetriesPerRequest: null, health });
+  // The queues' Redis and the limiter's (`control`): one unless `redis.limiter` names another.
+  const { queues: redis, limiter: control } = connections;
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
-  const limiter = createLimiter({
-    redis,
-    reserves: config.reserves,
-    lendAheadMs: config.reserves.lendAheadMs,
-    jitterSlackMs: config.jitterSlackMs,
-  });
-  const adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
+  const limiter = fleetLimiter(control, config, logger);
+  const adjustments = createAdjustments({ redis: control, keys, backpressure: config.backpressure });
   // Written four times a second: the governor's reaction time starts here.
-  const signals = createSignals({ redis, keys, flushMs: 250 });
-  const latency = createLatency({ redis, keys });
-  const queues = createQueues({ redis, keys });
+  const signals = createSignals({ redis: control, keys, flushMs: 250 });
+  const latency = createLatency({ redis: control, keys });
+  const queues = createQueues({ redis, keys, partitions: config.redis.dispatchPartitions });
   const providers = options.providers ?? createProviders(config);
   const delivery = createDelivery({
     config,
@@ -92,7 +97,10 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   const want = PRIORITY_CLASSES.reduce((n, p) => n + config.worker.concurrency[p], 0);
   const gates = new Map<string, SlotGate>();
   const slots = new Map<string, Slots>();
-  const workers = new Map<string, Worker>();
+  // Per class, one BullMQ Worker per dispatch partition (`redis.dispatchPartitions`).
+  const workers = new Map<PriorityClass, Worker[]>();
+  const partitions = config.redis.dispatchPartitions;
+  const watchdog = dispatchWatchdog(config, logger, workers, () => rescale());
   for (const [id, p] of Object.entries(config.providers)) {
     const gate = new SlotGate(config.worker.concurrency.critical);
     gates.set(id, gate);
@@ -102,7 +110,10 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     };
     // Short leases: a share freed by a stopped worker, or owed to a new one, moves within a second.
     const slotKeys = { key: keys.slots(id), holdersKey: keys.slotHolders(id) };
-    slots.set(id, createSlots({ redis, ...slotKeys, limit: p.concurrency, holder, want, leaseMs: 3_000, onChange }));
+    slots.set(
+      id,
+      createSlots({ redis: control, ...slotKeys, limit: p.concurrency, holder, want, leaseMs: 3_000, onChange }),
+    );
   }
 
   /**
@@ -113,15 +124,15 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
   function rescale(): void {
     const held = [...slots.values()].reduce((n, s) => n + s.held, 0);
     for (const p of PRIORITY_CLASSES) {
-      const worker = workers.get(p);
-      if (!worker) continue;
       const configured = config.worker.concurrency[p];
       // Critical keeps its full concurrency: the gate reserves permits for it.
-      if (p !== 'critical') {
-        worker.concurrency = Math.max(1, Math.min(configured, Math.ceil((held * configured) / want)));
+      const total = p === 'critical' ? configured : Math.min(configured, Math.ceil((held * configured) / want));
+      for (const worker of workers.get(p) ?? []) {
+        // The class's concurrency shared by its partitions (admission spreads them evenly).
+        worker.concurrency = Math.max(1, Math.ceil(total / partitions));
+        if (held === 0 && !worker.isPaused()) void worker.pause(true);
+        else if (held > 0 && worker.isPaused()) void worker.resume();
       }
-      if (held === 0 && !worker.isPaused()) void worker.pause(true);
-      else if (held > 0 && worker.isPaused()) void worker.resume();
     }
   }
 
@@ -134,6 +145,22 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     };
     // Booked for a later slot: the job is delayed already; BullMQ must not complete it.
     if ((await delivery.deliver({ data: job.data, delay }, gate)) === 'delayed') throw new DelayedError();
+  }
+
+  /** One class's BullMQ Worker on one of its dispatch queues (the watchdog makes it again if it wedges). */
+  function dispatchWorker(name: string, p: PriorityClass): Worker<DispatchJobData> {
+    const worker = new Worker<DispatchJobData>(name, handle, {
+      connection: redis,
+      prefix: keys.prefix,
+      concurrency: Math.max(1, Math.ceil(config.worker.concurrency[p] / partitions)),
+      lockDuration: config.worker.lockDurationMs,
+      stalledInterval: config.worker.stalledIntervalMs,
+      maxStalledCount: 1_000_000,
+    });
+    // Connection errors (every retry of its two connections) are the health reporter's.
+    health.watch(worker, (err) => logger.error({ err, queue: worker.name }, 'worker error'));
+    worker.on('failed', (job, err) => logger.warn({ err, id: job?.id }, 'dispatch job failed; BullMQ retries it'));
+    return worker;
   }
 
   return {
@@ -150,31 +177,28 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
       await adjustments.start();
       for (const s of slots.values()) await s.start();
       for (const p of PRIORITY_CLASSES) {
-        const worker = new Worker<DispatchJobData>(keys.dispatchQueue(p), handle, {
-          connection: redis,
-          prefix: keys.prefix,
-          concurrency: config.worker.concurrency[p],
-          lockDuration: config.worker.lockDurationMs,
-          stalledInterval: config.worker.stalledIntervalMs,
-          maxStalledCount: 1_000_000,
-        });
-        // Connection errors (every retry of its two connections) are the health reporter's.
-        health.watch(worker, (err) => logger.error({ err, queue: worker.name }, 'worker error'));
-        worker.on('failed', (job, err) => logger.warn({ err, id: job?.id }, 'dispatch job failed; BullMQ retries it'));
-        workers.set(p, worker);
+        // Its partitions, and any queue a former `redis.dispatchPartitions` left (drained here).
+        const inUse = await queues.dispatchInUse(p);
+        const list = [...new Set([...queues.dispatchAll(p), ...inUse])].map((queue) =>
+          watchdog.watch(() => dispatchWorker(queue.name, p)),
+        );
+        workers.set(p, list);
       }
       rescale();
     },
     async close() {
+      // First: no Worker is made again while they close.
+      await watchdog.close();
       await heartbeat.close();
       if (ownHealth) health.close();
-      const drain = Promise.all([...workers.values()].map((w) => w.close()));
+      const all = [...workers.values()].flat();
+      const drain = Promise.all(all.map((w) => w.close()));
       const timeout = new Promise<'timeout'>((r) =>
         setTimeout(() => r('timeout'), config.worker.drainTimeoutMs).unref(),
       );
       if ((await Promise.race([drain, timeout])) === 'timeout') {
         logger.warn('drain timed out; in-flight jobs go back to the queue');
-        await Promise.all([...workers.values()].map((w) => w.close(true)));
+        await Promise.all(all.map((w) => w.close(true)));
       }
       for (const s of slots.values()) await s.close();
       adjustments.close();
@@ -182,9 +206,32 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
       await latency.close();
       for (const p of providers.values()) await p.close();
       await queues.close();
-      await redis.quit();
+      await connections.quit();
     },
   };
+}
+
+/**
+ * Makes again a dispatch Worker whose blocking connection stays wedged (a failover on a
+ * cluster): the new one takes the old one's place in `workers`, and `rescale` gives it its share.
+ */
+function dispatchWatchdog(
+  config: SluiceConfig,
+  logger: Logger,
+  workers: Map<PriorityClass, Worker[]>,
+  rescale: () => void,
+): WorkerWatchdog {
+  return createWorkerWatchdog({
+    logger,
+    notReadyMs: config.worker.watchdog.notReadyMs,
+    onReplace(next, old) {
+      for (const list of workers.values()) {
+        const at = list.indexOf(old);
+        if (at >= 0) list[at] = next;
+      }
+      rescale();
+    },
+  });
 }
 
 /** One warning at start when any provider sends to the local sandbox: its mail never leaves. */

@@ -64,7 +64,7 @@ describe('admission: route and warm-up', () => {
     });
     expect((await record(m.id)).state).toBe('queued');
     const c = message({ campaignId: 'spring' });
-    expect(await admission.admit(c, { campaignQueue: 'campaign-spring' })).toMatchObject({
+    expect(await admission.admit(c, { campaignQueue: '{campaign-spring}' })).toMatchObject({
       kind: 'hold',
       ms: 30_000,
       note: { by: 'provider' },
@@ -169,7 +169,7 @@ describe('admission: overrides', () => {
     });
     // A campaign's own pause holds its whole queue; another layer's holds the message alone.
     await override({ scope: 'campaign', name: 'spring', kind: 'pause', untilMs: now() + 20_000 });
-    const ctx = { campaignQueue: 'campaign-spring' };
+    const ctx = { campaignQueue: '{campaign-spring}' };
     expect(
       await admission.admit(message({ to: 'cy@other.example', stream: 'bulk', campaignId: 'spring' }), ctx),
     ).toMatchObject({

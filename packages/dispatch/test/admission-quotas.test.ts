@@ -64,7 +64,7 @@ describe('admission: the limiter and dispatch', () => {
 
   it('holds the campaign queue when a campaign-wide layer denies, and takes the jobs fetched with it back without asking again', async () => {
     const { admission, limiter, message, record, step } = rig();
-    const ctx = { campaignQueue: 'campaign-spring' };
+    const ctx = { campaignQueue: '{campaign-spring}' };
     const spring = () => message({ campaignId: 'spring', priority: 'low' });
     expect(await admission.admit(spring(), ctx)).toMatchObject({ kind: 'dispatched' });
     const second = spring();
@@ -86,7 +86,7 @@ describe('admission: the limiter and dispatch', () => {
     expect(await admission.admit(spring(), ctx)).toEqual({ kind: 'held' });
     expect(limiter.calls).toBe(2);
     expect(
-      await admission.admit(message({ campaignId: 'autumn' }), { campaignQueue: 'campaign-autumn' }),
+      await admission.admit(message({ campaignId: 'autumn' }), { campaignQueue: '{campaign-autumn}' }),
     ).toMatchObject({ kind: 'dispatched' });
     expect(limiter.calls).toBe(3);
 
@@ -126,9 +126,11 @@ describe('admission: the limiter and dispatch', () => {
     expect(again).not.toHaveProperty('ticket');
 
     // A campaign's message denied by the receiver waits alone: its queue is not held.
-    expect(await admission.admit(slow({ campaignId: 'spring' }), { campaignQueue: 'campaign-spring' })).toMatchObject({
-      kind: 'wait',
-      note: { by: 'receiver' },
-    });
+    expect(await admission.admit(slow({ campaignId: 'spring' }), { campaignQueue: '{campaign-spring}' })).toMatchObject(
+      {
+        kind: 'wait',
+        note: { by: 'receiver' },
+      },
+    );
   });
 });

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import {
+  dispatchPartitionOf,
   isFinalState,
   jobIdOf,
   receiverFor,
@@ -24,7 +25,10 @@ import type { Explanation, Override } from './types.js';
 /** What {@link explain} needs: the fleet's config, a connection of the caller's and the key builders. */
 export interface ExplainOptions {
   config: SluiceConfig;
+  /** The queues' Redis (`redis.queues`). */
   redis: Redis;
+  /** The limiter's (`redis.limiter`), if it is another. @defaultValue `redis` */
+  control?: Redis | undefined;
   keys: Keys;
 }
 
@@ -109,7 +113,11 @@ export async function explain(options: ExplainOptions, id: string): Promise<Expl
 
 /** Runs `fn` with BullMQ queue handles of its own, closed after. */
 async function withQueues<T>(options: ExplainOptions, fn: (queues: Queues) => Promise<T>): Promise<T> {
-  const queues = createQueues({ redis: options.redis, keys: options.keys });
+  const queues = createQueues({
+    redis: options.redis,
+    keys: options.keys,
+    partitions: options.config.redis.dispatchPartitions,
+  });
   try {
     return await fn(queues);
   } finally {
@@ -123,7 +131,7 @@ async function withQueues<T>(options: ExplainOptions, fn: (queues: Queues) => Pr
  */
 function admitted(options: ExplainOptions, seen: RecordInspection): Promise<boolean> {
   const jobId = jobIdOf({ id: seen.record.id, hop: seen.hop });
-  return withQueues(options, async (q) => (await q.dispatch(seen.record.priority).getJobState(jobId)) !== 'unknown');
+  return withQueues(options, async (q) => (await q.dispatchOf(seen.record).getJobState(jobId)) !== 'unknown');
 }
 
 /** A compact record's fields, as `explain` shows them. */
@@ -184,12 +192,12 @@ type Holding = Pick<Explanation, 'summary' | 'heldBy'>;
 
 /** A message not final and not being sent: what holds it, most binding first. */
 async function explainWaiting(options: ExplainOptions, seen: RecordInspection, attempts: number): Promise<Holding> {
-  const { redis, keys } = options;
+  const { redis, keys, config } = options;
   const { record } = seen;
   const now = Date.now();
   const [campaign, hash] = await Promise.all([
     record.campaignId ? readCampaignFlags(redis, keys, [record.campaignId]).then(([c]) => c) : undefined,
-    redis.hgetall(keys.adjustments()),
+    (options.control ?? redis).hgetall(keys.adjustments()),
   ]);
   // A paused campaign holds every message of it, admitted or not (the workers give admitted
   // ones back): whatever else was noted, this is what holds it now.
@@ -204,7 +212,7 @@ async function explainWaiting(options: ExplainOptions, seen: RecordInspection, a
       };
     }
     return {
-      summary: `admitted; waiting in ${keys.dispatchQueue(record.priority)} for its slot and a worker${record.provider ? ` (${record.provider})` : ''}`,
+      summary: `admitted; waiting in ${keys.dispatchQueue(record.priority, dispatchPartitionOf(record.id, config.redis.dispatchPartitions), config.redis.dispatchPartitions)} for its slot and a worker${record.provider ? ` (${record.provider})` : ''}`,
     };
   }
   // Waiting for admission (queued or retrying): the scheduler's note says why, when it has one.

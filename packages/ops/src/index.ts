@@ -47,5 +47,17 @@ export {
   registerSandboxProviders,
   type StartMetricsOptions,
 } from './metrics-server.js';
+export { startHealth, type HealthOptions, type HealthServer, type Readiness } from './health.js';
 export { createDeliveryMetrics, type DeliveryCounters } from './delivery-metrics.js';
 export { httpLogging, answerRequestIds } from './http-logging.js';
+export {
+  migrateKeyLayout,
+  MigrationRefusedError,
+  KEY_LAYOUT,
+  FLEET_QUIET_MS,
+  LAYOUT_KINDS,
+  type LayoutKind,
+  type MigrateLayoutOptions,
+  type MigrationRefusal,
+  type MigrationReport,
+} from './migrate-layout.js';

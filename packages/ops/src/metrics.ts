@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { createKeys, systemClock, type Clock, type Keys, type SluiceConfig } from '@sluice/core';
-import { connectRedis, type RedisHealth } from '@sluice/store';
+import { connectRoles, type RedisHealth, type RoleConnections } from '@sluice/store';
 import { createStatus, type Status } from './status.js';
 import type { StatusSnapshot } from './types.js';
 
@@ -97,6 +97,10 @@ const META: Record<string, { help: string; type: FleetMetric['type'] }> = {
     help: 'Age of the oldest job of a queue not yet done, seconds (0 when empty).',
     type: 'gauge',
   },
+  sluice_admissible_work: {
+    help: 'Messages workers could send now or within their class horizon (dispatch jobs waiting, active, or due by then), by IP pool: what workers scale on.',
+    type: 'gauge',
+  },
   sluice_circuit_state: {
     help: 'Circuit breakers not closed: 1 open, 0.5 half-open (closed circuits are absent).',
     type: 'gauge',
@@ -179,6 +183,7 @@ export function fleetMetrics(snapshot: StatusSnapshot | undefined): FleetMetric[
       put('sluice_queue_oldest_age_seconds', labels, q.oldestAgeMs / 1000);
       if (q.bytes !== undefined) put('sluice_queue_bytes', labels, q.bytes);
     }
+    for (const a of snapshot.admissible) put('sluice_admissible_work', { pool: a.pool }, a.work);
     for (const c of snapshot.circuits) put('sluice_circuit_state', { name: c.name }, c.state === 'open' ? 1 : 0.5);
     for (const v of snapshot.overrides) {
       put(
@@ -289,12 +294,17 @@ export interface MetricsHandlerOptions {
  */
 export function createMetricsHandler(options: MetricsHandlerOptions): MetricsHandler {
   const { config, registry } = options;
-  let own: { redis?: Redis; status?: Status } = {};
+  let own: { connections?: RoleConnections; status?: Status } = {};
   let status = options.status;
   if (status === undefined) {
-    const redis = options.redis ?? connectRedis(config.redis.url, { maxRetriesPerRequest: 3, health: options.health });
-    const created = createStatus({ config, redis, keys: options.keys ?? createKeys(config.redis.prefix) });
-    own = options.redis === undefined ? { redis, status: created } : { status: created };
+    const connections =
+      options.redis === undefined
+        ? connectRoles(config, { maxRetriesPerRequest: 3, health: options.health })
+        : undefined;
+    const redis = options.redis ?? connections!.queues;
+    const control = options.redis ?? connections!.limiter;
+    const created = createStatus({ config, redis, control, keys: options.keys ?? createKeys(config.redis.prefix) });
+    own = connections ? { connections, status: created } : { status: created };
     status = created;
   }
   const reader = status;
@@ -309,10 +319,10 @@ export function createMetricsHandler(options: MetricsHandlerOptions): MetricsHan
     },
     body: () => registry.metrics(),
     async close() {
-      const { status: s, redis } = own;
+      const { status: s, connections } = own;
       own = {};
       await s?.close();
-      await redis?.quit();
+      await connections?.quit();
     },
   };
 }

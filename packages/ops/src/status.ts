@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import {
   FINAL_STATES,
   PRIORITY_CLASSES,
+  campaignOfQueue,
   receiverNamed,
   type Clock,
   type Keys,
@@ -18,6 +19,7 @@ import {
   type Adjustments,
   type Signals,
 } from '@sluice/throttle';
+import { admissibleByPool } from './admissible.js';
 import type { Alert, KeyStatus, Override, QueueStatus, StatusSnapshot } from './types.js';
 import { createQueues, readFleet, readStoredCampaigns, type LaunchSummary, type StoredCampaign } from '@sluice/store';
 
@@ -27,8 +29,10 @@ const ALERTS_FOR_MS = 15 * 60_000;
 /** Options of {@link createStatus}. */
 export interface StatusOptions {
   config: SluiceConfig;
-  /** A connection of the caller's; not closed here. */
+  /** A connection of the caller's to the queues' Redis (`redis.queues`); not closed here. */
   redis: Redis;
+  /** One to the limiter's Redis (`redis.limiter`), if it is another. @defaultValue `redis` */
+  control?: Redis | undefined;
   keys: Keys;
   /** Seconds of signals the send rate is averaged over (whole buckets). @defaultValue `5` */
   rateWindowSeconds?: number;
@@ -71,11 +75,12 @@ function percentile(sorted: readonly number[], p: number): number {
  */
 export function createStatus(options: StatusOptions): Status {
   const { config, redis, keys } = options;
+  const control = options.control ?? redis;
   const window = options.rateWindowSeconds ?? 5;
-  const adjustments: Adjustments = createAdjustments({ redis, keys, backpressure: config.backpressure });
+  const adjustments: Adjustments = createAdjustments({ redis: control, keys, backpressure: config.backpressure });
   // Read-only here: this instance never records, so its flush timer never writes.
-  const signals: Signals = createSignals({ redis, keys, flushMs: 60_000 });
-  const queues = createQueues({ redis, keys });
+  const signals: Signals = createSignals({ redis: control, keys, flushMs: 60_000 });
+  const queues = createQueues({ redis, keys, partitions: config.redis.dispatchPartitions });
   const queue = (name: string): Queue => queues.named(name);
   const share = 1 - config.reserves.critical - config.reserves.high;
   const slackSeconds = config.jitterSlackMs / 1000;
@@ -120,7 +125,8 @@ export function createStatus(options: StatusOptions): Status {
   ): Promise<KeyStatus[]> {
     const end = signals.bucketOf(nowMs);
     const start = end - window * signals.bucketMs;
-    const tats = redis.pipeline();
+    // One pipeline: every bucket is under the limiter's hash tag.
+    const tats = control.pipeline();
     for (const k of plans) tats.hget(keys.bucket(k.scope, k.name), '1');
     const [tatReplies, sums] = await Promise.all([
       tats.exec(),
@@ -216,7 +222,7 @@ export function createStatus(options: StatusOptions): Status {
 
   async function outcomes(now: number): Promise<StatusSnapshot['outcomes']> {
     const providers = [...new Set([...Object.keys(config.providers), ...(await signals.active('provider'))])];
-    const { counts, upTo } = await foldTotals({ redis, keys, signals }, providers, now);
+    const { counts, upTo } = await foldTotals({ redis: control, keys, signals }, providers, now);
     // Plus what has not settled yet, so the figures move while mail goes out.
     const recent = await Promise.all(
       providers.map((name) => signals.sum({ kind: 'provider', name }, upTo, signals.bucketOf(now) + signals.bucketMs)),
@@ -243,7 +249,7 @@ export function createStatus(options: StatusOptions): Status {
   }
 
   async function latency(): Promise<StatusSnapshot['latency']> {
-    const lists = await Promise.all(PRIORITY_CLASSES.map((p) => redis.lrange(keys.latency(p), 0, -1)));
+    const lists = await Promise.all(PRIORITY_CLASSES.map((p) => control.lrange(keys.latency(p), 0, -1)));
     const out: StatusSnapshot['latency'] = {};
     PRIORITY_CLASSES.forEach((p, i) => {
       const sorted = lists[i]!.map(Number)
@@ -258,7 +264,7 @@ export function createStatus(options: StatusOptions): Status {
   /** The governor's `alert` decisions of the last 15 minutes, from its log (newest first). */
   async function alerts(now: number): Promise<Alert[]> {
     const since = now - ALERTS_FOR_MS;
-    const entries = await redis.xrevrange(keys.governorLog(), '+', String(since), 'COUNT', 500);
+    const entries = await control.xrevrange(keys.governorLog(), '+', String(since), 'COUNT', 500);
     return entries.flatMap(([, fields]) => {
       const d = JSON.parse(fields[1] ?? '{}') as {
         at: number;
@@ -277,36 +283,37 @@ export function createStatus(options: StatusOptions): Status {
   return {
     async snapshot() {
       const [[sec, usec], hash, campaignIds] = await Promise.all([
-        redis.time(),
-        redis.hgetall(keys.adjustments()),
+        control.time(),
+        control.hgetall(keys.adjustments()),
         redis.smembers(keys.campaigns()),
       ]);
       const nowUs = options.clock ? options.clock() * 1000 : Number(sec) * 1e6 + Number(usec);
       const now = Math.floor(nowUs / 1000);
       await adjustments.refresh();
       campaignIds.sort();
-      const summaries = redis.pipeline();
-      for (const id of campaignIds) summaries.hget(keys.launch(id), 'summary');
-      const [stored, replies] = await Promise.all([
+      // Side by side, not a pipeline: each campaign's launch is under its own hash tag.
+      const [stored, summaries] = await Promise.all([
         readStoredCampaigns(redis, keys, campaignIds),
-        campaignIds.length > 0 ? summaries.exec() : [],
+        Promise.all(campaignIds.map((id) => redis.hget(keys.launch(id), 'summary'))),
       ]);
       const launches = new Map<string, LaunchSummary>();
-      for (const [i, [err, raw]] of (replies ?? []).entries()) {
-        if (!err && raw !== null) launches.set(campaignIds[i]!, JSON.parse(raw as string) as LaunchSummary);
+      for (const [i, raw] of summaries.entries()) {
+        if (raw !== null) launches.set(campaignIds[i]!, JSON.parse(raw) as LaunchSummary);
       }
       // Queue handles of campaigns that are gone are closed, not kept forever.
       const live = new Set(campaignIds.map((id) => keys.campaignQueue(id)));
       for (const q of queues.all()) {
-        if (q.name.startsWith('campaign-') && !live.has(q.name)) await queues.drop(q.name);
+        if (campaignOfQueue(q.name) !== undefined && !live.has(q.name)) await queues.drop(q.name);
       }
 
       const overrides = overridesOf(hash, now);
-      const [keyList, queueList, latencies, totals, pausedQueues] = await Promise.all([
+      const [keyList, queueList, latencies, totals, pausedQueues, admissible] = await Promise.all([
         plan(campaignIds, stored).then((plans) => keyStatuses(plans, overrides, now, nowUs)),
         Promise.all([
           ...PRIORITY_CLASSES.map((p) => queueStatus(keys.intakeQueue(p), 'intake', { priority: p }, now)),
-          ...PRIORITY_CLASSES.map((p) => queueStatus(keys.dispatchQueue(p), 'dispatch', { priority: p }, now)),
+          ...PRIORITY_CLASSES.flatMap((p) =>
+            queues.dispatchAll(p).map((q) => queueStatus(q.name, 'dispatch', { priority: p }, now)),
+          ),
           ...campaignIds.map((id) => {
             const priority = stored.get(id)?.priority;
             return queueStatus(
@@ -320,6 +327,7 @@ export function createStatus(options: StatusOptions): Status {
         latency(),
         outcomes(now),
         Promise.all(campaignIds.map((id) => queue(keys.campaignQueue(id)).isPaused())),
+        admissibleByPool({ redis, keys, config, queues }, now),
       ]);
 
       const campaigns = campaignIds.map((id, i): StatusSnapshot['campaigns'][number] => {
@@ -374,6 +382,7 @@ export function createStatus(options: StatusOptions): Status {
         alerts: await alerts(now),
         overrides: [...overrides.values()],
         campaigns,
+        admissible,
       };
     },
     async close() {

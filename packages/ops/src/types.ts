@@ -60,7 +60,7 @@ export interface Alert {
 
 /** A queue as the status shows it. */
 export interface QueueStatus {
-  /** The BullMQ queue name, e.g. `intake-critical`, `dispatch-low`, `campaign-spring`. */
+  /** The BullMQ queue name, e.g. `{intake-critical}`, `dispatch-low-{b32.76}`, `{campaign-spring}`. */
   queue: string;
   kind: 'intake' | 'dispatch' | 'campaign';
   priority?: PriorityClass;
@@ -84,6 +84,12 @@ export interface StatusSnapshot {
   fleet: FleetView;
   keys: KeyStatus[];
   queues: QueueStatus[];
+  /**
+   * Admissible work by IP pool: messages in the dispatch queues a worker could take now or
+   * within their class's horizon (waiting, active, and delayed until then). What workers scale
+   * on (`sluice_admissible_work`); see `admissibleWork`.
+   */
+  admissible: { pool: string; work: number }[];
   /** Time from accepted by Sluice to accepted by the provider, per class, over recent sends (ms). */
   latency: Partial<Record<PriorityClass, { p50: number; p95: number; samples: number }>>;
   /**

@@ -70,7 +70,7 @@ it('tells an admitted message (its dispatch job waiting, its record still queued
       return m;
     };
     const waiting = await accepted();
-    expect((await explain({ config, redis, keys }, waiting.id)).summary).toMatch(/^waiting in intake-normal/);
+    expect((await explain({ config, redis, keys }, waiting.id)).summary).toMatch(/^waiting in \{intake-normal\}/);
     // Given back once (hop 1), then admitted again: its dispatch job is `<id>-1`.
     const admitted = await accepted();
     await store.markRequeued(admitted.id, { hop: 1 });
@@ -78,7 +78,7 @@ it('tells an admitted message (its dispatch job waiting, its record still queued
       .dispatch('normal')
       .add('send', { id: admitted.id }, { jobId: jobIdOf({ id: admitted.id, hop: 1 }), delay: 60_000 });
     expect((await explain({ config, redis, keys }, admitted.id)).summary).toMatch(
-      /^admitted; waiting in dispatch-normal for its slot/,
+      /^admitted; waiting in dispatch-normal-\{b32\.76\} for its slot/,
     );
   } finally {
     await queues.close();

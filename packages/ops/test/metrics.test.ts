@@ -58,7 +58,7 @@ const SNAPSHOT: StatusSnapshot = {
   ],
   queues: [
     {
-      queue: 'dispatch-critical',
+      queue: 'dispatch-critical-{b32.76}',
       kind: 'dispatch',
       priority: 'critical',
       waiting: 2,
@@ -67,7 +67,7 @@ const SNAPSHOT: StatusSnapshot = {
       oldestAgeMs: 1500,
     },
     {
-      queue: 'campaign-spring',
+      queue: '{campaign-spring}',
       kind: 'campaign',
       campaignId: 'spring',
       waiting: 900,
@@ -88,6 +88,10 @@ const SNAPSHOT: StatusSnapshot = {
     attemptsPerRecipient: 1.3,
   },
   alerts: [],
+  admissible: [
+    { pool: 'default', work: 40 },
+    { pool: 'warm', work: 0 },
+  ],
   circuits: [
     { name: 'google|default|marketing', state: 'open', untilMs: 1_300_000 },
     { name: 'yahoo|default|marketing', state: 'half-open', untilMs: 900_000 },
@@ -131,15 +135,18 @@ describe('fleet metrics from a status snapshot', () => {
     expect(value(m, 'sluice_key_factor', gmail)).toBe(1);
     expect(value(m, 'sluice_key_effective_rate', gmail)).toBeUndefined();
     expect(value(m, 'sluice_key_tokens', gmail)).toBeUndefined();
-    const critical = { queue: 'dispatch-critical', kind: 'dispatch', priority: 'critical' };
+    const critical = { queue: 'dispatch-critical-{b32.76}', kind: 'dispatch', priority: 'critical' };
     expect(value(m, 'sluice_queue_waiting', critical)).toBe(2);
     expect(value(m, 'sluice_queue_delayed', critical)).toBe(5);
     expect(value(m, 'sluice_queue_active', critical)).toBe(1);
     expect(value(m, 'sluice_queue_oldest_age_seconds', critical)).toBe(1.5);
-    expect(value(m, 'sluice_queue_waiting', { queue: 'campaign-spring', kind: 'campaign', priority: '' })).toBe(900);
+    expect(value(m, 'sluice_queue_waiting', { queue: '{campaign-spring}', kind: 'campaign', priority: '' })).toBe(900);
     // Latency is the workers' histogram (sluice_delivery_latency_seconds), not a fleet gauge.
     expect(m.some((f) => f.name.startsWith('sluice_latency'))).toBe(false);
     expect(value(m, 'sluice_circuit_state', { name: 'google|default|marketing' })).toBe(1);
+    // Every pool, idle ones at 0: the series a worker autoscaler sums never vanishes.
+    expect(value(m, 'sluice_admissible_work', { pool: 'default' })).toBe(40);
+    expect(value(m, 'sluice_admissible_work', { pool: 'warm' })).toBe(0);
     expect(value(m, 'sluice_circuit_state', { name: 'yahoo|default|marketing' })).toBe(0.5);
     expect(value(m, 'sluice_override_expiry_seconds', { scope: 'campaign', name: 'spring', kind: 'pause' })).toBe(60);
     expect(value(m, 'sluice_campaign_messages', { campaign: 'spring', count: 'pending' })).toBe(900);
@@ -198,7 +205,7 @@ describe('fleet metrics from a status snapshot', () => {
     expect(reads).toBe(1);
     expect(value(leader, 'sluice_leader')).toBe(1);
     expect(value(leader, 'sluice_status_up')).toBe(1);
-    expect(value(leader, 'sluice_queue_waiting', { queue: 'campaign-spring', kind: 'campaign', priority: '' })).toBe(
+    expect(value(leader, 'sluice_queue_waiting', { queue: '{campaign-spring}', kind: 'campaign', priority: '' })).toBe(
       900,
     );
   });
@@ -243,7 +250,7 @@ describe('fleet metrics from Redis', () => {
       expect(value(m, 'sluice_key_configured_rate', { scope: 'provider', name: 'ses' })).toBe(40);
       expect(value(m, 'sluice_key_configured_rate', { scope: 'receiver', name: 'google' })).toBe(20);
       expect(value(m, 'sluice_key_effective_rate', { scope: 'receiver', name: 'google' })).toBe(5);
-      const low = { queue: 'dispatch-low', kind: 'dispatch', priority: 'low' };
+      const low = { queue: 'dispatch-low-{b32.76}', kind: 'dispatch', priority: 'low' };
       expect(value(m, 'sluice_queue_waiting', low)).toBe(1);
       expect(value(m, 'sluice_queue_delayed', low)).toBe(1);
       expect(value(m, 'sluice_queue_oldest_age_seconds', low)).toBeGreaterThanOrEqual(0);

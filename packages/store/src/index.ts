@@ -77,15 +77,20 @@ export { readCampaignFlags, readStoredCampaign, readStoredCampaigns } from './ca
 export { createCampaignArchiver, type CampaignArchiver, type CampaignArchiverOptions } from './campaigns/archiver.js';
 export { createCampaignWork, markWork, type CampaignWork } from './campaigns/work.js';
 export {
+  connectEndpoint,
+  connectRoles,
+  type RoleConnections,
   connectRedis,
   createRedisHealth,
   isRedisConnectionError,
   redisUrlForLogs,
+  type ConnectEndpointOptions,
   type ConnectRedisOptions,
   type ErrorEmitter,
   type RedisHealth,
   type RedisHealthLogger,
   type RedisHealthOptions,
+  type RedisRole,
 } from './redis/connection.js';
 export {
   createLaunchStore,

@@ -11,6 +11,13 @@ export {
   type ArriveResult,
   MAX_GATED,
 } from './limiter.js';
+export {
+  withLocalShare,
+  createLocalBuckets,
+  type LocalShareLimiter,
+  type LocalShareOptions,
+  type LocalBuckets,
+} from './local-share.js';
 export { createSlots, type Slots, type SlotsOptions } from './slots.js';
 export { quotaLayers, type CampaignLimit, type LayerAdjustments, type LayerSubject } from './layers.js';
 export {
@@ -53,3 +60,12 @@ export {
 } from './signals.js';
 export { createLease, type Lease, type LeaseOptions } from './lease.js';
 export { foldTotals, SETTLE_MS, type Totals } from './totals.js';
+export {
+  allocateBudget,
+  partitionedShare,
+  shareInForce,
+  type AllocateOptions,
+  type PartitionedShareOptions,
+  type RegionDemand,
+  type ShareInForceOptions,
+} from './regions.js';

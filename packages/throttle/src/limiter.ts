@@ -77,6 +77,8 @@ export interface ArriveRequest {
   layers: readonly [LayerLimit, LayerLimit, LayerLimit];
   /** How far ahead the send may be placed; past it nothing is counted. */
   aheadMs: number;
+  /** The send's class: only critical mail goes on a local share while the limiter Redis is away (`withLocalShare`). */
+  priority?: PriorityClass;
 }
 
 /** The arrival gate's answer. */

@@ -81,6 +81,22 @@ function rootIdentifier(expr: ts.Expression): string | undefined {
 }
 
 /**
+ * The key an object schema is for: the variable it is declared as (`metricsSchema`: `metrics`)
+ * or the property it is the value of, through the calls chained on it (`.prefault({})`).
+ */
+function ownerOf(node: ts.Node): string | undefined {
+  let n: ts.Node | undefined = node.parent;
+  while (n !== undefined && !ts.isSourceFile(n)) {
+    if (ts.isVariableDeclaration(n)) return ts.isIdentifier(n.name) ? n.name.text.replace(/Schema$/, '') : undefined;
+    if (ts.isPropertyAssignment(n))
+      return ts.isIdentifier(n.name) || ts.isStringLiteral(n.name) ? n.name.text : undefined;
+    if (ts.isObjectLiteralExpression(n) || ts.isArrayLiteralExpression(n)) return undefined;
+    n = n.parent;
+  }
+  return undefined;
+}
+
+/**
  * What the config sources say about each object of the schema: for each object literal given
  * to `z.strictObject`/`z.object` (spreads of a literal in the same file expanded), its keys
  * and each key's comment (its own, else the one on the declaration of the schema it names).
@@ -89,7 +105,7 @@ function sourceDocs(): Map<string, Map<string, string>> {
   const files = readdirSync(CORE_SRC).filter((f) => /^(config.*|governor-config)\.ts$/.test(f));
   const declared = new Map<string, string>();
   const literals = new Map<string, ts.ObjectLiteralExpression>();
-  const objects: { literal: ts.ObjectLiteralExpression; sf: ts.SourceFile }[] = [];
+  const objects: { literal: ts.ObjectLiteralExpression; sf: ts.SourceFile; owner: string | undefined }[] = [];
   for (const file of files) {
     const sf = ts.createSourceFile(file, readFileSync(join(CORE_SRC, file), 'utf8'), ts.ScriptTarget.Latest, true);
     const visit = (node: ts.Node): void => {
@@ -108,14 +124,14 @@ function sourceDocs(): Map<string, Map<string, string>> {
         node.arguments[0] !== undefined &&
         ts.isObjectLiteralExpression(node.arguments[0])
       ) {
-        objects.push({ literal: node.arguments[0], sf });
+        objects.push({ literal: node.arguments[0], sf, owner: ownerOf(node) });
       }
       ts.forEachChild(node, visit);
     };
     visit(sf);
   }
   const byKeys = new Map<string, Map<string, string>>();
-  for (const { literal, sf } of objects) {
+  for (const { literal, sf, owner } of objects) {
     const docs = new Map<string, string>();
     const keys: string[] = [];
     const add = (lit: ts.ObjectLiteralExpression): void => {
@@ -139,6 +155,9 @@ function sourceDocs(): Map<string, Map<string, string>> {
     const known = byKeys.get(id);
     // Two literals with the same keys (perClass's four classes): keep every comment either has.
     byKeys.set(id, new Map([...(known ?? []), ...docs]));
+    // And under the key that holds it, for two with the same keys but their own comments
+    // (`metrics` and `health`: host and port each).
+    if (owner !== undefined) byKeys.set(`${owner}|${id}`, docs);
   }
   return byKeys;
 }
@@ -280,7 +299,9 @@ function walk(schema: Schema, path: string, docs: Map<string, Map<string, string
   if (d.type !== 'object' || !d.shape) return;
   const keys = Object.keys(d.shape);
   const perClass = [...keys].sort().join(',') === 'critical,high,low,normal';
-  const comments = docs.get([...keys].sort().join(',')) ?? new Map<string, string>();
+  const id = [...keys].sort().join(',');
+  const owner = /([A-Za-z0-9]+)$/.exec(path)?.[1];
+  const comments = docs.get(`${owner}|${id}`) ?? docs.get(id) ?? new Map<string, string>();
   for (const key of keys) {
     const child = d.shape[key]!;
     const full = path === '' ? key : `${path}.${key}`;

@@ -23,7 +23,7 @@ const SNAPSHOT: StatusSnapshot = {
         id: 'scheduler-h-1-a',
         role: 'scheduler',
         version: '0.0.0',
-        schema: 1,
+        schema: 2,
         host: 'h',
         pid: 1,
         startedAt: AT,
@@ -50,7 +50,7 @@ const SNAPSHOT: StatusSnapshot = {
   ],
   queues: [
     {
-      queue: 'dispatch-high',
+      queue: 'dispatch-high-{b32.76}',
       kind: 'dispatch',
       priority: 'high',
       waiting: 1,
@@ -71,6 +71,7 @@ const SNAPSHOT: StatusSnapshot = {
     retries: 0,
     attemptsPerRecipient: 1,
   },
+  admissible: [{ pool: 'default', work: 12 }],
   circuits: [{ name: 'google', state: 'open', untilMs: AT + 1 }],
   alerts: [],
   overrides: [

@@ -16,7 +16,8 @@ import { json, rate, table, when } from '../format.js';
 /** Loaded on use, so `--help` and usage errors stay quick. */
 async function overrides(ctx: Context): Promise<Overrides> {
   const { createOverrides } = await import('@sluice/ops');
-  return createOverrides(await ctx.deps());
+  const d = await ctx.deps();
+  return createOverrides({ ...d, redis: d.control });
 }
 
 const SCOPE_HELP = `${LAYER_KINDS.join(' | ')}`;

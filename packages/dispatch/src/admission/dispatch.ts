@@ -28,6 +28,6 @@ export async function dispatch(
   // runs the intake job again; admitted again, its add is ignored while this job exists
   // (same job id), and a job that ran meanwhile left its record final or `submitted`, which
   // `checkRecord` or the worker's mark refuses. Whatever held the message, the mark clears.
-  await deps.queues.dispatch(m.priority).add('send', data, { jobId: jobIdOf(m), delay });
+  await deps.queues.dispatchOf(m).add('send', data, { jobId: jobIdOf(m), delay });
   return { kind: 'dispatched', data, delay };
 }

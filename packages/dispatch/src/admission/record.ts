@@ -10,7 +10,7 @@ const ADMITTABLE: readonly string[] = ['queued', 'retrying'];
  * now writes no record: see `dispatch`); its scheduler may have died between the two.
  */
 async function dispatchLost(deps: Pick<Deps, 'queues'>, m: IntakeJobData): Promise<boolean> {
-  return (await deps.queues.dispatch(m.priority).getJobState(jobIdOf(m))) === 'unknown';
+  return (await deps.queues.dispatchOf(m).getJobState(jobIdOf(m))) === 'unknown';
 }
 
 /**

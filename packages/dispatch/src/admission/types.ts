@@ -60,7 +60,7 @@ export interface AdmissionOptions {
   warmup: Pick<Warmup, 'stateOf' | 'take' | 'giveBack' | 'dayEndsAt'>;
   organisations: Pick<Organisations, 'knownReceiverOf' | 'receiverOf'>;
   /** Where admitted messages go (`dispatch(class)`). */
-  queues: Pick<Queues, 'dispatch'>;
+  queues: Pick<Queues, 'dispatchOf'>;
   /** For the circuits' probe counters. */
   redis: Redis;
   keys: Keys;

@@ -35,7 +35,11 @@ export async function takePlace(ctx: DeliveryContext, m: DispatchJobData, onStep
   const slackMs = config.jitterSlackMs / 2;
   for (let asks = 1; ; asks++) {
     const asked = clock();
-    const room = await limiter.arrive({ layers: arrivalLayers(ctx, m), aheadMs: config.worker.lateAfterMs });
+    const room = await limiter.arrive({
+      layers: arrivalLayers(ctx, m),
+      aheadMs: config.worker.lateAfterMs,
+      priority: m.priority,
+    });
     if (room.outcome === 'beyond') throw new NoRoom(room.waitMs, `no room at the ${room.layer} for ${room.waitMs} ms`);
     onStep?.('placed', m.id);
     if (room.waitMs > 0) await sleep(room.waitMs);

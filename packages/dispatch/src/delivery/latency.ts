@@ -46,18 +46,22 @@ export function createLatency(options: LatencyOptions): Latency {
     flush() {
       flushing = flushing.then(async () => {
         if (pending.size === 0) return;
-        const pipeline = redis.pipeline();
-        for (const p of PRIORITY_CLASSES) {
+        // One MULTI a class, side by side: each class's list is a key of its own slot.
+        const writes = PRIORITY_CLASSES.flatMap((p) => {
           const samples = pending.get(p);
-          if (!samples?.length) continue;
+          if (!samples?.length) return [];
           const key = keys.latency(p);
-          pipeline
-            .lpush(key, ...samples.slice(-keep))
-            .ltrim(key, 0, keep - 1)
-            .pexpire(key, retainMs);
-        }
+          return [
+            redis
+              .multi()
+              .lpush(key, ...samples.slice(-keep))
+              .ltrim(key, 0, keep - 1)
+              .pexpire(key, retainMs)
+              .exec(),
+          ];
+        });
         pending.clear();
-        await pipeline.exec();
+        await Promise.all(writes);
       });
       return flushing;
     },

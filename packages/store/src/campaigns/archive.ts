@@ -1,10 +1,10 @@
-import { SluiceError, type CampaignContent, type Keys } from '@sluice/core';
+import { HOMES, SluiceError, type CampaignContent, type Keys } from '@sluice/core';
 import type { StoreRedis } from '../redis/scripts.js';
 import type { LaunchStore } from './launch-store.js';
 import type { Queues } from '../redis/queues.js';
 import { finalCount, type ContentSummary } from './codec.js';
 import { readStoredCampaign } from './read.js';
-import { endResult } from '../redis/results.js';
+import { deleteResult, endResult } from '../redis/results.js';
 
 /** The audit stream is capped near this many entries (as the overrides' writers). */
 const AUDIT_MAXLEN = 100_000;
@@ -18,6 +18,8 @@ export type Finished =
       unused: boolean;
       /** When the archive chore first found it finished, at which `n:accepted`. */
       since?: { at: number; accepted: number };
+      /** Its queue's job counter (every add raises it): the archive and delete scripts check it did not move. */
+      adds: string;
     }
   | { finished: false; why: string; jobs: number; since: boolean };
 
@@ -59,18 +61,39 @@ const notFinished = (id: string, why: string): SluiceError =>
   new SluiceError('campaign_not_finished', `campaign ${id} is not finished: ${why}`, { path: 'campaignId' });
 
 /** The nine keys of the archive and delete scripts. */
-function endKeys(keys: Keys, id: string): string[] {
+/** The keys of the archive and delete scripts: the campaign's own, under its hash tag. */
+function endKeys(deps: ArchiveDeps, id: string): [string, string, string, string, string] {
+  const { keys } = deps;
   return [
     keys.campaign(id),
     keys.campaignContent(id),
     keys.campaignCursor(id),
     keys.launch(id),
-    keys.campaigns(),
-    keys.archivedCampaigns(),
-    keys.campaignsWithWork(),
-    keys.campaignsArchiving(),
-    keys.launches(),
+    deps.queues.campaign(id).keys.id!,
   ];
+}
+
+/**
+ * Takes an ended campaign off the fleet-wide indexes (one MULTI under their hash tag): it
+ * leaves the active campaigns, the campaigns with work and the launches; an archived one joins
+ * the archived (at `archivedAt`), a deleted one leaves them; either's queue is listed for
+ * removal. Idempotent: the archive chore runs it again for a campaign a crash left half ended.
+ */
+export async function endInIndexes(
+  deps: ArchiveDeps,
+  id: string,
+  end: { archivedAt: number } | 'deleted',
+): Promise<void> {
+  const { redis, keys } = deps;
+  const multi = redis
+    .multi()
+    .srem(keys.campaigns(), id)
+    .srem(keys.launches(), id)
+    .zrem(keys.campaignsWithWork(), id)
+    .sadd(keys.campaignsArchiving(), id);
+  if (end === 'deleted') multi.zrem(keys.archivedCampaigns(), id);
+  else multi.zadd(keys.archivedCampaigns(), 'NX', end.archivedAt, id);
+  await multi.exec();
 }
 
 function summarize(json: string | null): ContentSummary | null {
@@ -97,12 +120,14 @@ export async function checkFinished(deps: ArchiveDeps, id: string, now: number):
   const c = await readStoredCampaign(redis, keys, id);
   if (!c) throw unknownCampaign(id);
   const { accepted } = c.counts;
-  if (c.archivedAt !== undefined) return { finished: true, archived: true, accepted, unused: false };
+  const queue = queues.campaign(id);
+  const adds = (await redis.get(queue.keys.id!)) ?? '0';
+  if (c.archivedAt !== undefined) return { finished: true, archived: true, accepted, unused: false, adds };
   const pending = Math.max(0, accepted - finalCount(c.counts));
   const { cancelled, finished } = c;
   const since = finished !== undefined;
   const no = (why: string, jobs = 0): Finished => ({ finished: false, why, jobs, since });
-  const counts = await queues.campaign(id).getJobCounts(...JOB_STATES);
+  const counts = await queue.getJobCounts(...JOB_STATES);
   const jobs = Object.values(counts).reduce((a, b) => a + b, 0);
   if (pending > 0 && !cancelled) return no(`${pending} messages not yet final; cancel it first`, jobs);
   if (jobs > 0) return no(`${jobs} jobs in its queue`, jobs);
@@ -117,6 +142,7 @@ export async function checkFinished(deps: ArchiveDeps, id: string, now: number):
     archived: false,
     accepted,
     unused: accepted === 0 && !cancelled,
+    adds,
     ...(finished ? { since: finished } : {}),
   };
 }
@@ -147,8 +173,9 @@ export async function removeQueue(deps: ArchiveDeps, id: string): Promise<void> 
 
 /**
  * Archives a finished campaign (see {@link checkFinished}; `campaign_not_finished` naming why
- * otherwise): the record, the set membership and the indexes in one script, then its queue is
- * removed. Resolves `false` if it was archived already (its queue removal is finished then).
+ * otherwise): its record in one script under its hash tag, then the fleet-wide indexes, then
+ * its queue is removed and its parts in the homes expire with its record. Resolves `false` if
+ * it was archived already (what a crash left undone is finished then).
  */
 export async function archiveCampaign(deps: ArchiveDeps, id: string, options: ArchiveOptions = {}): Promise<boolean> {
   const { redis, keys } = deps;
@@ -159,21 +186,23 @@ export async function archiveCampaign(deps: ArchiveDeps, id: string, options: Ar
     const [content, launch] = await Promise.all([redis.get(keys.campaignContent(id)), deps.launches.read(id)]);
     const ended = endResult(
       await redis.sluiceArchiveCampaign(
-        ...endKeys(keys, id),
-        id,
+        ...endKeys(deps, id),
         now,
         options.retentionMs ?? DEFAULT_RETENTION_MS,
         options.actor ?? 'unknown',
         content === null ? '' : JSON.stringify(summarize(content)),
         launch ? JSON.stringify(launch.record) : '',
-        check.accepted,
+        check.adds,
       ),
     );
     if (ended === 'unknown') throw unknownCampaign(id);
     if (ended === 'accepted') throw notFinished(id, 'it took mail while being archived');
     if (ended === 'done') await audit(deps, 'archive', id, options.actor ?? 'unknown', now);
   }
+  const archivedAt = Number((await redis.hget(keys.campaign(id), 'archivedAt')) ?? now);
+  if ((await redis.sismember(keys.campaigns(), id)) === 1) await endInIndexes(deps, id, { archivedAt });
   if ((await redis.sismember(keys.campaignsArchiving(), id)) === 1) await removeQueue(deps, id);
+  await expireHomeParts(deps, id, options.retentionMs ?? DEFAULT_RETENTION_MS);
   return !check.archived;
 }
 
@@ -188,13 +217,14 @@ export async function deleteCampaign(deps: ArchiveDeps, id: string, options: Arc
   const now = options.now ?? Date.now();
   const check = await checkFinished(deps, id, now);
   if (!check.finished) throw notFinished(id, check.why);
-  const ended = endResult(
-    await redis.sluiceDeleteCampaign(...endKeys(keys, id), id, check.archived ? '' : check.accepted),
-  );
+  const ended = deleteResult(await redis.sluiceDeleteCampaign(...endKeys(deps, id), check.archived ? '' : check.adds));
   if (ended === 'unknown') throw unknownCampaign(id);
   if (ended === 'accepted') throw notFinished(id, 'it took mail while being deleted');
   await audit(deps, 'delete', id, options.actor ?? 'unknown', now);
-  if ((await redis.sismember(keys.campaignsArchiving(), id)) === 1) await removeQueue(deps, id);
+  await endInIndexes(deps, id, 'deleted');
+  if (ended === 'active') await removeQueue(deps, id);
+  else await redis.srem(keys.campaignsArchiving(), id);
+  await expireHomeParts(deps, id, 0);
 }
 
 /**
@@ -204,6 +234,21 @@ export async function deleteCampaign(deps: ArchiveDeps, id: string, options: Arc
  */
 export async function forgetArchived(deps: ArchiveDeps, id: string): Promise<void> {
   const { redis, keys } = deps;
-  const ended = endResult(await redis.sluiceDeleteCampaign(...endKeys(keys, id), id, ''));
-  if (ended !== 'done') await redis.zrem(keys.archivedCampaigns(), id);
+  // Deleted only while still archived: an active campaign of the same id keeps its hash.
+  const ended = deleteResult(await redis.sluiceDeleteCampaign(...endKeys(deps, id), '-'));
+  await redis.zrem(keys.archivedCampaigns(), id);
+  if (ended === 'archived') await expireHomeParts(deps, id, 0);
+}
+
+/**
+ * Sets the TTL of a campaign's parts in the homes (its counters) to its record's retention, or
+ * deletes them (`0`): side by side, one command a home.
+ */
+async function expireHomeParts(deps: ArchiveDeps, id: string, retentionMs: number): Promise<void> {
+  const { redis, keys } = deps;
+  await Promise.all(
+    HOMES.map((h) =>
+      retentionMs > 0 ? redis.pexpire(keys.campaignHome(id, h), retentionMs) : redis.del(keys.campaignHome(id, h)),
+    ),
+  );
 }

@@ -1,6 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { Keys } from '@sluice/core';
-import { archiveCampaign, checkFinished, forgetArchived, removeQueue, type ArchiveDeps } from './archive.js';
+import {
+  archiveCampaign,
+  checkFinished,
+  endInIndexes,
+  forgetArchived,
+  removeQueue,
+  type ArchiveDeps,
+} from './archive.js';
 import { createCampaignWork } from './work.js';
 import { defineScripts } from '../redis/scripts.js';
 import { createLaunchStore } from './launch-store.js';
@@ -29,7 +36,8 @@ const PAGE = 200;
 
 /**
  * The leader's archive chore (docs/design/campaigns.md, Campaigns that end), every `archiveCheckMs`:
- * 1. finishes the queue removal of campaigns a crash left archived with their queue;
+ * 1. finishes the queue removal of campaigns a crash left archived with their queue, and the
+ *    index step of a campaign archived or deleted by a call a crash cut off;
  * 2. ends archived records past `archivedRetentionMs`;
  * 3. looks at each active campaign without work: one found finished is stamped `finishedAt`
  *    (with its `n:accepted`), and archived once it stayed finished, with the same count,
@@ -46,6 +54,12 @@ export function createCampaignArchiver(options: CampaignArchiverOptions): Campai
   let last = -Infinity;
 
   async function visit(id: string, now: number): Promise<boolean> {
+    // An active campaign whose hash is gone was deleted by a call cut off before its index step.
+    if ((await redis.exists(keys.campaign(id))) === 0) {
+      await endInIndexes(deps, id, 'deleted');
+      await removeQueue(deps, id);
+      return false;
+    }
     const check = await checkFinished(deps, id, now);
     await queues.drop(keys.campaignQueue(id));
     if (!check.finished) {
@@ -53,7 +67,12 @@ export function createCampaignArchiver(options: CampaignArchiverOptions): Campai
       if (check.since) await redis.hdel(keys.campaign(id), ...FINISHED_FIELDS);
       return false;
     }
-    if (check.archived || check.unused) return false;
+    // Archived by a call cut off before its index step: finished now.
+    if (check.archived) {
+      await archiveCampaign(deps, id, { actor: 'sluice', now, retentionMs: settings.archivedRetentionMs });
+      return false;
+    }
+    if (check.unused) return false;
     if (check.since?.accepted !== check.accepted) {
       await redis.hset(keys.campaign(id), encodeFinished(now, check.accepted));
       return false;

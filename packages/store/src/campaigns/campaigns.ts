@@ -42,6 +42,7 @@ import {
   type StoredCampaign,
 } from './codec.js';
 import { readCampaignFields, readStoredCampaign } from './read.js';
+import { writePauseCopies } from './pause.js';
 import { resumeResult } from '../redis/results.js';
 
 export type { Campaign } from './codec.js';
@@ -270,9 +271,12 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
       // HSETNX on createdAt claims the id; the rest is written only by the winner.
       const claimed = await redis.hsetnx(keys.campaign(id), CAMPAIGN_FIELDS.createdAt, String(createdAt));
       if (claimed === 0) throw new SluiceError('campaign_exists', `campaign ${id} exists`, { path: 'id' });
-      const write = redis.multi().hset(keys.campaign(id), fields).sadd(keys.campaigns(), id);
+      // The campaign's own keys (its hash tag) in one MULTI, then the fleet-wide index (another
+      // tag): a create cut off between the two is listed again by its launch, which adds it.
+      const write = redis.multi().hset(keys.campaign(id), fields);
       if (content) write.set(keys.campaignContent(id), JSON.stringify(content));
       await write.exec();
+      await redis.sadd(keys.campaigns(), id);
       return (await this.get(id))!;
     },
 
@@ -319,6 +323,7 @@ export function createCampaigns(options: CampaignsOptions): Campaigns {
         await queue.pause();
         return refused(id, opts.ifCancelled);
       }
+      await writePauseCopies(redis, keys, id, false);
       // Its backlog waits in its queue: the schedulers' polls take it up again.
       await work.mark([id]);
       logger?.info({ event: 'campaign_resumed', campaignId: id, actor: opts.actor ?? 'unknown' }, 'campaign resumed');

@@ -5,6 +5,7 @@ import type { Queues } from '../redis/queues.js';
 import type { Store } from '../records/store.js';
 import { campaignArchivedError } from './archive.js';
 import { CAMPAIGN_FLAGS, encodeCancel } from './codec.js';
+import { writePauseCopies } from './pause.js';
 import { readCampaignFields } from './read.js';
 
 /** Options of `campaigns.cancel`. */
@@ -79,10 +80,13 @@ export async function cancelCampaign(deps: CancelDeps, id: string, options: Canc
   if (!flags.exists) throw new SluiceError('unknown_campaign', `no campaign with id ${id}`, { path: 'campaignId' });
   // Its messages are all final and its queue is gone: nothing to cancel.
   if (flags.archived) throw campaignArchivedError(id);
+  // The flag's copies in the homes first (what a worker's mark reads), then the hash.
+  await writePauseCopies(redis, keys, id, true);
   await redis.hset(keys.campaign(id), encodeCancel({ at: Date.now(), by: options.actor, reason: options.reason }));
 
   const campaignQueue = queues.campaign(id);
-  const dispatch = PRIORITY_CLASSES.map((p) => queues.dispatch(p));
+  // Every partition there is: a backend's cancel knows no `redis.dispatchPartitions`.
+  const dispatch = (await Promise.all(PRIORITY_CLASSES.map((p) => queues.dispatchInUse(p)))).flat();
   const reply = `cancelled by ${options.actor}: ${options.reason}`;
   const result: CancelResult = {
     id,

@@ -2,21 +2,23 @@ import { FINAL_STATES, PRIORITY_CLASSES, type FinalState, type PriorityClass } f
 import type { LaunchRecord } from './launch-types.js';
 import { hashRead as read, type HashFields } from '../redis/hash-read.js';
 
-// The campaign hash (`keys.campaign(id)`, `<prefix>:campaign:<id>`): a campaign's settings,
-// its pause and cancel flags, its counters, the injection window the schedulers write and,
-// once archived, its archive. This module is the one that knows its field names: every read
+// The campaign hash (`keys.campaign(id)`, under the campaign's hash tag with its queue): a
+// campaign's settings, its pause and cancel flags, the injection window the schedulers write
+// and, once archived, its archive. Its counters are in its parts in the message homes
+// (`keys.campaignHome(id, home)`: `n:<state>` and a copy of `paused`), written with the records
+// there and summed by `readCampaignCounts` (read.ts); archived, they expire with the hash. This module is the one that knows its field names: every read
 // and write of the hash in TypeScript encodes or decodes through it (the key builder is used
 // only in `campaigns/` and `records/`, which the lint rule in eslint.config.js enforces).
 // Stored data outlives deployments: fields are only ever added, and decoding stays tolerant.
 //
 // Lua scripts know some of the names too (Lua cannot import them); a change here changes them:
-// - accept-4.lua counts `n:accepted`; finalize-4.lua counts `n:<final state>`;
-// - transition-3.lua reads `paused` (an attempt is held while it is `1`);
+// - accept-4.lua counts `n:accepted` and finalize-3.lua `n:<final state>` in a home's part;
+// - transition-3.lua reads a home's part's `paused` (an attempt is held while it is `1`);
 // - resume-campaign-1.lua reads `createdAt` and `cancelled`, and clears `paused`;
-// - archive-campaign-9.lua reads `createdAt`, `archivedAt`, `n:accepted`; writes `archivedAt`,
-//   `archivedBy`, `archive:content`, `archive:launch`, `archive:cursor`; clears `win:ready`,
-//   `win:max`, `win:rate`, `finishedAt`, `finishedAccepted`;
-// - delete-campaign-9.lua reads `createdAt`, `archivedAt`, `n:accepted`.
+// - archive-campaign-5.lua reads `createdAt`, `archivedAt`; writes `archivedAt`, `archivedBy`,
+//   `archive:content`, `archive:launch`, `archive:cursor`; clears `win:ready`, `win:max`,
+//   `win:rate`, `finishedAt`, `finishedAccepted`;
+// - delete-campaign-5.lua reads `createdAt`, `archivedAt`.
 
 /** The field names of the campaign hash. */
 export const CAMPAIGN_FIELDS = {
@@ -126,6 +128,13 @@ export interface StoredCampaign extends Campaign {
 export type CampaignHash = HashFields;
 
 const COUNT_FIELDS = (['accepted', ...FINAL_STATES] as const).map(countField);
+
+/** Counters of several homes added up. */
+export function addCounts(parts: readonly CampaignCounts[]): CampaignCounts {
+  const sum = decodeCounts({});
+  for (const part of parts) for (const k of Object.keys(sum) as (keyof CampaignCounts)[]) sum[k] += part[k];
+  return sum;
+}
 const num = (v: string | undefined): number | undefined => (v ? Number(v) : undefined);
 const priorityOf = (v: string | undefined): PriorityClass =>
   (PRIORITY_CLASSES as readonly string[]).includes(v ?? '') ? (v as PriorityClass) : 'low';
@@ -204,18 +213,20 @@ export const CAMPAIGN_PAUSED = read([F.paused], (h) => h[F.paused] === '1');
 /** The campaign's own limit (its rate and burst), as admission and the workers apply it. */
 export const CAMPAIGN_LIMIT = read([F.rate, F.burst], (h) => ({ rate: num(h[F.rate]), burst: num(h[F.burst]) }));
 
-/** The counters alone. */
+/** The counters alone (of a home's part, or of an archived campaign's hash). */
 export const CAMPAIGN_COUNTS = read(COUNT_FIELDS, decodeCounts);
 
-/** The injection window the schedulers wrote (0 where none was written yet) and the counters. */
-export const CAMPAIGN_WINDOW = read([F.windowReady, F.windowMax, F.windowRate, ...COUNT_FIELDS], (h) => ({
+/** The injection window the schedulers wrote (0 where none was written yet). */
+export const CAMPAIGN_WINDOW = read([F.windowReady, F.windowMax, F.windowRate], (h) => ({
   ready: Number(h[F.windowReady] ?? 0),
   max: Number(h[F.windowMax] ?? 0),
   rate: Number(h[F.windowRate] ?? 0),
-  counts: decodeCounts(h),
 }));
 
-/** The pause flag as written (`campaigns.pause`, the governor): set to pause, deleted to resume. */
+/**
+ * The pause flag as written (`campaigns.pause`, the governor): set to pause, deleted to resume;
+ * in the hash and, copied, in each home's part (`writePauseCopies`).
+ */
 export function encodePaused(): Record<string, string> {
   return { [F.paused]: '1' };
 }
@@ -258,8 +269,11 @@ export function decodeArchive(h: CampaignHash): CampaignArchive | null {
   };
 }
 
-/** Every field of a campaign that exists, decoded; null if it does not. */
-export function decodeStoredCampaign(id: string, h: CampaignHash): StoredCampaign | null {
+/**
+ * Every field of a campaign that exists, decoded; null if it does not. `counts` are its
+ * counters, the sum of its parts in the homes (`readCampaignCounts`).
+ */
+export function decodeStoredCampaign(id: string, h: CampaignHash, counts: CampaignCounts): StoredCampaign | null {
   const c = decodeCampaign(id, h);
   if (!c) return null;
   const launch = h[F.archiveLaunch];
@@ -267,7 +281,7 @@ export function decodeStoredCampaign(id: string, h: CampaignHash): StoredCampaig
     ...c,
     paused: h[F.paused] === '1',
     cancelled: h[F.cancelled] === '1',
-    counts: decodeCounts(h),
+    counts,
     expiresAt: num(h[F.expiresAt]),
     finished: decodeFinished(h),
     archive: decodeArchive(h),

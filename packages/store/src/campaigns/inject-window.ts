@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { Keys, SluiceConfig } from '@sluice/core';
 import type { Queues } from '../redis/queues.js';
-import { CAMPAIGN_COUNTS, CAMPAIGN_WINDOW, encodeWindow, finalCount } from './codec.js';
-import { readCampaignFields } from './read.js';
+import { CAMPAIGN_WINDOW, encodeWindow, finalCount } from './codec.js';
+import { readCampaignCounts, readCampaignFields } from './read.js';
 
 /**
  * The window of a campaign's injection (docs/design/campaigns.md, The window): how many of its
@@ -25,12 +25,13 @@ export interface InjectWindow {
 /** The window before any scheduler has written one: `injection.minWindow` and `injection.maxWindow`'s defaults. */
 export const DEFAULT_WINDOW = { ready: 2_000, max: 50_000 } as const;
 
-/** Reads a campaign's window in one round trip. */
+/** Reads a campaign's window in one round trip (its commands side by side). */
 export async function readWindow(redis: Redis, keys: Keys, queues: Queues, campaignId: string): Promise<InjectWindow> {
   const queue = queues.campaign(campaignId);
   // A paused queue's jobs wait in its paused list: they count as waiting too.
-  const [row, waiting, paused, prioritized] = await Promise.all([
+  const [row, counts, waiting, paused, prioritized] = await Promise.all([
     readCampaignFields(redis, keys, campaignId, CAMPAIGN_WINDOW),
+    readCampaignCounts(redis, keys, campaignId),
     redis.llen(queue.keys.wait!),
     redis.llen(queue.keys.paused!),
     redis.zcard(queue.keys.prioritized!),
@@ -40,7 +41,7 @@ export async function readWindow(redis: Redis, keys: Keys, queues: Queues, campa
     max: row.max || DEFAULT_WINDOW.max,
     rate: row.rate,
     waiting: waiting + paused + prioritized,
-    pending: Math.max(0, row.counts.accepted - finalCount(row.counts)),
+    pending: Math.max(0, counts.accepted - finalCount(counts)),
   };
 }
 
@@ -77,7 +78,7 @@ export function createInjectionWindows(deps: { redis: Redis; keys: Keys; config:
 
   return {
     async update(campaignId, now) {
-      const final = finalCount(await readCampaignFields(redis, keys, campaignId, CAMPAIGN_COUNTS));
+      const final = finalCount(await readCampaignCounts(redis, keys, campaignId));
       const last = seen.get(campaignId);
       let rate = 0;
       if (last && now > last.at) {

@@ -1,10 +1,10 @@
 import { Job } from 'bullmq';
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { SluiceError, type Keys, type PriorityClass, type QueuedMessage } from '@sluice/core';
 import { campaignArchivedError } from './archive.js';
 import { CAMPAIGN_FLAGS } from './codec.js';
-import { markWork } from './work.js';
 import { readWindow } from './inject-window.js';
+import { createCampaignWork } from './work.js';
 import { defineScripts, type StoreRedis } from '../redis/scripts.js';
 import { createQueues, type Queues } from '../redis/queues.js';
 import { acceptArgs, finalizeArgs } from '../records/args.js';
@@ -59,15 +59,10 @@ export interface WriterDeps {
   within<T>(run: () => Promise<T>): Promise<T>;
 }
 
-/** A MULTI with the store's scripts (ioredis copies defined commands onto its transactions). */
-type ChunkMulti = ChainableCommander & {
-  sluiceAccept(...args: (string | number)[]): ChunkMulti;
-  sluiceFinalize(...args: (string | number)[]): ChunkMulti;
-};
-
 /**
  * The chunk writer: a connection of its own (WATCH needs one), on which BullMQ's and the
- * store's scripts are defined, so a chunk's jobs, records and the cursor go in one MULTI.
+ * store's scripts are defined. A chunk's records go to their homes first, then its jobs and the
+ * cursor in one MULTI under the campaign's hash tag (docs/design/campaigns.md).
  */
 export async function openWriter(deps: WriterDeps, campaignId: string) {
   const { keys } = deps;
@@ -79,6 +74,7 @@ export async function openWriter(deps: WriterDeps, campaignId: string) {
   // BullMQ's proxy of `conn`: its MULTI takes BullMQ's job scripts (`Job.addJob`) and ours.
   const client = (await queue.backend.client) as unknown as StoreRedis;
   const cursorKey = keys.campaignCursor(campaignId);
+  const work = createCampaignWork({ redis: conn, keys });
 
   return {
     async cursor(): Promise<InjectCursor> {
@@ -111,36 +107,24 @@ export async function openWriter(deps: WriterDeps, campaignId: string) {
           }
           const last = fresh[fresh.length - 1]!;
           const value = last.cursorValue ?? (now.position === first ? expected.value : now.value) ?? '';
-          const multi = client.multi() as ChunkMulti;
+          // The records first, each in its own home (no MULTI spans the homes and the campaign's
+          // queue): a crash before the MULTI leaves records the producer's resume finds again
+          // (accept keeps the first) and gives their jobs then, since the cursor did not move.
+          await writeRecords(raw, deps, t, fresh);
+          // Marked before the jobs and again after them: no scheduler prunes it as idle meanwhile.
+          await work.mark([t.id]);
+          const multi = client.multi();
           for (const item of fresh) {
-            multi.sluiceAccept(...acceptArgs(keys, item.message));
-            if (item.end) {
-              multi.sluiceFinalize(
-                ...finalizeArgs(
-                  keys,
-                  deps.store.recordTtlSeconds,
-                  item.message.id,
-                  item.end.state,
-                  {
-                    campaignId: t.id,
-                    reply: item.end.reply,
-                    outcome: item.end.outcome,
-                  },
-                  Date.now(),
-                ),
-              );
-            } else {
-              const opts = { ...queue.defaultJobOptions, jobId: item.message.id };
-              void new Job(queue, 'send', item.message, opts, item.message.id).addJob(multi as never);
-            }
+            if (item.end) continue;
+            const opts = { ...queue.defaultJobOptions, jobId: item.message.id };
+            void new Job(queue, 'send', item.message, opts, item.message.id).addJob(multi as never);
           }
           multi.set(cursorKey, `${last.position + 1}|${value}`);
-          // Marked with its jobs, in the same MULTI: no scheduler can drop it as idle now.
-          markWork(multi, keys, t.id);
           multi.hmget(keys.campaign(t.id), ...CAMPAIGN_FLAGS.fields);
           const replies = await multi.exec();
           if (replies === null) return undefined;
           for (const [err] of replies) if (err) throw err;
+          await work.mark([t.id]);
           const flags = CAMPAIGN_FLAGS.decode(replies[replies.length - 1]![1] as (string | null)[]);
           const { archived } = flags;
           const cancelled = flags.cancelled || archived;
@@ -190,4 +174,29 @@ async function endCancelled(deps: WriterDeps, t: Target, items: readonly Item[])
       .remove(message.id)
       .catch(() => 0);
   }
+}
+
+/**
+ * Accepts a chunk's records (and ends the ones that end at once), concurrently: one script
+ * each, in its home. Both scripts keep what is there, so a chunk written again changes nothing.
+ */
+async function writeRecords(redis: StoreRedis, deps: WriterDeps, t: Target, items: readonly Item[]): Promise<void> {
+  const { keys, store } = deps;
+  await Promise.all(
+    items.map(async (item) => {
+      await redis.sluiceAccept(...acceptArgs(keys, item.message));
+      if (!item.end) return;
+      const { state, reply, outcome } = item.end;
+      await redis.sluiceFinalize(
+        ...finalizeArgs(
+          keys,
+          store.recordTtlSeconds,
+          item.message.id,
+          state,
+          { campaignId: t.id, reply, outcome },
+          Date.now(),
+        ),
+      );
+    }),
+  );
 }

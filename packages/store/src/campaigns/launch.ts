@@ -98,7 +98,8 @@ export async function launchCampaign(
     });
   // Marked as having work: the schedulers' next poll writes its injection window (their
   // config's), which the producer reads before its first chunk.
-  const write = redis.multi().sadd(keys.launches(), id);
+  // (And listed among the active campaigns again: a create cut off before its index step.)
+  const write = redis.multi().sadd(keys.launches(), id).sadd(keys.campaigns(), id);
   markWork(write, keys, id);
   await write.exec();
   const until = Date.now() + timeoutMs;

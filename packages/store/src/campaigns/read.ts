@@ -1,6 +1,14 @@
 import type { Redis } from 'ioredis';
-import type { Keys } from '@sluice/core';
-import { CAMPAIGN_FLAGS, decodeStoredCampaign, type CampaignFlags, type StoredCampaign } from './codec.js';
+import { HOMES, type Keys } from '@sluice/core';
+import {
+  CAMPAIGN_COUNTS,
+  CAMPAIGN_FLAGS,
+  addCounts,
+  decodeStoredCampaign,
+  type CampaignCounts,
+  type CampaignFlags,
+  type StoredCampaign,
+} from './codec.js';
 import type { HashRead } from '../redis/hash-read.js';
 
 // Reads of the campaign hash for whoever needs one outside the lifecycle: the client's intake,
@@ -19,24 +27,35 @@ export function readCampaignFlags(redis: Redis, keys: Keys, ids: readonly string
   return Promise.all(ids.map((id) => readCampaignFields(redis, keys, id, CAMPAIGN_FLAGS)));
 }
 
-/** A campaign's whole hash, decoded (one HGETALL); null if there is no campaign with this id. */
-export async function readStoredCampaign(redis: Redis, keys: Keys, id: string): Promise<StoredCampaign | null> {
-  return decodeStoredCampaign(id, await redis.hgetall(keys.campaign(id)));
+/**
+ * A campaign's counters: the sum of its parts in the message homes (one HMGET each, side by
+ * side). An archived campaign's parts expire with its record.
+ */
+export async function readCampaignCounts(redis: Redis, keys: Keys, id: string): Promise<CampaignCounts> {
+  const parts = await Promise.all(
+    HOMES.map(async (h) =>
+      CAMPAIGN_COUNTS.decode(await redis.hmget(keys.campaignHome(id, h), ...CAMPAIGN_COUNTS.fields)),
+    ),
+  );
+  return addCounts(parts);
 }
 
-/** The hashes of many campaigns in one round trip (a pipeline of HGETALLs); those that exist, by id. */
+/** A campaign's whole hash and its counters, decoded; null if there is no campaign with this id. */
+export async function readStoredCampaign(redis: Redis, keys: Keys, id: string): Promise<StoredCampaign | null> {
+  const [h, counts] = await Promise.all([redis.hgetall(keys.campaign(id)), readCampaignCounts(redis, keys, id)]);
+  return decodeStoredCampaign(id, h, counts);
+}
+
+/** Many campaigns, read side by side; those that exist, by id. */
 export async function readStoredCampaigns(
   redis: Redis,
   keys: Keys,
   ids: readonly string[],
 ): Promise<Map<string, StoredCampaign>> {
   const out = new Map<string, StoredCampaign>();
-  if (ids.length === 0) return out;
-  const pipeline = redis.pipeline();
-  for (const id of ids) pipeline.hgetall(keys.campaign(id));
-  for (const [i, [err, h]] of ((await pipeline.exec()) ?? []).entries()) {
-    const c = err || h === null ? null : decodeStoredCampaign(ids[i]!, h as Record<string, string>);
+  const read = await Promise.all(ids.map((id) => readStoredCampaign(redis, keys, id)));
+  read.forEach((c, i) => {
     if (c) out.set(ids[i]!, c);
-  }
+  });
   return out;
 }

@@ -6,7 +6,7 @@ import { pruneResult } from '../redis/results.js';
 /**
  * The campaigns with work (docs/design/campaigns.md, The campaigns with work): the one owner of the sorted set
  * `keys.campaignsWithWork()` (id → mark). Everyone who adds a job to a campaign's queue marks
- * it after the add (the client's intake, the injection's chunk MULTI, a worker's readmit);
+ * it after the add (the client's intake, the injection's chunk, before and after its MULTI, a worker's readmit);
  * a resume and a launch request mark it too. Every scheduler's poll reads this set, not every campaign, and
  * prunes a campaign whose queue it found empty only if its mark did not move since it read
  * it, so a job added while it looked keeps its campaign in the set.
@@ -36,6 +36,11 @@ export function createCampaignWork(options: { redis: Redis; keys: Keys }): Campa
     async mark(ids) {
       const list = [...new Set(ids)];
       if (list.length === 0) return;
+      // One alone without a pipeline: ioredis copies every script of the connection into each.
+      if (list.length === 1) {
+        await redis.zincrby(key, 1, list[0]!);
+        return;
+      }
       const pipe = redis.pipeline();
       for (const id of list) markWork(pipe, keys, id);
       await pipe.exec();

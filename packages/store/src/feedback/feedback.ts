@@ -3,7 +3,7 @@ import type { Keys } from '@sluice/core';
 import type { DeliveryEvent, DeliveryEventKind } from '@sluice/events';
 import { defineScripts, type StoreRedis } from '../redis/scripts.js';
 import { encodeSuppression, type SuppressionSource } from './suppressions.js';
-import { eventRecordKey } from '../records/args.js';
+import { noteEvent } from '../records/event-note.js';
 import { readRecordTenant } from '../records/read.js';
 import { applyEventResult } from '../redis/results.js';
 
@@ -59,7 +59,7 @@ const RECORD_KIND: Record<DeliveryEventKind, string> = {
   dropped: 'dropped',
 };
 
-/** What each result of apply-event-4.lua is called here (a soft bounce applied is `counted`). */
+/** What each result of apply-event-3.lua is called here (a soft bounce applied is `counted`). */
 const OUTCOMES = {
   duplicate: 'duplicate',
   applied: 'recorded',
@@ -76,8 +76,9 @@ const OUTCOMES = {
  * (`@sluice/events`), so webhooks, a CLI import or a test feed it the same way.
  *
  * Idempotent: an event that suppresses or counts is remembered by `eventId` (SET NX with a
- * TTL, in the same script), so an ESP's retry changes nothing. Other events only set the
- * record's last event, and only when newer than the one it shows, which a retry cannot
+ * TTL, in the same script, under the tenant's hash tag), so an ESP's retry changes nothing.
+ * The record's last event is set after it (the record is in the message's home), and only
+ * when newer than the one it shows, which a retry cannot
  * change either; they write no dedupe key, which would cost memory for every delivery.
  */
 export function createFeedback(options: FeedbackOptions): Feedback {
@@ -110,10 +111,9 @@ export function createFeedback(options: FeedbackOptions): Feedback {
       });
       const applied = applyEventResult(
         await redis.sluiceApplyEvent(
-          action === 'none' ? supKey : keys.feedbackEvent(event.provider, event.eventId),
+          action === 'none' ? supKey : keys.feedbackEvent(tenantId, event.provider, event.eventId),
           supKey,
           action === 'soft' ? keys.softBounces(tenantId, address) : supKey,
-          eventRecordKey(keys, event.messageId, supKey),
           ttl,
           action,
           address,
@@ -123,9 +123,11 @@ export function createFeedback(options: FeedbackOptions): Feedback {
           soft.windowMs,
           soft.count,
           event.eventId,
-          RECORD_KIND[event.kind],
         ),
       );
+      // In the message's home, after the tenant's part and whatever it found (a duplicate too).
+      const kind = RECORD_KIND[event.kind];
+      if (kind !== '' && event.messageId) await noteEvent(redis, keys, event.messageId, kind, event.at);
       // The suppression feed's freshness, per provider (a launch is held while it is stale): the
       // newest event time it carried, so the ESP's retry of a request writes nothing new.
       await redis.sluiceFeedSeen(keys.feedApplied(), event.provider, Math.min(event.at, now()));

@@ -1,10 +1,12 @@
 --[[
   Creates a message's record when Sluice accepts it, unless one exists (a repeated
   idempotency key, an injected recipient injected again): the first message wins, also
-  when its record has been compacted into its campaign's block.
+  when its record has been compacted into its campaign's block. Every key is in the message's
+  home.
 
   KEYS[1]  the message record (hash)
-  KEYS[2]  the campaign hash, or the record key again when there is no campaign
+  KEYS[2]  its campaign's part in its home (counters), or the record key again when there is
+           no campaign
   KEYS[3]  its block of compact records, or the record key again when not injected
   KEYS[4]  its campaign's bitmap of records gone, or the record key again when not injected
   ARGV[1]  its field in that block (`2·slot`), '' when not injected

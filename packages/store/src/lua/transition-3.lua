@@ -1,10 +1,12 @@
 --[[
   Moves a message to a non-final state, unless it is already final (final states never
   change) or missing; a first deferral is published on the outcome stream in the same call.
+  Every key is in the message's home.
 
   KEYS[1]  the message record
-  KEYS[2]  its campaign's hash, or the record key again when there is none
-  KEYS[3]  the outcome stream
+  KEYS[2]  its campaign's part in its home (the pause flag's copy), or the record key again
+           when there is none
+  KEYS[3]  its home's outcome stream
   ARGV[1]  the new state
   ARGV[2]  'attempt' to count an attempt: attempts + 1, and report whether the previous
            attempt was submitted in full but never recorded an outcome (its worker died

@@ -1,26 +1,11 @@
 import type { Redis } from 'ioredis';
-import { SluiceError, type FinalState, type Keys, type PriorityClass, type Retention } from '@sluice/core';
+import { HOME_COUNT, HOMES, SluiceError, type Keys, type PriorityClass, type Retention } from '@sluice/core';
 import { retainArgs } from '../records/compact.js';
 import { retainResult } from '../redis/results.js';
 import { defineScripts, type StoreRedis } from '../redis/scripts.js';
+import { compareIds, decode, merged, nextId, pairs, sleep, splitId, type Entry, type OutcomeEvent } from './entries.js';
 
-/** One event of the outcome stream: a message's final state, or its first deferral. */
-export interface OutcomeEvent {
-  /** The stream entry's id (`<ms>-<seq>`): what `ack` takes. */
-  id: string;
-  messageId: string;
-  /** The final state, or `deferred` for a message's first temporary failure (it is retried). */
-  state: FinalState | 'deferred';
-  campaignId: string | undefined;
-  tenantId: string;
-  /** The backend's own key of the recipient, when the message carries one. */
-  key: string | undefined;
-  providerMessageId: string | undefined;
-  /** The outcome family of the last reply (`accepted`, `bad_recipient`, `greylisted`, …). */
-  family: string | undefined;
-  /** When it happened, epoch ms. */
-  at: number;
-}
+export type { OutcomeEvent } from './entries.js';
 
 /** Options of {@link createOutcomes}. */
 export interface OutcomesOptions {
@@ -28,7 +13,8 @@ export interface OutcomesOptions {
   redis: Redis;
   /**
    * The connection `read` blocks on (`blockMs` above 0): a blocked connection serves
-   * nothing else, so give one of its own. @defaultValue `redis`
+   * nothing else, so give one of its own. On a Redis Cluster `read` polls instead (a read of
+   * several streams blocks on one node only). @defaultValue `redis`
    */
   blocking?: Redis | undefined;
   keys: Keys;
@@ -58,7 +44,12 @@ export interface SettleResult {
   deleted: number;
 }
 
-/** The outcome stream: consumer groups read and acknowledge it; its owner trims it and applies retention. */
+/**
+ * The outcome stream: consumer groups read and acknowledge it; its owner trims it and applies
+ * retention. It is one stream per message home (`keys.outcomes(home)`: written in the same
+ * script as the record), read as one: a group is created on every home's stream, a read merges
+ * them oldest first, and an event's id names its home.
+ */
 export interface Outcomes {
   /**
    * Creates a consumer group (idempotent: `created: false` if it exists, left as it is).
@@ -93,6 +84,8 @@ export interface Outcomes {
 const NAME = /^[A-Za-z0-9_.:-]{1,64}$/;
 const SHRINKABLE = new Set(['sent', 'cancelled', 'suppressed']);
 const BATCH = 1000;
+/** An event's id: its home, then its stream entry's id. */
+const EVENT_ID = /^\d{1,2}-\d+-\d+$/;
 
 function checkName(value: unknown, path: string): string {
   if (typeof value !== 'string' || !NAME.test(value))
@@ -118,49 +111,6 @@ function unknownGroup(err: unknown, group: string): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
 
-type Entry = [id: string, fields: string[] | null];
-
-function decode(entries: readonly Entry[]): OutcomeEvent[] {
-  const out: OutcomeEvent[] = [];
-  for (const [id, fields] of entries) {
-    if (!fields) continue;
-    const f: Record<string, string> = {};
-    for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
-    out.push({
-      id,
-      messageId: f.id ?? '',
-      state: (f.state ?? 'deferred') as OutcomeEvent['state'],
-      campaignId: f.campaign || undefined,
-      tenantId: f.tenant || 'default',
-      key: f.key || undefined,
-      providerMessageId: f.providerMessageId || undefined,
-      family: f.family || undefined,
-      at: Number(f.at ?? id.split('-')[0]),
-    });
-  }
-  return out;
-}
-
-/** Stream ids compared as (ms, seq). */
-function compareIds(a: string, b: string): number {
-  const [am = 0, as = 0] = a.split('-').map(Number);
-  const [bm = 0, bs = 0] = b.split('-').map(Number);
-  return am - bm || as - bs;
-}
-
-/** The smallest id above `id`. */
-function nextId(id: string): string {
-  const [ms, seq] = id.split('-');
-  return `${ms}-${Number(seq ?? 0) + 1}`;
-}
-
-function pairs(row: unknown): Record<string, unknown> {
-  const list = row as unknown[];
-  const out: Record<string, unknown> = {};
-  for (let i = 0; i + 1 < list.length; i += 2) out[String(list[i])] = list[i + 1];
-  return out;
-}
-
 /**
  * Creates the outcome stream's face. The stream is written by the store's `finalize` and its
  * first-deferral move (`markRetrying`).
@@ -169,26 +119,71 @@ export function createOutcomes(options: OutcomesOptions): Outcomes {
   const redis: StoreRedis = defineScripts(options.redis);
   const blocking = options.blocking ?? options.redis;
   const { keys } = options;
-  const stream = keys.outcomes();
+  const streams = HOMES.map((h) => keys.outcomes(h));
   const claimIdleMs = options.claimIdleMs ?? 60_000;
   const ttl = options.recordTtlSeconds ?? 7 * 86_400;
+  const xreadgroup = (conn: Redis, ...args: (string | number)[]) =>
+    (conn as unknown as { xreadgroup(...a: (string | number)[]): Promise<unknown> }).xreadgroup(...args) as Promise<
+      [string, Entry[]][] | null
+    >;
 
-  async function readGroup(conn: Redis, group: string, consumer: string, count: number, blockMs: number, from: string) {
+  /** One XREADGROUP over the streams of `of` (one node's), decoded by home. */
+  async function readOnce(
+    conn: Redis,
+    of: readonly number[],
+    group: string,
+    consumer: string,
+    count: number,
+    blockMs: number,
+    from: string,
+  ) {
     const args: (string | number)[] = ['GROUP', group, consumer, 'COUNT', count];
     if (blockMs > 0) args.push('BLOCK', blockMs);
-    const reply = (await (conn as unknown as { xreadgroup(...a: (string | number)[]): Promise<unknown> })
-      .xreadgroup(...args, 'STREAMS', stream, from)
-      .catch((err: unknown) => {
-        throw unknownGroup(err, group);
-      })) as [string, Entry[]][] | null;
-    return reply?.[0]?.[1] ?? [];
+    const reply = await xreadgroup(
+      conn,
+      ...args,
+      'STREAMS',
+      ...of.map((h) => streams[h]!),
+      ...of.map(() => from),
+    ).catch((err: unknown) => {
+      throw unknownGroup(err, group);
+    });
+    return (reply ?? []).map(([key, entries]) => decode(streams.indexOf(key), entries));
+  }
+
+  // Whether Redis runs as a cluster (asked once): there a read of several streams is refused,
+  // as the homes' streams are of different slots.
+  let clustered: Promise<boolean> | undefined;
+  const isCluster = (): Promise<boolean> =>
+    (clustered ??= redis.info('cluster').then(
+      (info) => /cluster_enabled:1/.test(info),
+      (err: unknown) => {
+        clustered = undefined;
+        throw err;
+      },
+    ));
+
+  /**
+   * Entries of every home for `consumer`, from `from` (`0`: its own pending; `>`: new), waiting
+   * up to `blockMs` for one: one command on one Redis; on a cluster, one per home, polled.
+   */
+  async function readGroup(conn: Redis, group: string, consumer: string, count: number, blockMs: number, from: string) {
+    if (!(await isCluster())) return merged(await readOnce(conn, HOMES, group, consumer, count, blockMs, from), count);
+    const until = Date.now() + blockMs;
+    for (;;) {
+      const parts = await Promise.all(HOMES.map((h) => readOnce(conn, [h], group, consumer, count, 0, from)));
+      const events = merged(parts.flat(), count);
+      if (events.length > 0 || Date.now() >= until) return events;
+      await sleep(Math.min(100, until - Date.now()));
+    }
   }
 
   /**
-   * The id below which every group has acknowledged every event: per group its oldest
-   * pending event, or the one after the last it was given; with no group, past the last event.
+   * The id below which every group has acknowledged every event of one home's stream: per
+   * group its oldest pending event, or the one after the last it was given; with no group,
+   * past the last event.
    */
-  async function acknowledgedBelow(): Promise<string | undefined> {
+  async function acknowledgedBelow(stream: string): Promise<string | undefined> {
     const groups = ((await redis.xinfo('GROUPS', stream).catch(() => undefined)) ?? []) as unknown[];
     let below: string | undefined;
     for (const row of groups) {
@@ -205,6 +200,43 @@ export function createOutcomes(options: OutcomesOptions): Outcomes {
     return last[0] ? nextId(last[0][0]) : undefined;
   }
 
+  /** One home's part of a settle pass, at most `max` entries. */
+  async function settleHome(stream: string, classes: string[], max: number, result: SettleResult): Promise<void> {
+    const below = await acknowledgedBelow(stream);
+    if (below === undefined) return;
+    const keepAll = classes.every((r) => r === 'full');
+    let trimmed = 0;
+    while (trimmed < max) {
+      const entries = (await redis.xrange(stream, '-', `(${below}`, 'COUNT', BATCH)) as Entry[];
+      if (entries.length === 0) break;
+      // One home's records and stream share its hash tag: one pipeline serves them on a cluster too.
+      if (!keepAll) await retain(decode(0, entries), classes, result);
+      // Trimmed after their records: a pass cut off here only does the same again.
+      await redis.xtrim(stream, 'MINID', nextId(entries[entries.length - 1]![0]));
+      trimmed += entries.length;
+      if (entries.length < BATCH) break;
+    }
+    result.trimmed += trimmed;
+  }
+
+  async function retain(events: readonly OutcomeEvent[], classes: string[], result: SettleResult): Promise<void> {
+    const pipeline = redis.pipeline();
+    const scripted = pipeline as unknown as { sluiceRetain(...args: (string | number)[]): unknown };
+    let calls = 0;
+    for (const e of events) {
+      if (!SHRINKABLE.has(e.state)) continue;
+      scripted.sluiceRetain(...retainArgs(keys, e.messageId, classes, ttl));
+      calls++;
+    }
+    const replies = calls > 0 ? ((await pipeline.exec()) ?? []) : [];
+    for (const [err, reply] of replies) {
+      if (err) throw err;
+      const retained = retainResult(reply);
+      if (retained === 'compacted' || retained === 'shrunk') result.compacted++;
+      if (retained === 'deleted') result.deleted++;
+    }
+  }
+
   return {
     maxBacklog: options.maxBacklog ?? 250_000,
 
@@ -213,18 +245,25 @@ export function createOutcomes(options: OutcomesOptions): Outcomes {
       const from = opts.from ?? 'now';
       if (from !== 'now' && from !== 'start')
         throw new SluiceError('invalid_argument', `from: must be 'now' or 'start'`, { path: 'from' });
-      try {
-        await redis.xgroup('CREATE', stream, group, from === 'now' ? '$' : '0', 'MKSTREAM');
-        return { created: true };
-      } catch (err) {
-        if (err instanceof Error && err.message.startsWith('BUSYGROUP')) return { created: false };
-        throw err;
-      }
+      // On every home's stream; a subscribe cut off halfway is finished by the next.
+      const created = await Promise.all(
+        streams.map(async (stream) => {
+          try {
+            await redis.xgroup('CREATE', stream, group, from === 'now' ? '$' : '0', 'MKSTREAM');
+            return true;
+          } catch (err) {
+            if (err instanceof Error && err.message.startsWith('BUSYGROUP')) return false;
+            throw err;
+          }
+        }),
+      );
+      return { created: created.includes(true) };
     },
 
     async unsubscribe(group) {
       checkName(group, 'group');
-      return Number(await redis.xgroup('DESTROY', stream, group).catch(() => 0)) === 1;
+      const gone = await Promise.all(streams.map((stream) => redis.xgroup('DESTROY', stream, group).catch(() => 0)));
+      return gone.some((n) => Number(n) === 1);
     },
 
     async read(group, consumer, opts = {}) {
@@ -232,27 +271,41 @@ export function createOutcomes(options: OutcomesOptions): Outcomes {
       checkName(consumer, 'consumer');
       const count = checkInteger(opts.count, 100, 1, 10_000, 'count');
       const blockMs = checkInteger(opts.blockMs, 0, 0, 600_000, 'blockMs');
-      const own = decode(await readGroup(redis, group, consumer, count, 0, '0'));
+      const own = await readGroup(redis, group, consumer, count, 0, '0');
       if (own.length > 0) return own;
-      const claimed = (await redis
-        .xautoclaim(stream, group, consumer, claimIdleMs, '0-0', 'COUNT', count)
-        .catch((err: unknown) => {
-          throw unknownGroup(err, group);
-        })) as [string, Entry[]];
-      const taken = decode(claimed[1] ?? []);
+      const claimed = await Promise.all(
+        HOMES.map(async (h) => {
+          const reply = (await redis
+            .xautoclaim(streams[h]!, group, consumer, claimIdleMs, '0-0', 'COUNT', count)
+            .catch((err: unknown) => {
+              throw unknownGroup(err, group);
+            })) as [string, Entry[]];
+          return decode(h, reply[1] ?? []);
+        }),
+      );
+      const taken = merged(claimed, count);
       if (taken.length > 0) return taken;
-      return decode(await readGroup(blocking, group, consumer, count, blockMs, '>'));
+      return readGroup(blocking, group, consumer, count, blockMs, '>');
     },
 
     async ack(group, ids) {
       checkName(group, 'group');
       const given: unknown = ids;
-      if (!Array.isArray(given) || given.some((id) => typeof id !== 'string' || !/^\d+-\d+$/.test(id)))
-        throw new SluiceError('invalid_argument', 'ids: must be stream entry ids (<ms>-<seq>)', { path: 'ids' });
+      if (!Array.isArray(given) || given.some((id) => typeof id !== 'string' || !EVENT_ID.test(id)))
+        throw new SluiceError('invalid_argument', 'ids: must be outcome event ids (<home>-<ms>-<seq>)', {
+          path: 'ids',
+        });
       if (ids.length === 0) return 0;
-      const acked = await redis.xack(stream, group, ...ids);
+      const byHome = new Map<number, string[]>();
+      for (const id of ids) {
+        const { home, entry } = splitId(id);
+        byHome.set(home, [...(byHome.get(home) ?? []), entry]);
+      }
+      const counts = await Promise.all([...byHome].map(([h, entries]) => redis.xack(streams[h]!, group, ...entries)));
+      const acked = counts.reduce((a, b) => a + b, 0);
       if (acked === 0) {
         // XACK answers 0 for a group that does not exist: say so.
+        const stream = streams[byHome.keys().next().value!]!;
         const groups = ((await redis.xinfo('GROUPS', stream).catch(() => [])) as unknown[]).map((g) => pairs(g).name);
         if (!groups.includes(group)) throw unknownGroup(new Error('NOGROUP'), group);
       }
@@ -260,40 +313,16 @@ export function createOutcomes(options: OutcomesOptions): Outcomes {
     },
 
     async backlog() {
-      return redis.xlen(stream);
+      const lengths = await Promise.all(streams.map((stream) => redis.xlen(stream)));
+      return lengths.reduce((a, b) => a + b, 0);
     },
 
     async settle(retention, maxEntries = 10_000) {
       const result: SettleResult = { trimmed: 0, compacted: 0, deleted: 0 };
-      const below = await acknowledgedBelow();
-      if (below === undefined) return result;
       const classes = [retention.critical, retention.high, retention.normal, retention.low];
-      const keepAll = classes.every((r) => r === 'full');
-      while (result.trimmed < maxEntries) {
-        const entries = (await redis.xrange(stream, '-', `(${below}`, 'COUNT', BATCH)) as Entry[];
-        if (entries.length === 0) break;
-        if (!keepAll) {
-          const pipeline = redis.pipeline();
-          const scripted = pipeline as unknown as { sluiceRetain(...args: (string | number)[]): unknown };
-          let calls = 0;
-          for (const e of decode(entries)) {
-            if (!SHRINKABLE.has(e.state)) continue;
-            scripted.sluiceRetain(...retainArgs(keys, e.messageId, classes, ttl));
-            calls++;
-          }
-          const replies = calls > 0 ? ((await pipeline.exec()) ?? []) : [];
-          for (const [err, reply] of replies) {
-            if (err) throw err;
-            const retained = retainResult(reply);
-            if (retained === 'compacted' || retained === 'shrunk') result.compacted++;
-            if (retained === 'deleted') result.deleted++;
-          }
-        }
-        // Trimmed after their records: a pass cut off here only does the same again.
-        await redis.xtrim(stream, 'MINID', nextId(entries[entries.length - 1]![0]));
-        result.trimmed += entries.length;
-        if (entries.length < BATCH) break;
-      }
+      // The homes in turn, each up to its share of the pass.
+      const share = Math.max(1, Math.ceil(maxEntries / HOME_COUNT));
+      for (const stream of streams) await settleHome(stream, classes, share, result);
       return result;
     },
   };

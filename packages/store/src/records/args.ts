@@ -1,10 +1,10 @@
-import type { FinalState, Keys, MessageState, QueuedMessage } from '@sluice/core';
+import { homeOf, type FinalState, type Keys, type MessageState, type QueuedMessage } from '@sluice/core';
 import { compactSlot } from './compact.js';
 import { encodeDetails, encodeNewRecord } from './codec.js';
 import { encodeSuppression } from '../feedback/suppressions.js';
 
-// The arguments of the record scripts that a caller may also send inside its own MULTI
-// (the injection writes a chunk's records with its jobs).
+// The arguments of the record scripts, for the store and the injection (which writes a chunk's
+// records before its jobs). Every key of one script is in the message's home.
 
 /** Details written with a final state or a retry. */
 export interface OutcomeDetails {
@@ -32,7 +32,11 @@ export type FinalizeDetails = OutcomeDetails & {
   from?: readonly MessageState[];
 };
 
-/** The keys and arguments of the `finalize` script, for `finalize` and a caller's own MULTI. */
+/**
+ * The keys and arguments of the `finalize` script, for `finalize` and the injection. The
+ * suppression that may go with a final state is not among them: it is under the tenant's tag
+ * ({@link finalSuppression}).
+ */
 export function finalizeArgs(
   keys: Keys,
   ttl: number,
@@ -40,26 +44,16 @@ export function finalizeArgs(
   state: FinalState,
   d: FinalizeDetails,
   now: number,
-): [string, string, string, string, ...(string | number)[]] {
+): [string, string, string, ...(string | number)[]] {
   const key = keys.message(id);
-  const suppress = d.suppress === true && d.to !== undefined && d.tenantId !== undefined;
+  const home = homeOf(id);
   return [
     key,
-    d.campaignId ? keys.campaign(d.campaignId) : key,
-    suppress ? keys.suppression(d.tenantId!) : key,
-    keys.outcomes(),
+    d.campaignId ? keys.campaignHome(d.campaignId, home) : key,
+    keys.outcomes(home),
     state,
     now,
     ttl,
-    suppress ? d.to!.toLowerCase() : '',
-    suppress
-      ? encodeSuppression({
-          source: 'reply',
-          at: now,
-          provider: d.provider,
-          reason: `${d.outcome ?? 'rejected'}: ${d.reply ?? ''}`,
-        })
-      : '',
     (d.from ?? []).join(','),
     d.ifAmbiguous ?? '',
     id,
@@ -68,11 +62,22 @@ export function finalizeArgs(
 }
 
 /**
- * The record an ESP event is noted on (apply-event-4.lua's KEYS[4]: it writes the record's
- * `event` and `eventAt`), or `fallback` when the event names no message.
+ * The suppression a final state asks for (`suppress` with the recipient and tenant): its key,
+ * address and entry, or `undefined`.
  */
-export function eventRecordKey(keys: Keys, messageId: string | undefined, fallback: string): string {
-  return messageId ? keys.message(messageId) : fallback;
+export function finalSuppression(
+  keys: Keys,
+  d: FinalizeDetails,
+  now: number,
+): { key: string; address: string; entry: string } | undefined {
+  if (d.suppress !== true || d.to === undefined || d.tenantId === undefined) return undefined;
+  const entry = encodeSuppression({
+    source: 'reply',
+    at: now,
+    provider: d.provider,
+    reason: `${d.outcome ?? 'rejected'}: ${d.reply ?? ''}`,
+  });
+  return { key: keys.suppression(d.tenantId), address: d.to.toLowerCase(), entry };
 }
 
 /**
@@ -81,15 +86,16 @@ export function eventRecordKey(keys: Keys, messageId: string | undefined, fallba
  */
 export function acceptArgs(keys: Keys, message: QueuedMessage): [string, string, string, string, ...string[]] {
   const key = keys.message(message.id);
+  const home = homeOf(message.id);
   // An injected recipient whose record was compacted, or is gone, is still known: never accepted twice.
   const compact = compactSlot(keys, message.id);
   return [
     key,
-    message.campaignId ? keys.campaign(message.campaignId) : key,
+    message.campaignId ? keys.campaignHome(message.campaignId, home) : key,
     compact?.key ?? key,
     compact?.gone ?? key,
     compact?.field ?? '',
-    compact?.position === undefined ? '' : String(compact.position),
+    compact?.bit === undefined ? '' : String(compact.bit),
     ...encodeNewRecord(message),
   ];
 }

@@ -2,24 +2,26 @@ import type { Keys, MessageState, PriorityClass, QueuedMessage } from '@sluice/c
 import { hashRead, type HashFields } from '../redis/hash-read.js';
 import type { HeldNote, MessageRecord } from './message-record.js';
 
-// The message record (`keys.message(id)`, `<prefix>:msg:<id>`): one small hash per message,
-// kept a listpack (values under 64 bytes where they can be). This module is the one that
-// knows its field names: every read and write of the record in TypeScript encodes or decodes
-// through it (the key builder is used only in `records/` and `campaigns/`, which the lint rule
-// in eslint.config.js enforces). Stored data outlives deployments: fields are only ever added.
+// The message record (`keys.message(id)`, `<prefix>:{h…}:msg:<id>` in its home): one small
+// hash per message, kept a listpack (values under 64 bytes where they can be). This module is
+// the one that knows its field names: every read and write of the record in TypeScript
+// encodes or decodes through it (the key builder is used only in `records/` and `campaigns/`,
+// which the lint rule in eslint.config.js enforces). Stored data outlives deployments: fields
+// are only ever added.
 //
 // Lua scripts know the names too (Lua cannot import them); a change here changes them:
+// Every record script's keys are in the message's home (`homeOf` in core).
 // - accept-4.lua reads `state` and writes the fields of {@link encodeNewRecord};
 // - transition-3.lua reads `state`, `heldBy`, `attempts`, `campaignId`, `tenantId`, `key`,
 //   `lastOutcome`; writes `state`, `updatedAt`, `attempts`, `ambiguous` and the fields it is
 //   given ({@link encodeRetry}, {@link encodeRequeue}); clears the held note's four;
-// - finalize-4.lua reads `state`, `ambiguous`, `heldBy`, `campaignId`, `tenantId`, `key`,
+// - finalize-3.lua reads `state`, `ambiguous`, `heldBy`, `campaignId`, `tenantId`, `key`,
 //   `providerMessageId`, `lastOutcome`; writes `state`, `updatedAt`, `finalAt` and the fields
 //   of {@link encodeDetails}; clears the held note's four;
 // - retain-4.lua reads `state`, `priority`, `provider`, `providerMessageId`, `finalAt`,
 //   `ambiguous`, `campaignId`; drops `to`, `lastReply`, `createdAt`, `updatedAt`, `attempts`,
 //   `retryAt` and the held note's four;
-// - apply-event-4.lua reads and writes `event` and `eventAt`.
+// - record-event-1.lua reads and writes `event` and `eventAt`.
 
 /** The field names of the message record. */
 export const RECORD_FIELDS = {
@@ -41,7 +43,7 @@ export const RECORD_FIELDS = {
   provider: 'provider',
   providerMessageId: 'providerMessageId',
   receiver: 'receiver',
-  /** The last ESP event (apply-event-4.lua) and when it happened. */
+  /** The last ESP event (record-event-1.lua) and when it happened. */
   event: 'event',
   eventAt: 'eventAt',
   /** The scheduler's note of why it waits ({@link encodeHeld}). */
@@ -201,3 +203,9 @@ export const RECORD_STATE = hashRead([F.state], (h) => h[F.state] ?? null);
 
 /** The record's tenant ('default' when the record does not say, or is gone). */
 export const RECORD_TENANT = hashRead([F.tenantId], (h) => h[F.tenantId] || 'default');
+
+/** What decides whether a final state's suppression applies: the state and the ambiguous attempts. */
+export const RECORD_SUPPRESSION_CHECK = hashRead([F.state, F.ambiguous], (h) => ({
+  state: h[F.state] ?? null,
+  ambiguous: Number(h[F.ambiguous] ?? 0),
+}));

@@ -1,25 +1,25 @@
 import type { Redis } from 'ioredis';
-import type { Keys, MessageState } from '@sluice/core';
+import { COMPACT_BLOCK, goneBit, homeOf, parseInjectedId, type Keys, type MessageState } from '@sluice/core';
 import { CAMPAIGN_FLAGS } from '../campaigns/codec.js';
 import { readCampaignFields } from '../campaigns/read.js';
-import { parseInjectedId } from './ids.js';
 import type { MessageRecord } from './message-record.js';
 
 /**
- * Positions per block of compact records: two fields each, 128 in all, which is Redis'
- * `hash-max-listpack-entries`, so a block stays a listpack (a few bytes an entry).
+ * Positions per block of compact records (`COMPACT_BLOCK` in core, part of the key layout): two
+ * fields each, 128 in all, which is Redis' `hash-max-listpack-entries`, so a block stays a
+ * listpack (a few bytes an entry).
  */
-export const COMPACT_BLOCK = 64;
+export { COMPACT_BLOCK };
 
 /**
- * Where an injected message's compact record lives (its block and field) and its bit in the
- * campaign's bitmap of records gone; `undefined` for other ids (and positions past 2³², a
- * bitmap's end).
+ * Where an injected message's compact record lives (its block and field) and its bit in its
+ * home's bitmap of its campaign's records gone; `undefined` for other ids (and positions past
+ * 2³², a bitmap's end).
  */
 export function compactSlot(
   keys: Keys,
   id: string,
-): { key: string; field: string; slot: number; gone: string; position: number } | undefined {
+): { key: string; field: string; slot: number; gone: string; bit: number } | undefined {
   const parsed = parseInjectedId(id);
   if (!parsed || parsed.position >= 2 ** 32) return undefined;
   const slot = parsed.position % COMPACT_BLOCK;
@@ -27,8 +27,8 @@ export function compactSlot(
     key: keys.compactRecords(parsed.campaignId, Math.floor(parsed.position / COMPACT_BLOCK)),
     field: String(slot * 2),
     slot,
-    gone: keys.goneRecords(parsed.campaignId),
-    position: parsed.position,
+    gone: keys.goneRecords(parsed.campaignId, homeOf(id)),
+    bit: goneBit(parsed.position),
   };
 }
 
@@ -53,7 +53,7 @@ export function retainArgs(
     ...retention,
     at?.slot ?? '',
     ttl,
-    at?.position ?? '',
+    at?.bit ?? '',
   ];
 }
 

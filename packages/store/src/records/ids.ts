@@ -19,15 +19,4 @@ export function injectedId(campaignId: string, position: number): string {
   return `${campaignId}_${position}`;
 }
 
-/**
- * The campaign and position of an id made by {@link injectedId}, or `undefined` for any
- * other id (transactional ids, `m…`/`k…` hex, never contain `_`). Split at the last `_`;
- * digits must follow it.
- */
-export function parseInjectedId(id: string): { campaignId: string; position: number } | undefined {
-  const at = id.lastIndexOf('_');
-  if (at <= 0) return undefined;
-  const digits = id.slice(at + 1);
-  if (!/^\d{1,15}$/.test(digits)) return undefined;
-  return { campaignId: id.slice(0, at), position: Number(digits) };
-}
+export { parseInjectedId } from '@sluice/core';

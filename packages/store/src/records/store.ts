@@ -1,14 +1,22 @@
 import type { Redis } from 'ioredis';
-import { type FinalState, type Keys, type QueuedMessage } from '@sluice/core';
+import { isFinalState, type FinalState, type Keys, type QueuedMessage } from '@sluice/core';
 import { defineScripts, type StoreRedis } from '../redis/scripts.js';
 import type { AttemptEntry } from './attempt-entry.js';
 import type { HeldNote, MessageRecord } from './message-record.js';
-import { RECORD_STATE, decodeInspection, decodeRecord, encodeHeld, type RecordInspection } from './codec.js';
+import {
+  RECORD_STATE,
+  RECORD_SUPPRESSION_CHECK,
+  decodeInspection,
+  decodeRecord,
+  encodeHeld,
+  type RecordInspection,
+} from './codec.js';
 import { COMPACT_STATES, compactSlot, readCompact } from './compact.js';
 import { encodeSuppression, suppressionReason } from '../feedback/suppressions.js';
-import { acceptArgs, finalizeArgs, type FinalizeDetails } from './args.js';
-import { CAMPAIGN_COUNTS, CAMPAIGN_FIELDS, CAMPAIGN_LIMIT, CAMPAIGN_PAUSED, encodePaused } from '../campaigns/codec.js';
-import { readCampaignFields } from '../campaigns/read.js';
+import { acceptArgs, finalSuppression, finalizeArgs, type FinalizeDetails } from './args.js';
+import { CAMPAIGN_LIMIT, CAMPAIGN_PAUSED } from '../campaigns/codec.js';
+import { writePause } from '../campaigns/pause.js';
+import { readCampaignCounts, readCampaignFields } from '../campaigns/read.js';
 import { readRecordFields } from './read.js';
 import { createTransitions, type RecordTransitions } from './transitions.js';
 import { acceptResult, applyEventResult, finalizeResult } from '../redis/results.js';
@@ -123,6 +131,18 @@ export function createStore(options: StoreOptions): Store {
     { value: { id: string; rate: number | undefined; burst: number | undefined }; at: number }
   >();
 
+  /**
+   * Whether a final state's suppression applies: the record is there and not final, in one of
+   * the states it may end from, and has no ambiguous attempt when one would end it otherwise
+   * (a copy may have been delivered). The move that follows is the message's own job's.
+   */
+  async function suppressionApplies(id: string, d: FinalizeDetails): Promise<boolean> {
+    const { state, ambiguous } = await readRecordFields(redis, keys, id, RECORD_SUPPRESSION_CHECK);
+    if (state === null || isFinalState(state)) return false;
+    if (d.from && !(d.from as readonly string[]).includes(state)) return false;
+    return !(d.ifAmbiguous && ambiguous > 0);
+  }
+
   return {
     ...createTransitions(redis, keys),
     recordTtlSeconds: ttl,
@@ -143,7 +163,14 @@ export function createStore(options: StoreOptions): Store {
     },
 
     async finalize(id, state, d = {}) {
-      const done = finalizeResult(await redis.sluiceFinalize(...finalizeArgs(keys, ttl, id, state, d, Date.now())));
+      const now = Date.now();
+      const suppression = finalSuppression(keys, d, now);
+      // Under the tenant's tag, so before the record's move (its home) and outside its script: a
+      // crash between the two leaves the message's job to run again, and the entry is rewritten.
+      if (suppression && (await suppressionApplies(id, d))) {
+        await redis.hset(suppression.key, suppression.address, suppression.entry);
+      }
+      const done = finalizeResult(await redis.sluiceFinalize(...finalizeArgs(keys, ttl, id, state, d, now)));
       return done.result === 'finalized';
     },
 
@@ -152,8 +179,7 @@ export function createStore(options: StoreOptions): Store {
     },
 
     async setCampaignPaused(campaignId, paused) {
-      if (paused) await redis.hset(keys.campaign(campaignId), encodePaused());
-      else await redis.hdel(keys.campaign(campaignId), CAMPAIGN_FIELDS.paused);
+      await writePause(redis, keys, campaignId, paused);
     },
 
     async suppressed(tenantId, address) {
@@ -169,7 +195,7 @@ export function createStore(options: StoreOptions): Store {
         redis.hget(keys.suppression(tenantId), address.toLowerCase()),
         // A record compacted or gone once acknowledged (delivery.retention) is still final.
         compact ? redis.hget(compact.key, compact.field) : null,
-        compact ? redis.getbit(compact.gone, compact.position) : 0,
+        compact ? redis.getbit(compact.gone, compact.bit) : 0,
       ]);
       const final = compact ? (COMPACT_STATES[slot?.[0] ?? ''] ?? (gone === 1 ? 'final' : null)) : null;
       return { state: state ?? final, suppressed: suppressionReason(suppressed) };
@@ -216,14 +242,13 @@ export function createStore(options: StoreOptions): Store {
         provider: r.provider,
         reason: `${limit.count} full-mailbox rejections, last: ${r.reply}`,
       });
-      // The soft-bounce counter of apply-event-4 with a message's id as the member: a replayed
+      // The soft-bounce counter of apply-event-3 with a message's id as the member: a replayed
       // settle counts the same rejection once.
       const { result, softBounces } = applyEventResult(
         await redis.sluiceApplyEvent(
           supKey,
           supKey,
           keys.mailboxFull(r.tenantId, address),
-          supKey,
           1,
           'soft',
           address,
@@ -233,7 +258,6 @@ export function createStore(options: StoreOptions): Store {
           limit.windowMs,
           limit.count,
           r.messageId,
-          '',
         ),
       );
       return { suppressed: result === 'suppressed' || result === 'alreadySuppressed', count: softBounces };
@@ -262,6 +286,6 @@ export function createStore(options: StoreOptions): Store {
       return out;
     },
 
-    campaignCounts: (campaignId) => readCampaignFields(redis, keys, campaignId, CAMPAIGN_COUNTS),
+    campaignCounts: (campaignId) => readCampaignCounts(redis, keys, campaignId),
   };
 }

@@ -1,7 +1,8 @@
-import type { Keys, MessageState } from '@sluice/core';
+import { homeOf, type Keys, type MessageState } from '@sluice/core';
 import type { StoreRedis } from '../redis/scripts.js';
 import { transitionResult, type TransitionResult } from '../redis/results.js';
 import { encodeRequeue, encodeRetry } from './codec.js';
+import { repairPauseCopy } from '../campaigns/pause.js';
 
 // The moves of a message's record between states that are not final, each one call of
 // transition-3.lua. The script's modes are this module's alone: a caller names the move.
@@ -83,10 +84,16 @@ export function createTransitions(redis: StoreRedis, keys: Keys): RecordTransiti
     fields: readonly string[] = [],
   ): Promise<TransitionResult> {
     const key = keys.message(id);
-    const campaign = campaignId ? keys.campaign(campaignId) : key;
-    return transitionResult(
-      await redis.sluiceTransition(key, campaign, keys.outcomes(), state, mode, Date.now(), ...fields),
-    );
+    const home = homeOf(id);
+    const campaign = campaignId ? keys.campaignHome(campaignId, home) : key;
+    const run = async () =>
+      transitionResult(
+        await redis.sluiceTransition(key, campaign, keys.outcomes(home), state, mode, Date.now(), ...fields),
+      );
+    const result = await run();
+    // Held by the pause flag's copy in its home: moved after all if the campaign is not paused.
+    if (result.result === 'held' && campaignId && !(await repairPauseCopy(redis, keys, campaignId, home))) return run();
+    return result;
   }
 
   return {

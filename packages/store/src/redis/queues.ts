@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import {
   DISPATCH_JOB_OPTIONS,
   INTAKE_JOB_OPTIONS,
+  dispatchPartitionOf,
   PRIORITY_CLASSES,
   QUEUE_OPTIONS,
   type Keys,
@@ -14,6 +15,8 @@ export interface QueuesOptions {
   /** A connection of the caller's; not closed here. */
   redis: Redis;
   keys: Keys;
+  /** `redis.dispatchPartitions`: each class's dispatch queue is this many. @defaultValue `1` */
+  partitions?: number | undefined;
 }
 
 /**
@@ -22,14 +25,24 @@ export interface QueuesOptions {
  * its kind, on one connection, and closed together.
  */
 export interface Queues {
-  /** A campaign's intake queue (`campaign-<id>`). */
+  /** A campaign's intake queue (`{campaign-<id>}`: its own hash tag, the campaign's). */
   campaign(campaignId: string): Queue;
-  /** Transactional intake of one class (`intake-<class>`). */
+  /** Transactional intake of one class (`{intake-<class>}`: its own hash tag). */
   intake(priority: PriorityClass): Queue;
   /** Where a message goes back to admission: its campaign's queue, else its class's intake. */
   intakeOf(m: { campaignId?: string | undefined; priority: PriorityClass }): Queue;
-  /** Admitted work of one class (`dispatch-<class>`). */
-  dispatch(priority: PriorityClass): Queue;
+  /** Admitted work of one class in one partition (`dispatch-<class>-{<tag>}`). @defaultValue partition `0` */
+  dispatch(priority: PriorityClass, partition?: number): Queue;
+  /** The dispatch queue of a message: its class's, in the partition its id picks. */
+  dispatchOf(m: { id: string; priority: PriorityClass }): Queue;
+  /** Every partition of a class's dispatch queue (`partitions` of them). */
+  dispatchAll(priority: PriorityClass): Queue[];
+  /**
+   * Every dispatch queue of a class that exists (its meta key is there), whatever `partitions`
+   * says: for a caller without the fleet's config (a backend's cancel), and for a worker, which
+   * drains the queues of a former `redis.dispatchPartitions` too.
+   */
+  dispatchInUse(priority: PriorityClass): Promise<Queue[]>;
   /** A queue by its name (one of the above; Bull Board and the status list them by name). */
   named(name: string): Queue;
   /** Forgets (and closes) a handle, e.g. once a campaign is over. */
@@ -42,8 +55,10 @@ export interface Queues {
 /** Creates the queue handles of one process. */
 export function createQueues(options: QueuesOptions): Queues {
   const { redis, keys } = options;
+  const partitions = options.partitions ?? 1;
   const handles = new Map<string, Queue>();
-  const dispatchNames = new Set<string>(PRIORITY_CLASSES.map((p) => keys.dispatchQueue(p)));
+  const mine = Array.from({ length: partitions }, (_, i) => i);
+  const dispatchNames = new Set<string>(PRIORITY_CLASSES.flatMap((p) => keys.dispatchQueues(p)));
   const named = (name: string): Queue => {
     let q = handles.get(name);
     if (!q) {
@@ -63,7 +78,16 @@ export function createQueues(options: QueuesOptions): Queues {
     intake: (p) => named(keys.intakeQueue(p)),
     intakeOf: (m) =>
       named(m.campaignId !== undefined ? keys.campaignQueue(m.campaignId) : keys.intakeQueue(m.priority)),
-    dispatch: (p) => named(keys.dispatchQueue(p)),
+    dispatch: (p, partition = 0) => named(keys.dispatchQueue(p, partition, partitions)),
+    dispatchOf: (m) => named(keys.dispatchQueue(m.priority, dispatchPartitionOf(m.id, partitions), partitions)),
+    dispatchAll: (p) => mine.map((i) => named(keys.dispatchQueue(p, i, partitions))),
+    async dispatchInUse(p) {
+      // The meta key's name, as BullMQ builds it (`<prefix>:<queue>:meta`), without a handle
+      // (a handle writes the meta of a queue that never was).
+      const names = keys.dispatchQueues(p);
+      const found = await Promise.all(names.map((name) => redis.exists(`${keys.prefix}:${name}:meta`)));
+      return names.filter((_, i) => found[i] === 1).map(named);
+    },
     named,
     async drop(name) {
       const q = handles.get(name);

@@ -46,11 +46,11 @@ export function transitionResult(reply: unknown): TransitionResult {
   };
 }
 
-/** finalize-4.lua's first value. */
+/** finalize-3.lua's first value. */
 export const FINALIZE_CODE = { missing: -1, final: 0, finalized: 1, skipped: 2 } as const;
 
 /**
- * finalize-4.lua's reply `{ code, state }`: `finalized` now (state: the one written), `final`
+ * finalize-3.lua's reply `{ code, state }`: `finalized` now (state: the one written), `final`
  * already (that one), `missing` (no record), `skipped` (not in a state it may end from).
  */
 export function finalizeResult(reply: unknown): { result: keyof typeof FINALIZE_CODE; state: string } {
@@ -66,10 +66,10 @@ export function retainResult(reply: unknown): keyof typeof RETAIN_CODE {
   return nameOf(RETAIN_CODE, reply) ?? 'kept';
 }
 
-/** apply-event-4.lua's first value. */
+/** apply-event-3.lua's first value. */
 export const APPLY_EVENT_CODE = { duplicate: 0, applied: 1, suppressed: 2, alreadySuppressed: 3 } as const;
 
-/** apply-event-4.lua's reply `{ code, softBounces }`. */
+/** apply-event-3.lua's reply `{ code, softBounces }`. */
 export function applyEventResult(reply: unknown): { result: keyof typeof APPLY_EVENT_CODE; softBounces: number } {
   const [code, softBounces] = reply as [number, number];
   return { result: nameOf(APPLY_EVENT_CODE, code) ?? 'applied', softBounces };
@@ -83,15 +83,26 @@ export function resumeResult(reply: unknown): keyof typeof RESUME_CODE {
   return nameOf(RESUME_CODE, reply) ?? 'unknown';
 }
 
-/** archive-campaign-9.lua's and delete-campaign-9.lua's reply. */
+/** archive-campaign-5.lua's reply. */
 export const END_CODE = { accepted: -3, unknown: -1, already: 0, done: 1 } as const;
 
 /**
- * What ending a campaign did: `done`, `already` (archived before), `unknown` (no campaign),
- * `accepted` (it took a message since the caller found it finished: nothing changed).
+ * What archiving a campaign did: `done`, `already` (archived before), `unknown` (no campaign),
+ * `accepted` (a job was added to its queue since the caller found it finished: nothing changed).
  */
 export function endResult(reply: unknown): keyof typeof END_CODE {
   return nameOf(END_CODE, reply) ?? 'unknown';
+}
+
+/** delete-campaign-5.lua's reply. */
+export const DELETE_CODE = { accepted: -3, unknown: -1, archived: 0, active: 1 } as const;
+
+/**
+ * What deleting a campaign did: `active` or `archived` (deleted, and which it was), `unknown`
+ * (no campaign), `accepted` (a job was added to its queue since the caller looked).
+ */
+export function deleteResult(reply: unknown): keyof typeof DELETE_CODE {
+  return nameOf(DELETE_CODE, reply) ?? 'unknown';
 }
 
 /** launch-swap-1.lua's reply: the new version, or 0 when the version moved (nothing written). */

@@ -5,15 +5,16 @@ import { defineScripts as define, type WithScripts } from '@sluice/core';
 const SCRIPTS = {
   sluiceAccept: { file: 'accept-4.lua', keys: 4 },
   sluiceTransition: { file: 'transition-3.lua', keys: 3 },
-  sluiceFinalize: { file: 'finalize-4.lua', keys: 4 },
+  sluiceFinalize: { file: 'finalize-3.lua', keys: 3 },
   sluiceRetain: { file: 'retain-4.lua', keys: 4 },
-  sluiceApplyEvent: { file: 'apply-event-4.lua', keys: 4 },
+  sluiceApplyEvent: { file: 'apply-event-3.lua', keys: 3 },
+  sluiceRecordEvent: { file: 'record-event-1.lua', keys: 1 },
   sluiceResumeCampaign: { file: 'resume-campaign-1.lua', keys: 1 },
   sluiceFeedSeen: { file: 'feed-seen-1.lua', keys: 1 },
   sluiceLaunchSwap: { file: 'launch-swap-1.lua', keys: 1 },
   sluicePruneWork: { file: 'prune-work-1.lua', keys: 1 },
-  sluiceArchiveCampaign: { file: 'archive-campaign-9.lua', keys: 9 },
-  sluiceDeleteCampaign: { file: 'delete-campaign-9.lua', keys: 9 },
+  sluiceArchiveCampaign: { file: 'archive-campaign-5.lua', keys: 5 },
+  sluiceDeleteCampaign: { file: 'delete-campaign-5.lua', keys: 5 },
 };
 
 /** A Redis client with the store's scripts defined. */

@@ -1,10 +1,11 @@
 --[[
-  Applies one ESP event (bounce, complaint, unsubscribe, delivery…) exactly once.
+  Applies one ESP event (bounce, complaint, unsubscribe, delivery…) to its tenant exactly
+  once. Every key is under the tenant's tag; the event's note on the message's record is
+  record-event-1.lua's, in the message's home.
 
   KEYS[1]  the event's dedupe key (string, TTL), or KEYS[2] again to apply without one
   KEYS[2]  the tenant's suppression list (hash address -> entry)
   KEYS[3]  the address's soft bounces (sorted set event id -> event ms), or KEYS[2] again
-  KEYS[4]  the message record, or KEYS[2] again when the message is not known
   ARGV[1]  dedupe TTL, seconds
   ARGV[2]  action: 'suppress', 'soft' (count; suppress at the threshold) or 'none'
   ARGV[3]  the address, lower-cased
@@ -14,7 +15,6 @@
   ARGV[7]  soft-bounce window, ms
   ARGV[8]  soft bounces that suppress
   ARGV[9]  the soft bounce's member (event id)
-  ARGV[10] the event kind for the record ('' to leave the record alone)
 
   Returns { code, softBounces }: 0 seen before (nothing changed); 1 applied; 2 applied and
   the address suppressed now; 3 applied, the address was suppressed already.
@@ -43,14 +43,6 @@ elseif ARGV[2] == 'soft' then
     redis.call('DEL', KEYS[3])
   elseif n > 0 then
     redis.call('PEXPIRE', KEYS[3], window)
-  end
-end
--- Only a record that exists, and only a later event than the one it shows (ESPs deliver
--- out of order): the record says what happened last.
-if ARGV[10] ~= '' and KEYS[4] ~= KEYS[2] and redis.call('EXISTS', KEYS[4]) == 1 then
-  local last = tonumber(redis.call('HGET', KEYS[4], 'eventAt') or '0')
-  if tonumber(ARGV[5]) >= last then
-    redis.call('HSET', KEYS[4], 'event', ARGV[10], 'eventAt', ARGV[5])
   end
 end
 return { code, n }
