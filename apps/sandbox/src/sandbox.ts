@@ -8,7 +8,8 @@ import { inspect } from './internal/inspect.js';
 import { mailgunRoute, mailgunSend } from './internal/mailgun.js';
 import { Policy } from './internal/policy.js';
 import { sendgridSend } from './internal/sendgrid.js';
-import { checkCredential, getAccount, sendEmail } from './internal/ses-v2.js';
+import { createTemplate, sendBulkEmail, templateByName } from './internal/ses-bulk.js';
+import { checkCredential, getAccount, sendEmail, sesMessageId } from './internal/ses-v2.js';
 import { startSmtp, type SmtpSink } from './internal/smtp.js';
 import {
   SNS_CERT_PATH,
@@ -169,13 +170,13 @@ async function snsIdentityOrNone(logger: Logger): Promise<SnsIdentity | undefine
 function espOf(route: string, mailgun: boolean): 'sendgrid' | 'mailgun' | 'ses' | undefined {
   if (route === 'POST /v3/mail/send') return 'sendgrid';
   if (mailgun) return 'mailgun';
-  if (route === 'POST /v2/email/outbound-emails') return 'ses';
+  if (route === 'POST /v2/email/outbound-emails' || route === 'POST /v2/email/outbound-bulk-emails') return 'ses';
   return undefined;
 }
 
 /**
  * Starts a local ESP on loopback that speaks four wire protocols: SES v2 (SendEmail,
- * GetAccount), SendGrid v3 (`POST /v3/mail/send`) and Mailgun v3 (`POST /v3/{domain}/messages`
+ * GetAccount, email templates and SendBulkEmail, answered per entry), SendGrid v3 (`POST /v3/mail/send`) and Mailgun v3 (`POST /v3/{domain}/messages`
  * and `…/messages.mime`) on one HTTP port, and SMTP on another. Every protocol behaves per
  * recipient domain as the scenario says (latency, rate limits, bounces, blocks, deferrals,
  * failures, greylisting, dropped connections), sharing one rate bucket per domain. What
@@ -215,6 +216,7 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
   const ctx: SandboxContext = {
     logger,
     recorder,
+    templates: new Map(),
     accessKeyId: options.accessKeyId,
     sessionToken: options.sessionToken,
     sendgridApiKey: options.sendgridApiKey,
@@ -266,7 +268,13 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     if (esp === 'sendgrid') return sendgridSend(ctx, req, arrival, answer);
     if (mailgun !== undefined) return mailgunSend(ctx, req, arrival, answer, mailgun);
     if (!path.startsWith('/_sandbox/') && !checkCredential(ctx, req, answer)) return;
+    if (route === 'POST /v2/email/outbound-bulk-emails') return sendBulkEmail(ctx, arrival, answer, sesMessageId);
     if (esp === 'ses') return sendEmail(ctx, arrival, answer);
+    if (route === 'POST /v2/email/templates') return createTemplate(ctx, arrival, res);
+    const template = /^\/v2\/email\/templates\/([^/]+)$/.exec(path);
+    if (template && (req.method === 'GET' || req.method === 'DELETE')) {
+      return templateByName(ctx, req.method, decodeURIComponent(template[1]!), res);
+    }
     if (route === 'GET /v2/email/account') return getAccount(ctx, res);
     sendSesError(res, 404, 'NotFoundException', `No route for ${route}.`);
   }

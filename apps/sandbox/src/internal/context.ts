@@ -3,6 +3,13 @@ import type { AcceptedMessage, Recorder } from '../recorder.js';
 import type { Scenario } from '../scenario.js';
 import type { Policy } from './policy.js';
 
+/** An SES template's content, as CreateEmailTemplate takes it. */
+export interface EmailTemplate {
+  Subject?: string | undefined;
+  Text?: string | undefined;
+  Html?: string | undefined;
+}
+
 /** The keys a webhook receiver needs to verify what the sandbox posts, as each ESP shows them. */
 export interface WebhookKeys {
   /** SendGrid's verification key: base64 SPKI DER of a P-256 key (`MFkwEwYHKoZIzj0CAQYI…`). */
@@ -29,6 +36,8 @@ export interface SandboxContext {
   readonly sendgridApiKey: string | undefined;
   /** The Mailgun Basic auth key (user `api`), if one is required. */
   readonly mailgunApiKey: string | undefined;
+  /** SES email templates by name (CreateEmailTemplate), kept until the sandbox closes. */
+  readonly templates: Map<string, EmailTemplate>;
   /** The current policy; replaced as a whole by `setScenario`. */
   policy(): Policy;
   /** Validates and installs a scenario; throws `ScenarioError`. */

@@ -14,7 +14,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const INTERNAL_FAILURE = 'The request processing has failed because of an unknown error, exception or failure.';
 
 /** Shaped like a real SES v2 id (`0100` + time + UUID + `-000000`), unique per send. */
-function sesMessageId(now: number): string {
+export function sesMessageId(now: number): string {
   return `0100${now.toString(16).padStart(12, '0')}-${randomUUID()}-000000`;
 }
 
