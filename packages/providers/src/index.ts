@@ -5,6 +5,9 @@ export {
   type Outcome,
   type Provider,
   type SendContext,
+  type BatchContext,
+  type BatchEntry,
+  type BatchSupport,
 } from './provider.js';
 export {
   classifyReply,

@@ -61,6 +61,51 @@ export interface SendContext {
   receiver?: string;
 }
 
+/**
+ * One recipient of a batch: its message as a single send would carry it (rendered), with its
+ * stable `Message-ID`. docs/design/batches.md.
+ */
+export interface BatchEntry {
+  message: QueuedMessage;
+  /** The message's stable `Message-ID` header value, `<id@domain>`. */
+  messageIdHeader: string;
+}
+
+/** What the worker hands an adapter with a batch: the gate before the request's final bytes. */
+export interface BatchContext {
+  /**
+   * The gate before the request's final bytes, as `SendContext.beforeSubmit`: the worker
+   * writes every recipient's `submitted` mark here, in one script. When it rejects the request
+   * is aborted, never completed.
+   */
+  beforeSubmit?: () => Promise<void>;
+  signal?: AbortSignal;
+  /** Names the request for logs and the tracker (`sluice_batch`): the batch job's id. */
+  batchId: string;
+}
+
+/** How an adapter sends batches: its limit, and which messages one call can carry together. */
+export interface BatchSupport {
+  /** The most recipients one call takes. */
+  readonly maxEntries: number;
+  /**
+   * Why a message cannot go in a batch of this adapter (raw MIME, an ESP template by name…),
+   * or undefined when it can. Such a message is sent alone.
+   */
+  refuses(message: QueuedMessage): string | undefined;
+  /**
+   * The key messages must share to go in one call (their sender and reply-to, for SES): the
+   * batch's recipients are grouped by it before a call.
+   */
+  groupKey(message: QueuedMessage): string;
+  /**
+   * Sends the entries in one call: one outcome per entry, in order. Where the ESP answers per
+   * entry each outcome is that entry's; where it answers once, that answer is every entry's.
+   * An error for the whole call (a 429, a 5xx, no answer) is every entry's.
+   */
+  send(entries: readonly BatchEntry[], context: BatchContext): Promise<Outcome[]>;
+}
+
 /** What `check()` learned. */
 export type CheckResult =
   | {
@@ -86,6 +131,8 @@ export interface Provider {
    */
   ready(): Promise<void>;
   send(message: QueuedMessage, context: SendContext): Promise<Outcome>;
+  /** How it sends many recipients in one call; absent, it sends one at a time. */
+  readonly batch?: BatchSupport;
   /**
    * Checks credentials and reachability once (SES: `GetAccount`). Also opens the
    * connection and loads the SDK's lazy parts, so the first real send is not late.

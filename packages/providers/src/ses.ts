@@ -1,8 +1,10 @@
 import {
   GetAccountCommand,
   SESv2Client,
+  SendBulkEmailCommand,
   SendEmailCommand,
   type EmailContent,
+  type MessageTag,
   type SESv2ClientConfig,
   type SendEmailCommandInput,
 } from '@aws-sdk/client-sesv2';
@@ -13,7 +15,8 @@ import { errorText } from './internal/net-error.js';
 import { correlationIds, formatAddress, withMessageId } from './internal/mime.js';
 import { withTimeout, type ProviderOptions } from './internal/options.js';
 import { classified, secretFilter, unanswered } from './internal/reply.js';
-import type { Provider, SendContext } from './provider.js';
+import type { BatchContext, BatchEntry, Outcome, Provider, SendContext } from './provider.js';
+import { SES_BULK_MAX_ENTRIES, sesBulkGroup, sesBulkInput, sesBulkOutcome, sesBulkRefuses } from './ses-bulk.js';
 import { SEND_HEADER, SubmitTracker, Submission } from './submit-tracking-agent.js';
 
 /** Options of {@link createSesProvider}. */
@@ -113,10 +116,13 @@ export function createSesProvider(options: SesProviderOptions): Provider {
   });
 
   // Names each send's request for the tracker (once, on the client: a middleware added
-  // per command would rebuild the stack on every send).
+  // per command would rebuild the stack on every send): a message by its id, a batch by its own.
   client.middlewareStack.add(
     (next) => async (args) => {
-      const id = (args.input as SendEmailCommandInput).EmailTags?.find((t) => t.Name === 'sluice_id')?.Value;
+      const input = args.input as { EmailTags?: MessageTag[]; DefaultEmailTags?: MessageTag[] };
+      const id =
+        input.EmailTags?.find((t) => t.Name === 'sluice_id')?.Value ??
+        input.DefaultEmailTags?.find((t) => t.Name === 'sluice_batch')?.Value;
       const request = args.request as { headers?: Record<string, string> };
       if (id !== undefined && request.headers) request.headers[SEND_HEADER] = id;
       return next(args);
@@ -136,6 +142,30 @@ export function createSesProvider(options: SesProviderOptions): Provider {
         ? { headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])) }
         : {}),
     };
+  }
+
+  /** The outcome of a call that threw: no answer (ambiguous once submitted), or the error's. */
+  function failed(error: unknown, submission: Submission): Outcome {
+    const err = (error ?? {}) as SdkError;
+    const status = err.$metadata?.httpStatusCode;
+    // No status: refused, reset, timed out; a deserialisation error still has one.
+    if (status === undefined) return unanswered('http', hide(errorText(error)), submission.submitted);
+    return classified(reply(err, status));
+  }
+
+  /** One `SendBulkEmail` call: an outcome per entry, or the call's error for every entry. */
+  async function sendBulk(entries: readonly BatchEntry[], context: BatchContext): Promise<Outcome[]> {
+    const submission = new Submission(context.beforeSubmit);
+    const command = new SendBulkEmailCommand(sesBulkInput(entries, context.batchId, config.configurationSetName));
+    try {
+      const unwatch = tracker.watch(context.batchId, submission);
+      const out = await client.send(command, context.signal ? { abortSignal: context.signal } : {}).finally(unwatch);
+      const results = out.BulkEmailEntryResults ?? [];
+      return entries.map((_, i) => sesBulkOutcome(results[i], hide));
+    } catch (error) {
+      const outcome = failed(error, submission);
+      return entries.map(() => outcome);
+    }
   }
 
   return {
@@ -170,12 +200,14 @@ export function createSesProvider(options: SesProviderOptions): Provider {
           answered: true,
         };
       } catch (error) {
-        const err = (error ?? {}) as SdkError;
-        const status = err.$metadata?.httpStatusCode;
-        // No status: refused, reset, timed out; a deserialisation error still has one.
-        if (status === undefined) return unanswered('http', hide(errorText(error)), submission.submitted);
-        return classified(reply(err, status));
+        return failed(error, submission);
       }
+    },
+    batch: {
+      maxEntries: SES_BULK_MAX_ENTRIES,
+      refuses: sesBulkRefuses,
+      groupKey: sesBulkGroup,
+      send: sendBulk,
     },
     async check() {
       try {
