@@ -9,6 +9,8 @@ export {
   type Ticket,
   type ArriveRequest,
   type ArriveResult,
+  type ArriveBatchRequest,
+  type ArriveBatchResult,
   MAX_GATED,
 } from './limiter.js';
 export {

@@ -86,7 +86,27 @@ export type ArriveResult =
   /** Counted at every layer `waitMs` from now (0: now): send then. */
   | { outcome: 'placed'; waitMs: number }
   /** Every layer is full until `waitMs` from now, past the request's `aheadMs`; nothing was counted. */
-  | { outcome: 'beyond'; waitMs: number; layer: LayerKind };
+  | { outcome: 'beyond'; waitMs: number; layer: LayerKind; key?: string };
+
+/** Sends that arrive together, in one request (a batch): each with its three layers. */
+export interface ArriveBatchRequest {
+  /** Each send's provider, receiver and IP pool layers, as {@link ArriveRequest.layers}. */
+  arrivals: readonly ArriveRequest['layers'][];
+  /** How far ahead they may be placed; past it nothing is counted. */
+  aheadMs: number;
+}
+
+/** The arrival gate's answer for sends arriving together: all placed at one time, or none. */
+export type ArriveBatchResult =
+  | ArriveResult
+  /**
+   * More of them count at one layer (`key`) than its rate + burst (`fits`): they never arrive
+   * together there; nothing was counted. Split them.
+   */
+  | { outcome: 'too-many'; layer: LayerKind; key: string; fits: number };
+
+/** The layer kind of each place of {@link ArriveRequest.layers}. */
+const ARRIVAL_KINDS: readonly LayerKind[] = ['provider', 'receiver', 'pool'];
 
 /** Options of {@link createLimiter}. */
 export interface LimiterOptions {
@@ -120,10 +140,15 @@ export interface Limiter {
   admit(request: AdmitRequest): Promise<AdmitResult>;
   /**
    * The arrival gate, asked just before a send: places it where every layer keeps at most
-   * rate + burst sends in any second (`arrive-3.lua`), whatever slot admission booked.
+   * rate + burst sends in any second (`arrive-n.lua`), whatever slot admission booked.
    * Layers above {@link MAX_GATED} sends a second are not gated.
    */
   arrive(request: ArriveRequest): Promise<ArriveResult>;
+  /**
+   * The arrival gate for sends that arrive together (a batch's recipients in one request):
+   * each counts at its layers, all placed at one time or none (`arrive-n.lua`).
+   */
+  arriveBatch(request: ArriveBatchRequest): Promise<ArriveBatchResult>;
   /** Number of `admit` calls made by this instance (for the waste benchmark). */
   readonly calls: number;
 }
@@ -220,6 +245,45 @@ export function createLimiter(options: LimiterOptions): Limiter {
       kick();
     });
 
+  /**
+   * Per layer: N (rate + burst; 0 = not counted) and the window, a second and the jitter
+   * slack so sends bunched on their way still fit in any second at the receiver, never so
+   * long that the rate itself would not fit.
+   */
+  function gateOf(layer: LayerLimit): [number, number] {
+    if (layer.rate === undefined) return [0, 0];
+    const n = Math.floor(layer.rate + burstOf(layer.rate, layer.burst));
+    if (n === 0 || n > MAX_GATED) return [0, 0];
+    return [n, Math.round(Math.min(1 + slackSeconds, n / layer.rate) * 1e6)];
+  }
+
+  /** Sends arriving together (`arrive-n.lua`): each layer once, with how many of them it counts. */
+  async function arriveAll(arrivals: ArriveBatchRequest['arrivals'], aheadMs: number): Promise<ArriveBatchResult> {
+    const byKey = new Map<string, { kind: LayerKind; gate: [number, number]; count: number }>();
+    for (const layers of arrivals) {
+      for (const [i, layer] of layers.entries()) {
+        const seen = byKey.get(layer.key);
+        if (seen) seen.count += 1;
+        else byKey.set(layer.key, { kind: ARRIVAL_KINDS[i]!, gate: gateOf(layer), count: 1 });
+      }
+    }
+    const gated = [...byKey].filter(([, l]) => l.gate[0] > 0);
+    // No layer counted: nothing to ask Redis.
+    if (gated.length === 0) return { outcome: 'placed', waitMs: 0 };
+    const aheadUs = Math.max(0, Math.round(aheadMs * 1000));
+    const args = gated.flatMap(([, l]) => [l.gate[0], l.gate[1], l.count]);
+    const [code, waitMs, at] = (await redis.sluiceArrive(
+      gated.length,
+      ...gated.map(([key]) => key),
+      aheadUs,
+      ...args,
+    )) as [number, number, number];
+    if (code === 0) return { outcome: 'placed', waitMs };
+    const [key, layer] = gated[at - 1] ?? gated[0]!;
+    if (code === 2) return { outcome: 'too-many', layer: layer.kind, key, fits: layer.gate[0] };
+    return { outcome: 'beyond', waitMs: Math.max(1, waitMs), layer: layer.kind, key };
+  }
+
   return {
     get calls() {
       return calls;
@@ -283,26 +347,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
       return denied;
     },
     async arrive(request) {
-      // Per layer: N (rate + burst; 0 = not counted) and the window, a second and the jitter
-      // slack so sends bunched on their way still fit in any second at the receiver, never so
-      // long that the rate itself would not fit.
-      const gates = request.layers.map((layer): [number, number] => {
-        if (layer.rate === undefined) return [0, 0];
-        const n = Math.floor(layer.rate + burstOf(layer.rate, layer.burst));
-        if (n === 0 || n > MAX_GATED) return [0, 0];
-        return [n, Math.round(Math.min(1 + slackSeconds, n / layer.rate) * 1e6)];
-      });
-      // No layer counted: nothing to ask Redis.
-      if (gates.every(([n]) => n === 0)) return { outcome: 'placed', waitMs: 0 };
-      const aheadUs = Math.max(0, Math.round(request.aheadMs * 1000));
-      const keys = request.layers.map((l) => l.key);
-      const [code, waitMs, layer] = (await redis.sluiceArrive(...keys, aheadUs, ...gates.flat())) as [
-        number,
-        number,
-        number,
-      ];
-      if (code === 0) return { outcome: 'placed', waitMs };
-      return { outcome: 'beyond', waitMs: Math.max(1, waitMs), layer: LAYER_KINDS[layer - 1] ?? 'provider' };
+      const placed = await arriveAll([request.layers], request.aheadMs);
+      if (placed.outcome !== 'too-many') return placed;
+      // One send never exceeds a gated layer's N (at least 1): not reached.
+      return { outcome: 'beyond', waitMs: 1_000, layer: placed.layer };
     },
+    arriveBatch: (request) => arriveAll(request.arrivals, request.aheadMs),
   };
 }

@@ -144,6 +144,7 @@ export function withLocalShare(options: LocalShareOptions): LocalShareLimiter {
       localAnswers: 0,
       admit: (request) => limiter.admit(request),
       arrive: (request) => limiter.arrive(request),
+      arriveBatch: (request) => limiter.arriveBatch(request),
     };
   }
 
@@ -166,6 +167,8 @@ export function withLocalShare(options: LocalShareOptions): LocalShareLimiter {
       if (!taken) return { outcome: 'denied', waitMs, layer };
       return waitMs > 0 ? { outcome: 'booked', waitMs, layer } : { outcome: 'granted' };
     },
+    // Batches are campaign mail, never critical: never on the local share.
+    arriveBatch: (request) => limiter.arriveBatch(request),
     async arrive(request: ArriveRequest): Promise<ArriveResult> {
       if (request.priority !== 'critical') return limiter.arrive(request);
       const answer = await shared(() => limiter.arrive(request));

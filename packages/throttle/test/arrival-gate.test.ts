@@ -94,3 +94,82 @@ describe('the arrival gate', () => {
     expect(await r.redis.exists(layers[0].key, layers[1].key)).toBe(0);
   });
 });
+
+describe('the arrival gate for a batch', () => {
+  /** Each recipient's three layers: one provider and pool, the receiver of `receivers[i]`. */
+  function batchOf(provider: LayerLimit, receivers: LayerLimit[]): ArriveRequest['layers'][] {
+    return receivers.map((receiver) => [provider, receiver, { key: r.keys.bucket('pool', 'p') }]);
+  }
+
+  it('holds the provider and every receiver to rate + burst in any second, batches of 20 from 4 callers', async () => {
+    const limiter = createLimiter({ redis: r.redis, jitterSlackMs: 50 });
+    const provider = { key: r.keys.bucket('provider', randomUUID()), rate: 100, burst: 10 };
+    const receivers = Array.from({ length: 4 }, () => ({
+      key: r.keys.bucket('receiver', randomUUID()),
+      rate: 30,
+      burst: 3,
+    }));
+    // Five recipients of each receiver in every batch.
+    const batch = batchOf(
+      provider,
+      receivers.flatMap((receiver) => Array<LayerLimit>(5).fill(receiver)),
+    );
+    const arrivals: number[] = [];
+    const started = Date.now();
+    const caller = async (): Promise<void> => {
+      while (Date.now() - started < 2_500) {
+        const room = await limiter.arriveBatch({ arrivals: batch, aheadMs: 100 });
+        if (room.outcome === 'too-many') throw new Error('a batch of 20 fits 110 and 33');
+        if (room.outcome === 'beyond') {
+          await sleep(Math.max(1, room.waitMs - 100));
+          continue;
+        }
+        if (room.waitMs > 0) await sleep(room.waitMs);
+        arrivals.push(Date.now());
+      }
+    };
+    await Promise.all(Array.from({ length: 4 }, caller));
+    // Each batch is 20 sends at one instant, 5 at each receiver: what the provider sees stays
+    // within 110 a second, and each receiver within 33 (6 batches: 30 of its recipients).
+    const sends = arrivals.flatMap((t) => Array<number>(20).fill(t));
+    expect(maxInWindow(sends)).toBeLessThanOrEqual(110);
+    expect(maxInWindow(arrivals) * 5).toBeLessThanOrEqual(33);
+    // The provider binds (the four receivers would take 132 a second): its rate is used.
+    expect(sends.length).toBeGreaterThanOrEqual(0.8 * 100 * 2.5);
+    for (const receiver of receivers) expect(Number(await r.redis.hget(receiver.key, 'wi'))).toBe(arrivals.length * 5);
+    expect(Number(await r.redis.hget(provider.key, 'wi'))).toBe(sends.length);
+  });
+
+  it('places all of a batch or none: a full receiver holds the whole batch, and the others count nothing', async () => {
+    const limiter = createLimiter({ redis: r.redis, jitterSlackMs: 0 });
+    const provider = { key: r.keys.bucket('provider', randomUUID()), rate: 100, burst: 10 };
+    const free = { key: r.keys.bucket('receiver', randomUUID()), rate: 100, burst: 10 };
+    const busy = { key: r.keys.bucket('receiver', randomUUID()), rate: 5, burst: 1 };
+    expect(
+      await limiter.arriveBatch({ arrivals: batchOf(provider, Array<LayerLimit>(6).fill(busy)), aheadMs: 0 }),
+    ).toEqual({ outcome: 'placed', waitMs: 0 });
+    const held = await limiter.arriveBatch({ arrivals: batchOf(provider, [free, free, busy]), aheadMs: 200 });
+    expect(held).toMatchObject({ outcome: 'beyond', layer: 'receiver', key: busy.key });
+    expect(Number(await r.redis.hget(provider.key, 'wi'))).toBe(6);
+    expect(await r.redis.hget(free.key, 'wi')).toBeNull();
+  });
+
+  it('refuses a batch with more sends at one layer than its rate + burst, naming it, and counts nothing', async () => {
+    const limiter = createLimiter({ redis: r.redis, jitterSlackMs: 0 });
+    const provider = { key: r.keys.bucket('provider', randomUUID()), rate: 100, burst: 10 };
+    const small = { key: r.keys.bucket('receiver', randomUUID()), rate: 10, burst: 1 };
+    const refused = await limiter.arriveBatch({
+      arrivals: batchOf(provider, Array<LayerLimit>(12).fill(small)),
+      aheadMs: 5_000,
+    });
+    expect(refused).toEqual({ outcome: 'too-many', layer: 'receiver', key: small.key, fits: 11 });
+    expect(await r.redis.hget(provider.key, 'wi')).toBeNull();
+    // Split to what fits, it goes.
+    const fits = await limiter.arriveBatch({
+      arrivals: batchOf(provider, Array<LayerLimit>(11).fill(small)),
+      aheadMs: 0,
+    });
+    expect(fits).toEqual({ outcome: 'placed', waitMs: 0 });
+    expect(Number(await r.redis.hget(small.key, 'wi'))).toBe(11);
+  });
+});

@@ -4,7 +4,7 @@ import { defineScripts as define, type WithScripts } from '@sluice/core';
 /** The throttle's Lua scripts, one a file, named `<name>-<numberOfKeys>.lua`. */
 const SCRIPTS = {
   sluiceAdmit: { file: 'admit-n.lua', keys: 'n' as const },
-  sluiceArrive: { file: 'arrive-3.lua', keys: 3 },
+  sluiceArrive: { file: 'arrive-n.lua', keys: 'n' as const },
   sluiceSlotAcquire: { file: 'slot-acquire-2.lua', keys: 2 },
   sluiceSlotRelease: { file: 'slot-release-2.lua', keys: 2 },
   sluiceSlowDown: { file: 'slow-down-1.lua', keys: 1 },

@@ -5,41 +5,53 @@
   arrivals sees, whatever slots admission booked: a message late for its slot fills the
   room its own missed slot left, and never a room that is not there.
 
+  A batch arrives at once: its recipients count at their layers together (the provider and
+  the pool all of them, each receiver its own), placed all at one time or none. One send is
+  a batch of one at its three layers.
+
   Exact, not estimated: each layer keeps the times of its last M sends (M >= N) in a ring
   of hash fields "w<k>", with "wi" (sends so far: the next goes in w<wi mod M>) and "wm"
-  (M). The N-th latest send must be at least W old. Times only grow along the ring (a send
-  never goes before the one placed last), so the N-th latest by place is the N-th latest by
+  (M). After k sends at time T the window ending at T holds at most N when the
+  (N-k+1)-th latest send is at least W older than T. Times only grow along the ring (a send
+  never goes before the one placed last), so the j-th latest by place is the j-th latest by
   time. A ring that is too small for a new N (the rate went up) is rebuilt larger, its
   times kept in order. Field "x" is when the hash expires (us), shared with admit-n.
 
-  KEYS[1..3]  layer buckets (hashes, the limiter's): provider, receiver, pool
-  ARGV[1]     how far ahead a send may be placed, us (0: now only)
-  ARGV[2..7]  per layer l: N at 2l, W (us) at 2l + 1; N = 0: the layer is not gated
+  KEYS[1..n]  layer buckets (hashes, the limiter's), each once
+  ARGV[1]     how far ahead the sends may be placed, us (0: now only)
+  ARGV[3l-1], ARGV[3l], ARGV[3l+1]  per layer l: N, W (us) and k, the sends counted there;
+              N = 0: the layer is not gated
 
   Returns { code, waitMs, layer }
-    code 0 placed: go in waitMs (0: now); every gated layer counts the send at that time.
+    code 0 placed: go in waitMs (0: now); every gated layer counts its k sends at that time.
     code 1 beyond: the earliest time is waitMs away, past ARGV[1]; nothing was written.
-    layer: the binding layer (1..3), 0 when none.
+    code 2 too many: layer's k is above its N, so they never fit at once; nothing was written.
+    layer: the binding layer (1..n), 0 when none.
 ]]
 local ahead = tonumber(ARGV[1])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 
-local gated, n, w, ring = {}, {}, {}, {}
+local gated, n, w, k, ring = {}, {}, {}, {}, {}
 local at, binding = now, 0
-for l = 1, 3 do
-  local N = tonumber(ARGV[2 * l])
+for l = 1, #KEYS do
+  local N = tonumber(ARGV[3 * l - 1])
   if N > 0 then
+    local count = tonumber(ARGV[3 * l + 1])
+    if count > N then
+      return { 2, 0, l }
+    end
     gated[#gated + 1] = l
-    n[l], w[l] = N, tonumber(ARGV[2 * l + 1])
+    n[l], w[l], k[l] = N, tonumber(ARGV[3 * l]), count
     local f = redis.call('HMGET', KEYS[l], 'wi', 'wm', 'x')
     local r = { i = tonumber(f[1]) or 0, m = tonumber(f[2]) or 0, x = tonumber(f[3]) or 0 }
     ring[l] = r
     if r.i > 0 and r.m > 0 then
-      local last = redis.call('HMGET', KEYS[l], 'w' .. ((r.i - 1) % r.m), 'w' .. ((r.i - N) % r.m))
+      local j = N - count + 1
+      local last = redis.call('HMGET', KEYS[l], 'w' .. ((r.i - 1) % r.m), 'w' .. ((r.i - j) % r.m))
       local earliest = tonumber(last[1]) or 0
-      -- The N-th latest send, when the ring holds that many.
-      if r.i >= N and N <= r.m then
+      -- The j-th latest send, when the ring holds that many.
+      if r.i >= j and j <= r.m then
         earliest = math.max(earliest, (tonumber(last[2]) or 0) + w[l])
       end
       if earliest > at then
@@ -79,7 +91,23 @@ for _, l in ipairs(gated) do
     end
     r.m = m
   end
-  redis.call('HSET', key, 'w' .. (r.i % r.m), at, 'wi', r.i + 1, 'wm', r.m)
+  -- The k sends at `at`, in chunks of 500 places (k <= N <= m: no place written twice); the
+  -- last chunk moves "wi" too.
+  local last = r.i + k[l] - 1
+  for from = r.i, last, 500 do
+    local placed = {}
+    for p = from, math.min(from + 499, last) do
+      placed[#placed + 1] = 'w' .. (p % r.m)
+      placed[#placed + 1] = at
+    end
+    if from + 499 >= last then
+      placed[#placed + 1] = 'wi'
+      placed[#placed + 1] = last + 1
+      placed[#placed + 1] = 'wm'
+      placed[#placed + 1] = r.m
+    end
+    redis.call('HSET', key, unpack(placed))
+  end
   -- The ring must outlive its window: pushed 10 s further only when it comes too close.
   if at + w[l] + 1000000 > r.x then
     local x = at + w[l] + 10000000
