@@ -6,6 +6,7 @@ export {
   type OutcomeDetails,
   type FinalizeDetails,
   type TransitionResult,
+  type BatchSubmitResult,
   type UnknownReply,
 } from './records/store.js';
 export { type AttemptEntry } from './records/attempt-entry.js';

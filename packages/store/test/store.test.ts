@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { beforeEach, expect, it } from 'vitest';
 import { parseMessage, type Keys, type QueuedMessage } from '@sluice/core';
-import { createStore, messageId, type Store } from '@sluice/store';
+import { createStore, injectedId, messageId, type Store } from '@sluice/store';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
 const r = useRedisPrefix();
@@ -182,4 +182,41 @@ it('gives a message back to admission by name: a retry and a requeue keep their 
   expect(await store.exists('m-none')).toBe(false);
   expect(await store.inspect('m-none')).toBeNull();
   expect(await store.markSending('m-none')).toMatchObject({ result: 'missing' });
+});
+
+it('marks a batch submitted all or none: one record that may not go stops the mark for every one', async () => {
+  await redis.hset(keys.campaign('c5'), 'createdAt', '1');
+  // One block of a campaign shares a message home, as a batch's recipients do.
+  const batch = [0, 1, 2, 3].map((position) => ({ ...message('c5'), id: injectedId('c5', position) }));
+  for (const m of batch) await store.accept(m);
+  await store.noteHeld(batch[1]!.id, { by: 'receiver', key: 'example.test', untilMs: Date.now(), reason: 'busy' });
+  await store.markSending(batch[2]!.id);
+  await store.finalize(batch[3]!.id, 'cancelled', { campaignId: 'c5' });
+  const ids = batch.map((m) => m.id);
+  const submit = (of: string[]) => store.markSubmittedBatch(of, { campaignId: 'c5' });
+  // The cancelled one refuses the mark: nothing is written, not even the others' attempts.
+  expect(await submit(ids)).toEqual({
+    result: 'refused',
+    refused: [{ index: 3, result: 'final', state: 'cancelled' }],
+  });
+  expect((await store.get(ids[0]!))!).toMatchObject({ state: 'queued', attempts: 0 });
+  // Without it, all three move, each counting its own attempt; the held note is gone.
+  expect(await submit(ids.slice(0, 3))).toEqual({ result: 'moved', attempts: [1, 1, 2] });
+  expect(await redis.hget(keys.message(ids[1]!), 'heldBy')).toBeNull();
+  for (const id of ids.slice(0, 3)) expect((await store.get(id))!.state).toBe('submitted');
+  // Another run marking them again is refused for each: their requests are out already.
+  const again = await submit(ids.slice(0, 2));
+  expect(again).toMatchObject({
+    result: 'refused',
+    refused: [
+      { index: 0, result: 'skipped' },
+      { index: 1, result: 'skipped' },
+    ],
+  });
+  // A paused campaign holds the whole batch; records of other homes are never one batch.
+  const fresh = [4, 5].map((position) => ({ ...message('c5'), id: injectedId('c5', position) }));
+  for (const m of fresh) await store.accept(m);
+  await store.setCampaignPaused('c5', true);
+  expect(await submit(fresh.map((m) => m.id))).toEqual({ result: 'held' });
+  await expect(submit([fresh[0]!.id, injectedId('c5', 64)])).rejects.toThrow(/spans message homes/);
 });

@@ -21,7 +21,7 @@ import { readRecordFields } from './read.js';
 import { createTransitions, type RecordTransitions } from './transitions.js';
 import { acceptResult, applyEventResult, finalizeResult } from '../redis/results.js';
 
-export type { TransitionResult } from '../redis/results.js';
+export type { BatchSubmitResult, TransitionResult } from '../redis/results.js';
 export type { AttemptOptions, RecordTransitions, RetryMark } from './transitions.js';
 
 export type { FinalizeDetails, OutcomeDetails } from './args.js';

@@ -1,6 +1,11 @@
 import { homeOf, type Keys, type MessageState } from '@sluice/core';
 import type { StoreRedis } from '../redis/scripts.js';
-import { transitionResult, type TransitionResult } from '../redis/results.js';
+import {
+  batchSubmitResult,
+  transitionResult,
+  type BatchSubmitResult,
+  type TransitionResult,
+} from '../redis/results.js';
 import { encodeRequeue, encodeRetry } from './codec.js';
 import { repairPauseCopy } from '../campaigns/pause.js';
 
@@ -47,6 +52,13 @@ export interface RecordTransitions {
    * run's request is out, or its worker died after it was).
    */
   markSubmitted(id: string, options?: AttemptOptions): Promise<TransitionResult>;
+  /**
+   * The worker's mark before a batch's final bytes: every record to `submitted`, all or none
+   * (`submit-n.lua`; docs/design/batches.md). Every id must be of one message home and of
+   * `campaignId` when given. Refused for some (final, missing, `submitted` already): nothing
+   * changed, and the others go in a request of their own.
+   */
+  markSubmittedBatch(ids: readonly string[], options?: AttemptOptions): Promise<BatchSubmitResult>;
   /**
    * An attempt submitted in full whose answer was lost: counts it ambiguous and stays
    * `submitted`. Only from `submitted` (`skipped` otherwise).
@@ -96,7 +108,22 @@ export function createTransitions(redis: StoreRedis, keys: Keys): RecordTransiti
     return result;
   }
 
+  async function submitBatch(ids: readonly string[], campaignId: string | undefined): Promise<BatchSubmitResult> {
+    const home = homeOf(ids[0]!);
+    const other = ids.find((id) => homeOf(id) !== home);
+    if (other !== undefined) throw new Error(`a batch spans message homes: ${ids[0]} and ${other}`);
+    const records = ids.map((id) => keys.message(id));
+    const campaign = campaignId ? keys.campaignHome(campaignId, home) : records[0]!;
+    const run = async () =>
+      batchSubmitResult(await redis.sluiceSubmitBatch(records.length + 1, campaign, ...records, Date.now()));
+    const result = await run();
+    // Held by the pause flag's copy in its home: moved after all if the campaign is not paused.
+    if (result.result === 'held' && campaignId && !(await repairPauseCopy(redis, keys, campaignId, home))) return run();
+    return result;
+  }
+
   return {
+    markSubmittedBatch: (ids, o = {}) => submitBatch(ids, o.campaignId),
     markDispatched: (id) => move(id, 'dispatched', MODE.from(['queued', 'retrying'])),
     markSending: (id, o = {}) => move(id, 'sending', MODE.attempt, o.campaignId),
     markSubmitted: (id, o = {}) => move(id, 'submitted', MODE.submit, o.campaignId),

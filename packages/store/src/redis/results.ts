@@ -46,6 +46,35 @@ export function transitionResult(reply: unknown): TransitionResult {
   };
 }
 
+/** What the batch's submit mark did (`markSubmittedBatch`): all moved, held, or refused for some. */
+export type BatchSubmitResult =
+  /** Every record moved to `submitted`; each one's attempt number, in the order given. */
+  | { result: 'moved'; attempts: number[] }
+  /** The campaign is paused: nothing changed. */
+  | { result: 'held' }
+  /**
+   * Nothing changed: these may not go (final already, missing, or `submitted` by another run);
+   * `index` is their place among the records given.
+   */
+  | { result: 'refused'; refused: { index: number; result: 'missing' | 'final' | 'skipped'; state: string }[] };
+
+/** submit-n.lua's reply. */
+export function batchSubmitResult(reply: unknown): BatchSubmitResult {
+  const [code, ...rest] = reply as [number, ...(number | string)[]];
+  if (code === 1) return { result: 'moved', attempts: rest.map(Number) };
+  if (code === 2) return { result: 'held' };
+  const refused: { index: number; result: 'missing' | 'final' | 'skipped'; state: string }[] = [];
+  for (let i = 0; i + 2 < rest.length; i += 3) {
+    const result = nameOf(TRANSITION_CODE, rest[i + 1]);
+    refused.push({
+      index: Number(rest[i]) - 1,
+      result: result === 'final' || result === 'skipped' ? result : 'missing',
+      state: String(rest[i + 2]),
+    });
+  }
+  return { result: 'refused', refused };
+}
+
 /** finalize-3.lua's first value. */
 export const FINALIZE_CODE = { missing: -1, final: 0, finalized: 1, skipped: 2 } as const;
 

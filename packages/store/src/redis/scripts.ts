@@ -5,6 +5,7 @@ import { defineScripts as define, type WithScripts } from '@sluice/core';
 const SCRIPTS = {
   sluiceAccept: { file: 'accept-4.lua', keys: 4 },
   sluiceTransition: { file: 'transition-3.lua', keys: 3 },
+  sluiceSubmitBatch: { file: 'submit-n.lua', keys: 'n' as const },
   sluiceFinalize: { file: 'finalize-3.lua', keys: 3 },
   sluiceRetain: { file: 'retain-4.lua', keys: 4 },
   sluiceApplyEvent: { file: 'apply-event-3.lua', keys: 3 },
