@@ -50,6 +50,23 @@ export interface DispatchJobData extends IntakeJobData {
   failover?: boolean;
 }
 
+/** A dispatch job's name for a batch (its data a {@link DispatchBatchData}); a single message's is `send`. */
+export const BATCH_JOB = 'batch';
+
+/**
+ * A dispatch batch: admitted campaign recipients that go in one ESP call
+ * (docs/design/batches.md). One provider, one campaign, one message home; each recipient as
+ * its own dispatch job would carry it, and each keeps its own record.
+ */
+export interface DispatchBatchData {
+  batch: DispatchJobData[];
+}
+
+/** The BullMQ job id of a batch: named after its first recipient's job on this trip. */
+export function batchJobIdOf(first: { id: string; hop?: number | undefined }): string {
+  return `batch-${jobIdOf(first)}`;
+}
+
 /**
  * Options of every intake and campaign job. Finished jobs are removed: the message
  * record, not the job, keeps the outcome (BullMQ keeps finished jobs forever otherwise).

@@ -17,6 +17,7 @@ export {
   type DeliveryResult,
 } from './delivery/engine.js';
 export type { DeliveryJob } from './delivery/precheck.js';
+export type { DeliveryBatchJob } from './delivery/batch.js';
 export { NO_DELIVERY_METRICS, type AttemptLabels, type DeliveryMetrics } from './delivery/metrics.js';
 export type { DeliveryStep, OnStep } from './delivery/steps.js';
 export { SlotGate } from './delivery/gate.js';

@@ -3,8 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import {
+  BATCH_JOB,
   PRIORITY_CLASSES,
   createKeys,
+  type DispatchBatchData,
   type DispatchJobData,
   type PriorityClass,
   type SluiceConfig,
@@ -136,20 +138,26 @@ export function createWorker(options: WorkerOptions): SluiceWorker {
     }
   }
 
-  async function handle(job: Job<DispatchJobData>, token: string | undefined): Promise<void> {
-    const gate = gates.get(job.data.provider);
-    if (!gate) throw new Error(`no provider ${job.data.provider} configured in this worker`);
-    const delay = async (data: DispatchJobData, untilMs: number): Promise<void> => {
+  async function handle(job: Job<DispatchJobData | DispatchBatchData>, token: string | undefined): Promise<void> {
+    const delay = async (data: DispatchJobData | DispatchBatchData, untilMs: number): Promise<void> => {
       await job.updateData(data);
       await job.moveToDelayed(untilMs, token);
     };
+    const batch = job.name === BATCH_JOB ? (job.data as DispatchBatchData) : undefined;
+    const provider = batch ? batch.batch[0]?.provider : (job.data as DispatchJobData).provider;
+    const gate = provider === undefined ? undefined : gates.get(provider);
+    if (batch?.batch.length === 0) return;
+    if (!gate) throw new Error(`no provider ${provider} configured in this worker`);
+    const result = batch
+      ? await delivery.deliverBatch({ id: job.id ?? '', data: batch, delay }, gate)
+      : await delivery.deliver({ data: job.data as DispatchJobData, delay }, gate);
     // Booked for a later slot: the job is delayed already; BullMQ must not complete it.
-    if ((await delivery.deliver({ data: job.data, delay }, gate)) === 'delayed') throw new DelayedError();
+    if (result === 'delayed') throw new DelayedError();
   }
 
   /** One class's BullMQ Worker on one of its dispatch queues (the watchdog makes it again if it wedges). */
-  function dispatchWorker(name: string, p: PriorityClass): Worker<DispatchJobData> {
-    const worker = new Worker<DispatchJobData>(name, handle, {
+  function dispatchWorker(name: string, p: PriorityClass): Worker<DispatchJobData | DispatchBatchData> {
+    const worker = new Worker<DispatchJobData | DispatchBatchData>(name, handle, {
       connection: redis,
       prefix: keys.prefix,
       concurrency: Math.max(1, Math.ceil(config.worker.concurrency[p] / partitions)),

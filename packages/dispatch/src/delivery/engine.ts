@@ -1,13 +1,14 @@
 import type { Logger } from 'pino';
 import {
   createKeys,
+  type DispatchJobData,
   organisationNamed,
   systemClock,
   type Clock,
   type PriorityClass,
   type SluiceConfig,
 } from '@sluice/core';
-import type { Provider } from '@sluice/providers';
+import type { Outcome, Provider } from '@sluice/providers';
 import type { CampaignWork, Campaigns, Queues, Store } from '@sluice/store';
 import type { Adjustments, Limiter, Signals } from '@sluice/throttle';
 import type { Latency } from './latency.js';
@@ -22,6 +23,7 @@ import { settle } from './settle.js';
 import { createRenderer, rendered } from './render.js';
 import { NO_DELIVERY_METRICS, receiverLabeller, type DeliveryMetrics } from './metrics.js';
 import type { OnStep } from './steps.js';
+import { createBatchDelivery, type DeliveryBatchJob } from './batch.js';
 
 /** Options of {@link createDelivery}: its collaborators, each the caller's to close. */
 export interface DeliveryOptions {
@@ -76,6 +78,14 @@ export interface Delivery {
    * receiver's connections from after the precheck.
    */
   deliver(job: DeliveryJob, gate: DeliveryGate): Promise<DeliveryResult>;
+  /**
+   * Delivers a batch job (docs/design/batches.md): each recipient through the same checks, the
+   * sendable ones in one call per group the adapter carries together, placed and marked
+   * together before the final bytes, each settled on its own outcome. A recipient that waits
+   * leaves the batch as a dispatch job of its own; a batch put off at the arrival gate waits
+   * in its queue as one.
+   */
+  deliverBatch(job: DeliveryBatchJob, gate: DeliveryGate): Promise<DeliveryResult>;
 }
 
 /** Creates the delivery engine. It holds nothing to close but its collaborators, which are the caller's. */
@@ -116,7 +126,20 @@ export function createDelivery(options: DeliveryOptions): Delivery {
     return 'delayed';
   }
 
+  /** One attempt counted for this process's metrics. */
+  function counted(m: DispatchJobData, outcome: Outcome, seconds: number): void {
+    const labels = {
+      provider: m.provider,
+      pool: config.providers[m.provider]?.pool ?? 'default',
+      receiver: receiverLabel(m),
+      outcome: outcome.kind,
+    };
+    ctx.metrics.attempt(labels, seconds);
+  }
+  const batches = createBatchDelivery({ ctx, providers, learner, renderer, counted, onStep });
+
   return {
+    deliverBatch: (job, gate) => batches.deliverBatch(job, gate),
     async deliver(job, gate) {
       const m = job.data;
       onStep?.('taken', m.id);
@@ -146,15 +169,7 @@ export function createDelivery(options: DeliveryOptions): Delivery {
       }
       if (sent.kind === 'refused') return refused(job, sent.result);
       const { outcome, attempt } = sent;
-      ctx.metrics.attempt(
-        {
-          provider: m.provider,
-          pool: config.providers[m.provider]?.pool ?? 'default',
-          receiver: receiverLabel(m),
-          outcome: outcome.kind,
-        },
-        sent.seconds,
-      );
+      counted(m, outcome, sent.seconds);
 
       onStep?.('answered', m.id);
       await learner.learn(m, outcome);
