@@ -178,6 +178,32 @@ export const schedulerSchema = z
   .prefault({});
 
 /**
+ * Batches (docs/design/batches.md): campaign recipients admitted for one provider that supports
+ * them, one class (normal or low) and one message home, moved to the workers in one dispatch job
+ * and sent in one ESP call. Every recipient is still admitted, placed at the arrival gate and
+ * settled on its own.
+ */
+export const batchesSchema = z
+  .strictObject({
+    /** Whether campaign mail of the normal and low classes goes in batches. @defaultValue `true` */
+    enabled: z.boolean().default(true),
+    /** The most recipients in one batch (an ESP's own limit may be lower: SES takes 50). @defaultValue `50` */
+    maxSize: z.number().int().min(2).max(1_000).default(50),
+    /**
+     * How long the scheduler waits for a batch to fill before it goes with fewer. Only mail that
+     * can wait is batched: critical and high mail never is. @defaultValue `20`
+     */
+    fillMs: z.number().int().min(0).max(1_000).default(20),
+    /**
+     * The most time between the first and the last booked slot of one batch: a batch goes at its
+     * first slot, so no recipient goes earlier than its own by more than this (the arrival gate
+     * still holds every layer to rate + burst). @defaultValue `100`
+     */
+    spreadMs: z.number().int().min(0).max(1_000).default(100),
+  })
+  .prefault({});
+
+/**
  * How much of a campaign injection keeps in Redis (`campaigns.inject`; docs/design/campaigns.md).
  * The scheduler measures each campaign's admitted rate and writes its window; the producer
  * waits while the campaign has more recipients not yet taken by admission than `aheadMs` of

@@ -8,6 +8,7 @@ import {
   backpressureSchema,
   suppressionSchema,
   schedulerSchema,
+  batchesSchema,
   injectionSchema,
   workerSchema,
 } from './config-delivery.js';
@@ -107,6 +108,7 @@ export const configSchema = z
     governor: governorSchema.prefault({}),
     failover: failoverSchema,
     scheduler: schedulerSchema,
+    batches: batchesSchema,
     injection: injectionSchema,
     worker: workerSchema,
     sandbox: sandboxSchema,

@@ -1,5 +1,6 @@
 export { createScheduler, type Scheduler, type SchedulerOptions } from './scheduler.js';
 export { createAdmission } from './admission/engine.js';
+export { createBatcher, type Batcher, type BatcherOptions } from './admission/batcher.js';
 export {
   type Admission,
   type AdmissionOptions,

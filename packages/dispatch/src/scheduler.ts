@@ -24,6 +24,7 @@ import { createWarmup } from './control/warmup.js';
 import { createOrganisations } from './routing/organisations.js';
 import { watchQuotas } from './control/quota.js';
 import { createAdmission } from './admission/engine.js';
+import { createBatcher } from './admission/batcher.js';
 import { createLaunchChore } from './launch/chore.js';
 import { createCampaignPoll, type CampaignPoll } from './campaign-poll.js';
 import { createWorkerWatchdog, type WorkerWatchdog } from './watchdog.js';
@@ -58,8 +59,12 @@ export interface Scheduler {
   close(): Promise<void>;
 }
 
-const bullWorkerOptions = (config: SluiceConfig) => ({
-  concurrency: config.scheduler.concurrency,
+const bullWorkerOptions = (config: SluiceConfig, isCampaign: boolean) => ({
+  // A campaign's admissions wait for their batch to fill: enough of them at once to fill one.
+  concurrency:
+    isCampaign && config.batches.enabled
+      ? Math.max(config.scheduler.concurrency, config.batches.maxSize)
+      : config.scheduler.concurrency,
   // Set so that queue.rateLimit() holds this queue for every scheduler (BullMQ needs limiter.max).
   limiter: { max: 1_000_000, duration: 1000 },
   lockDuration: config.worker.lockDurationMs,
@@ -140,7 +145,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     connections,
   );
   const windows = createInjectionWindows({ redis, keys, config });
+  const batcher = createBatcher({ config, queues });
   const admission = createAdmission({
+    batcher,
     config,
     store,
     limiter,
@@ -214,7 +221,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     const worker = new Worker<IntakeJobData>(queue.name, (job, token) => admit(job, token, queue, isCampaign), {
       connection: redis,
       prefix: keys.prefix,
-      ...bullWorkerOptions(config),
+      ...bullWorkerOptions(config, isCampaign),
     });
     // Connection errors (every retry of its two connections) are the health reporter's.
     health.watch(worker, (err) => logger.error({ err, queue: queue.name }, 'scheduler worker error'));
@@ -283,7 +290,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await heartbeat.close();
       if (ownHealth) health.close();
       if (poller) clearTimeout(poller);
-      await Promise.all([...workers.values(), ...campaignPoll.workers()].map((w) => w.close()));
+      // The admissions in hand wait for their batches: written as they are, so the workers close.
+      const closed = Promise.all([...workers.values(), ...campaignPoll.workers()].map((w) => w.close()));
+      await batcher.flush();
+      await closed;
+      await batcher.flush();
       await stopQuotas?.();
       await governor.close();
       await archiver.close();

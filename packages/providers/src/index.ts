@@ -24,4 +24,4 @@ export { createSesProvider, type SesProviderOptions } from './ses.js';
 export { createSendgridProvider, type SendgridProviderOptions } from './sendgrid.js';
 export { createMailgunProvider, type MailgunProviderOptions } from './mailgun.js';
 export { createSmtpProvider, type SmtpProviderOptions } from './smtp.js';
-export { createProviders } from './registry.js';
+export { batchLimitOf, createProviders } from './registry.js';

@@ -3,6 +3,7 @@ import { createMailgunProvider } from './mailgun.js';
 import type { Provider } from './provider.js';
 import { createSendgridProvider } from './sendgrid.js';
 import { createSesProvider } from './ses.js';
+import { SES_BULK_MAX_ENTRIES } from './ses-bulk.js';
 import { createSmtpProvider } from './smtp.js';
 
 /** One adapter per configured provider, by id, built by its `kind`. Close each when done. */
@@ -26,4 +27,12 @@ export function createProviders(config: SluiceConfig): Map<string, Provider> {
     }
   }
   return providers;
+}
+
+/**
+ * The most recipients one call of a provider kind carries (its adapter's `batch.maxEntries`),
+ * for the scheduler, which makes batches without the adapters; undefined: it sends one at a time.
+ */
+export function batchLimitOf(kind: SluiceConfig['providers'][string]['kind']): number | undefined {
+  return kind === 'ses' ? SES_BULK_MAX_ENTRIES : undefined;
 }

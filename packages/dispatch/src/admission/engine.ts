@@ -2,7 +2,7 @@ import { systemClock, type IntakeJobData, type ReceiverLimit } from '@sluice/cor
 import { quotaLayers, type CampaignLimit } from '@sluice/throttle';
 import { checkCircuit } from './circuit.js';
 import { createDecider } from './decide.js';
-import { dispatch } from './dispatch.js';
+import { dispatch, dispatchData } from './dispatch.js';
 import { checkOverrides } from './overrides.js';
 import { checkExpiry, checkRecord } from './record.js';
 import { chooseRoute, subjectOf, warmUp, type Chosen } from './route.js';
@@ -16,7 +16,12 @@ import type { Admission, AdmissionOptions, AdmissionResult, AdmitContext, Deps }
  * queue) is the caller's, which holds the BullMQ job.
  */
 export function createAdmission(options: AdmissionOptions): Admission {
-  const deps: Deps = { ...options, clock: options.clock ?? systemClock, random: options.random ?? Math.random };
+  const deps: Deps = {
+    ...options,
+    clock: options.clock ?? systemClock,
+    random: options.random ?? Math.random,
+    batcher: options.batcher,
+  };
   const decider = createDecider(deps);
 
   /** The checks after the route is settled: circuit, overrides, quotas, dispatch. */
@@ -46,12 +51,15 @@ export function createAdmission(options: AdmissionOptions): Admission {
     if (stop.kind !== 'continue') return stop;
     const decided = await decider.decide(m, { layers, provider, receiver, failover: choice.failover }, now, ctx);
     if (decided.kind !== 'continue') return decided;
-    return dispatch(
-      deps,
-      m,
-      { provider, receiver: subject.receiver, failover: choice.failover, delay: decided.delay },
-      now,
-    );
+    const admitted = { provider, receiver: subject.receiver, failover: choice.failover, delay: decided.delay };
+    // Campaign mail that may wait goes in a batch, its admission done once the batch is written.
+    const { batcher } = deps;
+    if (batcher !== undefined && ctx.campaignQueue !== undefined && batcher.takes({ ...m, provider })) {
+      const data = dispatchData(m, admitted, now);
+      await batcher.add(data);
+      return { kind: 'dispatched', data, delay: decided.delay };
+    }
+    return dispatch(deps, m, admitted, now);
   }
 
   return {

@@ -4,6 +4,7 @@ import type { Queues, Store } from '@sluice/store';
 import type { Adjustments, Limiter, Ticket } from '@sluice/throttle';
 import type { Organisations } from '../routing/organisations.js';
 import type { Warmup } from '../control/warmup.js';
+import type { Batcher } from './batcher.js';
 
 /** Why a message waits, noted on its record for `explain` (see `store.noteHeld`). */
 export interface HeldNote {
@@ -68,10 +69,12 @@ export interface AdmissionOptions {
   clock?: Clock;
   /** Spreads wake-ups (up to a second) and picks routes by weight. @defaultValue `Math.random` */
   random?: () => number;
+  /** Where campaign mail that may wait is batched (`createBatcher`). @defaultValue none: one dispatch job a message */
+  batcher?: Batcher | undefined;
 }
 
 /** The collaborators every step reads, defaults applied. */
-export type Deps = Required<AdmissionOptions>;
+export type Deps = Required<Omit<AdmissionOptions, 'batcher'>> & Pick<AdmissionOptions, 'batcher'>;
 
 /** The scheduler's checks in their order (docs/design/flow.md), as one call per message. */
 export interface Admission {

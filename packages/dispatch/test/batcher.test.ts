@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { BATCH_JOB, parseConfig, type DispatchBatchData, type DispatchJobData } from '@sluice/core';
+import { createBatcher } from '@sluice/dispatch';
+import { createQueues, injectedId } from '@sluice/store';
+import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
+
+// The scheduler's batches, on real BullMQ queues: what goes in one dispatch job, and when.
+const r = useRedisPrefix();
+
+function admitted(position: number, extra: Partial<DispatchJobData> = {}): DispatchJobData {
+  const now = Date.now();
+  return {
+    id: injectedId('spring', position),
+    acceptedAt: now,
+    from: { address: 'news@acme.test' },
+    to: `u${position}@d.test`,
+    priority: 'low',
+    stream: 'marketing',
+    tenantId: 'acme',
+    campaignId: 'spring',
+    provider: 'ses',
+    receiver: 'd.test',
+    admittedAt: now,
+    ...extra,
+  };
+}
+
+function setup(batches: Record<string, unknown> = {}) {
+  const config = parseConfig({
+    redis: { url: r.url, prefix: r.keys.prefix },
+    providers: {
+      ses: { kind: 'ses', sandbox: true, rate: 1000 },
+      relay: { kind: 'smtp', sandbox: true, rate: 1000 },
+    },
+    defaultProvider: 'ses',
+    batches,
+  });
+  const queues = createQueues({ redis: r.redis, keys: r.keys });
+  return { config, queues, batcher: createBatcher({ config, queues }), close: () => queues.close() };
+}
+
+async function jobs(queues: ReturnType<typeof createQueues>, priority: 'low' | 'critical' = 'low') {
+  const queue = queues.dispatchAll(priority)[0]!;
+  const list = [...(await queue.getWaiting()), ...(await queue.getDelayed())];
+  return list.map((j) => ({
+    name: j.name,
+    ids: j.name === BATCH_JOB ? (j.data as DispatchBatchData).batch.map((m) => m.id) : [(j.data as DispatchJobData).id],
+  }));
+}
+
+describe('the scheduler’s batches', () => {
+  it('groups campaign mail of one window of slots in one job, written when full or due, each admission told after it', async () => {
+    const { batcher, queues, close } = setup({ maxSize: 4, fillMs: 500 });
+    const now = Date.now();
+    const told: number[] = [];
+    const adds = [0, 1, 2, 3, 4, 5].map((p) => batcher.add(admitted(p, { admittedAt: now })).then(() => told.push(p)));
+    // Full at four: written at once; the other two wait for `fillMs`.
+    await Promise.all(adds.slice(0, 4));
+    expect(told.sort()).toEqual([0, 1, 2, 3]);
+    expect(await jobs(queues)).toEqual([{ name: BATCH_JOB, ids: ['spring_0', 'spring_1', 'spring_2', 'spring_3'] }]);
+    await Promise.all(adds);
+    expect((await jobs(queues)).map((j) => j.ids)).toContainEqual(['spring_4', 'spring_5']);
+    await close();
+  });
+
+  it('keeps slots of different windows, and different homes, apart; a batch of one goes as a plain job', async () => {
+    const { batcher, queues, close } = setup({ spreadMs: 100, fillMs: 10 });
+    const t = Math.ceil(Date.now() / 100) * 100 + 200;
+    await Promise.all([
+      batcher.add(admitted(0, { admittedAt: t })),
+      batcher.add(admitted(1, { admittedAt: t + 150 })),
+      batcher.add(admitted(2, { admittedAt: t + 20 })),
+      // Position 64 is the next block: another message home.
+      batcher.add(admitted(64, { admittedAt: t + 10 })),
+    ]);
+    const written = (await jobs(queues)).sort((a, b) => b.ids.length - a.ids.length);
+    expect(written).toEqual([
+      { name: BATCH_JOB, ids: ['spring_0', 'spring_2'] },
+      { name: 'send', ids: expect.any(Array) as unknown },
+      { name: 'send', ids: expect.any(Array) as unknown },
+    ]);
+    await close();
+  });
+
+  it('takes only campaign mail of the normal and low classes, to a provider that batches, while enabled', async () => {
+    const on = setup();
+    expect(on.batcher.takes(admitted(0))).toBe(true);
+    expect(on.batcher.takes(admitted(0, { priority: 'normal' }))).toBe(true);
+    expect(on.batcher.takes(admitted(0, { priority: 'critical' }))).toBe(false);
+    expect(on.batcher.takes(admitted(0, { priority: 'high' }))).toBe(false);
+    expect(on.batcher.takes(admitted(0, { campaignId: undefined }))).toBe(false);
+    expect(on.batcher.takes(admitted(0, { provider: 'relay' }))).toBe(false);
+    await on.close();
+    const off = setup({ enabled: false });
+    expect(off.batcher.takes(admitted(0))).toBe(false);
+    await off.close();
+  });
+});
