@@ -113,6 +113,7 @@ function schedulerParts(config: SluiceConfig, logger: Logger, keys: Keys, connec
     warmup,
     queues,
     campaigns: createCampaigns({ redis, keys, queues, store }),
+    batcher: createBatcher({ config, queues }),
   };
 }
 
@@ -138,14 +139,13 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const connections = connectRoles(config, { maxRetriesPerRequest: null, health });
   // The queues' Redis and the limiter's (`control`): one unless `redis.limiter` names another.
   const { queues: redis, limiter: control } = connections;
-  const { store, limiter, adjustments, organisations, signals, warmup, queues, campaigns } = schedulerParts(
+  const { store, limiter, adjustments, organisations, signals, warmup, queues, campaigns, batcher } = schedulerParts(
     config,
     logger,
     keys,
     connections,
   );
   const windows = createInjectionWindows({ redis, keys, config });
-  const batcher = createBatcher({ config, queues });
   const admission = createAdmission({
     batcher,
     config,
@@ -292,9 +292,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       if (poller) clearTimeout(poller);
       // The admissions in hand wait for their batches: written as they are, so the workers close.
       const closed = Promise.all([...workers.values(), ...campaignPoll.workers()].map((w) => w.close()));
-      await batcher.flush();
-      await closed;
-      await batcher.flush();
+      await batcher.flush().then(() => closed);
       await stopQuotas?.();
       await governor.close();
       await archiver.close();

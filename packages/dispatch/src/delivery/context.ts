@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Clock, Keys, SluiceConfig } from '@sluice/core';
+import type { Clock, Keys, PriorityClass, SluiceConfig } from '@sluice/core';
 import type { Outcome } from '@sluice/providers';
 import type { CampaignWork, Queues, Store } from '@sluice/store';
 import type { Adjustments, Limiter, Signals } from '@sluice/throttle';
@@ -30,3 +30,12 @@ export type RetryOutcome = Exclude<Outcome, { kind: 'accepted' | 'rejected' }>;
 export function familyOf(outcome: RetryOutcome): string {
   return outcome.kind === 'ambiguous' ? 'ambiguous' : outcome.family;
 }
+
+/** Local permits over the connection slots held (the worker's `SlotGate`). */
+export interface DeliveryGate {
+  /** Waits for a permit; returns its release function. */
+  acquire(priority: PriorityClass): Promise<() => void>;
+}
+
+/** How a delivery ended for its job: done (whatever its message's state), or delayed in its dispatch queue. */
+export type DeliveryResult = 'done' | 'delayed';

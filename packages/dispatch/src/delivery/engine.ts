@@ -5,14 +5,13 @@ import {
   organisationNamed,
   systemClock,
   type Clock,
-  type PriorityClass,
   type SluiceConfig,
 } from '@sluice/core';
 import type { Outcome, Provider } from '@sluice/providers';
 import type { CampaignWork, Campaigns, Queues, Store } from '@sluice/store';
 import type { Adjustments, Limiter, Signals } from '@sluice/throttle';
 import type { Latency } from './latency.js';
-import type { DeliveryContext } from './context.js';
+import type { DeliveryContext, DeliveryGate, DeliveryResult } from './context.js';
 import { createLearner } from './learn.js';
 import { takePlace } from './arrival.js';
 import { CONNECTION_WAIT_MS, createReceiverConnections } from './connections.js';
@@ -58,14 +57,7 @@ export interface DeliveryOptions {
   campaigns?: Pick<Campaigns, 'content'>;
 }
 
-/** Local permits over the connection slots held (the worker's `SlotGate`). */
-export interface DeliveryGate {
-  /** Waits for a permit; returns its release function. */
-  acquire(priority: PriorityClass): Promise<() => void>;
-}
-
-/** How a delivery ended for its job: done (whatever its message's state), or delayed in its dispatch queue. */
-export type DeliveryResult = 'done' | 'delayed';
+export type { DeliveryGate, DeliveryResult } from './context.js';
 
 /** The worker's engine: one dispatch job in, at most one send, exactly one next state out. */
 export interface Delivery {
