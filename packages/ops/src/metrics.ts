@@ -98,7 +98,7 @@ const META: Record<string, { help: string; type: FleetMetric['type'] }> = {
     type: 'gauge',
   },
   sluice_admissible_work: {
-    help: 'Messages workers could send now or within their class horizon (dispatch jobs waiting, active, or due by then), by IP pool: what workers scale on.',
+    help: 'Dispatch jobs (a message or a batch: one ESP call each) workers could take now or within their class horizon (waiting, active, or due by then), by IP pool: what workers scale on.',
     type: 'gauge',
   },
   sluice_circuit_state: {
