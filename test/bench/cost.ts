@@ -42,7 +42,8 @@ export interface CostFigures {
   oneRedisPerSec: number;
 }
 
-interface Snapshot {
+/** What {@link snapshot} read. */
+export interface Snapshot {
   cpuMicros: number;
   commands: Map<string, { calls: number; usec: number }>;
   bytesIn: number;
@@ -59,7 +60,8 @@ function processTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
-async function snapshot(redis: Redis, pids: readonly number[]): Promise<Snapshot> {
+/** Redis's CPU, commands and bytes so far, and the CPU of `pids`. */
+export async function snapshot(redis: Redis, pids: readonly number[]): Promise<Snapshot> {
   const info = await redis.info('all');
   const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)![1]);
   const commands = new Map<string, { calls: number; usec: number }>();
@@ -78,7 +80,7 @@ async function snapshot(redis: Redis, pids: readonly number[]): Promise<Snapshot
 const SCRIPTS = new Set(['evalsha', 'eval', 'fcall', 'evalsha_ro', 'eval_ro', 'fcall_ro']);
 
 /** The difference of two snapshots per message; the measuring `INFO` calls left out. */
-function cost(before: Snapshot, after: Snapshot, messages: number): Cost {
+export function costOf(before: Snapshot, after: Snapshot, messages: number): Cost {
   const per = (n: number): number => n / messages;
   const deltas = [...after.commands]
     .filter(([name]) => name !== 'info')
@@ -226,11 +228,16 @@ function sluiceCost(messages: number): Promise<Cost> {
     await waitFor(() => allFinal(redis, keys, ids.slice(-200)), 30_000, 'the last records final');
     const after = await snapshot(redis, pids);
     if (!(await allFinal(redis, keys, ids))) throw new Error('cost: a record is not final after its arrival');
-    return cost(before, after, messages);
+    return costOf(before, after, messages);
   });
 }
 
-async function allFinal(redis: Redis, keys: ReturnType<typeof createKeys>, ids: readonly string[]): Promise<boolean> {
+/** Whether every record of `ids` is `sent`. */
+export async function allFinal(
+  redis: Redis,
+  keys: ReturnType<typeof createKeys>,
+  ids: readonly string[],
+): Promise<boolean> {
   const pipeline = redis.pipeline();
   for (const id of ids) pipeline.hget(keys.message(id), 'state');
   const states = (await pipeline.exec())!.map(([, state]) => state);
@@ -241,7 +248,7 @@ function twoHopCost(messages: number): Promise<Cost> {
   return withTwoHopRun(messages, async ({ redis, pids, go }) => {
     const before = await snapshot(redis, pids);
     await go();
-    return cost(before, await snapshot(redis, pids), messages);
+    return costOf(before, await snapshot(redis, pids), messages);
   });
 }
 

@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startRedisServer } from '../support/redis-server.js';
 import { accuracyResults, accuracyRows, benchAccuracy, benchReceiverAccuracy } from './accuracy.js';
+import { batchResults, batchRows, benchBatch } from './batch.js';
 import { benchCampaign, campaignResults, campaignRows, type CampaignPlan } from './campaign.js';
 import { benchCampaignsIdle, campaignsIdleRows } from './campaigns-idle.js';
 import { benchCluster, clusterResults, clusterRows } from './cluster.js';
@@ -27,7 +28,7 @@ const { values } = parseArgs({
   },
 });
 const quick = values.quick;
-const ONLY = ['campaign', 'campaigns-idle', 'cost', 'accuracy', 'scripts', 'limiter', 'cluster'];
+const ONLY = ['campaign', 'campaigns-idle', 'cost', 'accuracy', 'scripts', 'limiter', 'cluster', 'batch'];
 if (values.only !== undefined && !ONLY.includes(values.only)) {
   process.stderr.write(`bench: --only takes ${ONLY.join(', ')}, not ${values.only}\n`);
   process.exit(2);
@@ -62,6 +63,7 @@ const plan = quick
       pauseMessages: 300,
       isolationMessages: 100,
       clusterMessages: 3_000,
+      batchRecipients: 5_000,
     }
   : {
       limiterSeconds: 10,
@@ -75,6 +77,7 @@ const plan = quick
       pauseMessages: 300,
       isolationMessages: 200,
       clusterMessages: 20_000,
+      batchRecipients: 20_000,
     };
 
 const step = (name: string): void => {
@@ -104,6 +107,10 @@ if (values.only === 'cost') {
 if (values.only === 'cluster') {
   const cluster = await benchCluster(plan.clusterMessages);
   finishOnly({ cluster: clusterResults(cluster) }, clusterRows(cluster));
+}
+if (values.only === 'batch') {
+  const batch = await benchBatch(plan.batchRecipients, step);
+  finishOnly({ batch: batchResults(batch) }, batchRows(batch));
 }
 if (values.only === 'scripts') {
   const scripts = await benchScripts(plan.costMessages);
@@ -153,6 +160,7 @@ try {
   const campaign = await benchCampaign(campaignPlan, step);
   step(`cluster (${plan.clusterMessages} messages: one Redis, three masters, the limiter apart)`);
   const cluster = await benchCluster(plan.clusterMessages);
+  const batch = await benchBatch(plan.batchRecipients, step);
 
   const results = {
     limiter: {
@@ -195,6 +203,7 @@ try {
     cost: costResults(cost),
     campaign: campaignResults(campaign),
     cluster: clusterResults(cluster),
+    batch: batchResults(batch),
   };
   writeFileSync(resolve(import.meta.dirname, '../../bench-results.json'), `${JSON.stringify(results, null, 2)}\n`);
 
@@ -256,6 +265,7 @@ try {
     ],
     ...campaignRows(campaign),
     ...clusterRows(cluster),
+    ...batchRows(batch),
   ];
   printTable(['figure', 'Sluice', 'baseline (same run)', 'ratio', 'target'], rows);
   process.stderr.write(`bench: Redis time per message by command: ${costTop(cost)}\n`);

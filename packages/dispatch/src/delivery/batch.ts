@@ -64,19 +64,20 @@ async function placeTogether(ctx: DeliveryContext, group: readonly Ready[], onSt
   if (room.waitMs > 0) await sleep(room.waitMs);
 }
 
-/** The checks before a send, per recipient; those not sendable now are dealt with here. */
+/** The checks before a send, per recipient (side by side); those not sendable now are dealt with here. */
 async function checked(parts: BatchParts, batch: readonly DispatchJobData[]): Promise<Ready[]> {
   const { ctx, renderer } = parts;
-  const ready: Ready[] = [];
-  for (const m of batch) {
-    parts.onStep?.('taken', m.id);
-    if (await standsAside(ctx, m)) continue;
-    const check = await precheck(ctx, { data: m, delay: (data, untilMs) => alone(ctx, data, untilMs) });
-    if (check.kind !== 'send') continue;
-    const message = await rendered(ctx, renderer, m);
-    if (message !== undefined) ready.push({ m: message, first: check.first });
-  }
-  return ready;
+  const each = await Promise.all(
+    batch.map(async (m): Promise<Ready | undefined> => {
+      parts.onStep?.('taken', m.id);
+      if (await standsAside(ctx, m)) return undefined;
+      const check = await precheck(ctx, { data: m, delay: (data, untilMs) => alone(ctx, data, untilMs) });
+      if (check.kind !== 'send') return undefined;
+      const message = await rendered(ctx, renderer, m);
+      return message === undefined ? undefined : { m: message, first: check.first };
+    }),
+  );
+  return each.filter((r): r is Ready => r !== undefined);
 }
 
 /** The groups one call can carry: by the adapter's key, at most its limit each. */
