@@ -3,11 +3,11 @@ import { Redis } from 'ioredis';
 import { createKeys } from '@sluice/core';
 import { createSandbox } from '@sluice/sandbox';
 import { createCampaign, launchCampaign, recipientsFrom, wholeMessage } from '../support/campaign-recipients.js';
-import { startFleet, waitFor } from '../support/fleet.js';
+import { waitFor } from '../support/fleet.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { UNLIMITED } from './campaign-run.js';
-import { allFinal, costOf, snapshot, withTwoHopRun, type Cost } from './cost.js';
-import { fmt, type Row, sleep, spawnTs, stopAll, warmUp } from './support.js';
+import { allFinal, costOf, snapshot, withOwnFleet, withTwoHopRun, type Cost } from './cost.js';
+import { fmt, type Row, sleep, spawnTs, stopAll } from './support.js';
 
 // The `batch` figure (issue 33): a campaign sent by Sluice with batches, by Sluice without them,
 // and by the peer a user would build instead (one BullMQ queue, workers calling the SES SDK once
@@ -37,22 +37,12 @@ export interface BatchFigures {
 const CAMPAIGN = 'bench-batch';
 
 /** Sluice: 1 scheduler and 2 workers, quotas far above the load, the campaign injected from here. */
-async function sluiceSide(recipients: number, batches: boolean): Promise<BatchSide> {
-  const server = await startRedisServer();
-  const redis = new Redis(server.url);
-  const fleet = await startFleet({
-    redisUrl: server.url,
-    schedulers: 1,
-    workers: 2,
-    config: { ...UNLIMITED, batches: { enabled: batches } },
-    keep: 'messages',
-  });
-  try {
-    await warmUp(fleet);
+function sluiceSide(recipients: number, batches: boolean): Promise<BatchSide> {
+  const config = { ...UNLIMITED, batches: { enabled: batches } };
+  return withOwnFleet({ config, keep: 'messages' }, async ({ redis, fleet, pids }) => {
     const list = { mix: 'even' as const, recipientCount: recipients };
     await createCampaign(fleet.client, CAMPAIGN);
     await launchCampaign(fleet.client, CAMPAIGN, list);
-    const pids = fleet.processes.map((p) => p.child.pid!);
     const arrived = fleet.sandbox.accepted().length;
     const before = await snapshot(redis, pids);
     const start = Date.now();
@@ -60,17 +50,12 @@ async function sluiceSide(recipients: number, batches: boolean): Promise<BatchSi
     await waitFor(() => fleet.sandbox.accepted().length >= arrived + recipients, 600_000, 'every arrival');
     const seconds = (Date.now() - start) / 1000;
     const ids = Array.from({ length: recipients }, (_, i) => `${CAMPAIGN}_${i}`);
-    const keys = createKeys(fleet.prefix);
-    await waitFor(() => allFinal(redis, keys, ids.slice(-200)), 30_000, 'the last records final');
+    await waitFor(() => allFinal(redis, createKeys(fleet.prefix), ids.slice(-200)), 30_000, 'the last records final');
     const after = await snapshot(redis, pids);
     const sent = fleet.sandbox.accepted().slice(arrived);
     const calls = new Set(sent.map((a) => a.tags.sluice_batch ?? a.providerMessageId)).size;
     return { perSec: recipients / seconds, cost: costOf(before, after, recipients), perCall: sent.length / calls };
-  } finally {
-    await fleet.stop();
-    await redis.quit();
-    await server.stop();
-  }
+  });
 }
 
 /** The peer: one queue, three processes calling SendEmail once a job, the same messages whole. */

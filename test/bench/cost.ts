@@ -6,7 +6,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createKeys } from '@sluice/core';
 import { createSandbox } from '@sluice/sandbox';
-import { startFleet, waitFor } from '../support/fleet.js';
+import { startFleet, waitFor, type Fleet } from '../support/fleet.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { UNLIMITED } from './campaign-run.js';
 import { bulk, fmt, type Row, sleep, spawnTs, stopAll, warmUp } from './support.js';
@@ -150,24 +150,31 @@ const batches = (messages: number): ReturnType<typeof bulk>[] =>
     bulk(Math.min(1000, messages - b * 1000), (k) => `d${(b * 1000 + k) % 50}.test`),
   );
 
+/** A warmed-up fleet of 1 scheduler and 2 workers on a Redis of its own, for `use`; stopped after. */
+export async function withOwnFleet<R>(
+  options: { config: Record<string, unknown>; keep: 'counts' | 'messages' },
+  use: (run: { redis: Redis; fleet: Fleet; pids: number[] }) => Promise<R>,
+): Promise<R> {
+  const server = await startRedisServer();
+  const redis = new Redis(server.url);
+  const fleet = await startFleet({ redisUrl: server.url, schedulers: 1, workers: 2, ...options });
+  try {
+    await warmUp(fleet);
+    return await use({ redis, fleet, pids: fleet.processes.map((p) => p.child.pid!) });
+  } finally {
+    await fleet.stop();
+    await redis.quit();
+    await server.stop();
+  }
+}
+
 /**
  * Sluice's side: 1 scheduler and 2 workers, quotas far above the load, on a Redis of their
  * own, warmed up. `go` sends the messages and resolves with their ids once all arrived.
  */
 export async function withSluiceRun<R>(messages: number, measure: (run: Run<string[]>) => Promise<R>): Promise<R> {
-  const server = await startRedisServer();
-  const redis = new Redis(server.url);
-  const fleet = await startFleet({
-    redisUrl: server.url,
-    schedulers: 1,
-    workers: 2,
-    config: UNLIMITED,
-    keep: 'counts',
-  });
-  try {
-    await warmUp(fleet);
-    const pids = fleet.processes.map((p) => p.child.pid!);
-    return await measure({
+  return withOwnFleet({ config: UNLIMITED, keep: 'counts' }, ({ redis, fleet, pids }) =>
+    measure({
       redis,
       prefix: fleet.prefix,
       pids,
@@ -178,12 +185,8 @@ export async function withSluiceRun<R>(messages: number, measure: (run: Run<stri
         await waitFor(() => fleet.sandbox.stats().accepted >= arrived + messages, 600_000, 'every arrival');
         return ids;
       },
-    });
-  } finally {
-    await fleet.stop();
-    await redis.quit();
-    await server.stop();
-  }
+    }),
+  );
 }
 
 /**

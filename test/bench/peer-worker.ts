@@ -4,6 +4,7 @@
 import { SendEmailCommand } from '@aws-sdk/client-sesv2';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { readyUntilTerm } from './helper-process.js';
 import { benchSesClient } from './ses-client.js';
 
 interface PeerJob {
@@ -38,10 +39,4 @@ const worker = new Worker<PeerJob>(
   { connection, prefix, concurrency: Number(concurrency), removeOnComplete: { count: 0 } },
 );
 await worker.waitUntilReady();
-console.log(JSON.stringify({ event: 'ready' }));
-process.on('SIGTERM', () => {
-  void worker
-    .close()
-    .then(() => connection.quit())
-    .then(() => process.exit(0));
-});
+readyUntilTerm([worker], connection);
