@@ -1,12 +1,11 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { createKeys } from '@sluice/core';
 import { createSandbox } from '@sluice/sandbox';
 import { createCampaign, launchCampaign, recipientsFrom, wholeMessage } from '../support/campaign-recipients.js';
 import { waitFor } from '../support/fleet.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { UNLIMITED } from './campaign-run.js';
-import { allFinal, costOf, snapshot, withOwnFleet, withTwoHopRun, type Cost } from './cost.js';
+import { costOf, processTicks, snapshot, withOwnFleet, withTwoHopRun, type Cost } from './cost.js';
 import { fmt, type Row, sleep, spawnTs, stopAll } from './support.js';
 
 // The `batch` figure (issue 33): a campaign sent by Sluice with batches, by Sluice without them,
@@ -45,16 +44,27 @@ function sluiceSide(recipients: number, batches: boolean): Promise<BatchSide> {
     await launchCampaign(fleet.client, CAMPAIGN, list);
     const arrived = fleet.sandbox.accepted().length;
     const before = await snapshot(redis, pids);
+    const ticks = pids.map(processTicks);
     const start = Date.now();
     await fleet.client.campaigns.inject(CAMPAIGN, recipientsFrom('even', 0, recipients));
     await waitFor(() => fleet.sandbox.accepted().length >= arrived + recipients, 600_000, 'every arrival');
     const seconds = (Date.now() - start) / 1000;
-    const ids = Array.from({ length: recipients }, (_, i) => `${CAMPAIGN}_${i}`);
-    await waitFor(() => allFinal(redis, createKeys(fleet.prefix), ids.slice(-200)), 30_000, 'the last records final');
+    const sent = async () => (await fleet.client.campaigns.status(CAMPAIGN)).counts.sent;
+    await waitFor(async () => ((await sent()) >= recipients ? true : null), 30_000, 'every record final');
     const after = await snapshot(redis, pids);
-    const sent = fleet.sandbox.accepted().slice(arrived);
-    const calls = new Set(sent.map((a) => a.tags.sluice_batch ?? a.providerMessageId)).size;
-    return { perSec: recipients / seconds, cost: costOf(before, after, recipients), perCall: sent.length / calls };
+    // Where the fleet's CPU went: µs per recipient of the scheduler and of each worker.
+    const byProcess = pids.map((pid, i) => ((processTicks(pid) - ticks[i]!) * 1e4) / recipients);
+    process.stderr.write(
+      `bench: batch (${batches ? 'with' : 'without'} batches): CPU per recipient by process ${fleet.processes
+        .map((p, i) => `${p.name} ${byProcess[i]!.toFixed(0)} µs`)
+        .join(', ')}; Redis by command ${costOf(before, after, recipients)
+        .top.slice(0, 8)
+        .map((t) => `${t.command} ${t.calls.toFixed(2)}× ${t.micros.toFixed(0)} µs`)
+        .join(', ')}\n`,
+    );
+    const arrivals = fleet.sandbox.accepted().slice(arrived);
+    const calls = new Set(arrivals.map((a) => a.tags.sluice_batch ?? a.providerMessageId)).size;
+    return { perSec: recipients / seconds, cost: costOf(before, after, recipients), perCall: arrivals.length / calls };
   });
 }
 

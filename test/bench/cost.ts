@@ -54,7 +54,7 @@ export interface Snapshot {
 const CLOCK_TICKS = 100; // Linux USER_HZ: /proc/<pid>/stat counts CPU in hundredths of a second
 
 /** utime + stime of a process, in clock ticks (`/proc/<pid>/stat`, fields 14 and 15). */
-function processTicks(pid: number): number {
+export function processTicks(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(fields[11]) + Number(fields[12]);
