@@ -15,7 +15,7 @@ import { benchLimiter, limiterRows } from './limiter.js';
 import { benchMemory } from './memory.js';
 import { benchPause } from './pause.js';
 import { benchPipeline } from './pipeline.js';
-import { benchPriority } from './priority.js';
+import { benchPriority, priorityResults, priorityRows } from './priority.js';
 import { benchScripts, scriptRows } from './scripts.js';
 import { fmt, round, type Row } from './support.js';
 import { benchWaste } from './waste.js';
@@ -28,7 +28,7 @@ const { values } = parseArgs({
   },
 });
 const quick = values.quick;
-const ONLY = ['campaign', 'campaigns-idle', 'cost', 'accuracy', 'scripts', 'limiter', 'cluster', 'batch'];
+const ONLY = ['campaign', 'campaigns-idle', 'cost', 'accuracy', 'scripts', 'limiter', 'cluster', 'batch', 'priority'];
 if (values.only !== undefined && !ONLY.includes(values.only)) {
   process.stderr.write(`bench: --only takes ${ONLY.join(', ')}, not ${values.only}\n`);
   process.exit(2);
@@ -112,6 +112,16 @@ if (values.only === 'batch') {
   const batch = await benchBatch(plan.batchRecipients, step);
   finishOnly({ batch: batchResults(batch) }, batchRows(batch));
 }
+if (values.only === 'priority') {
+  const server = await startRedisServer();
+  try {
+    const priority = await benchPriority(server.url, plan.flood, plan.otps);
+    const unbatched = await benchPriority(server.url, plan.flood, plan.otps, false);
+    finishOnly({ priority: priorityResults(priority, unbatched) }, priorityRows(priority, unbatched));
+  } finally {
+    await server.stop();
+  }
+}
 if (values.only === 'scripts') {
   const scripts = await benchScripts(plan.costMessages);
   finishOnly({ scripts }, scriptRows(scripts));
@@ -147,8 +157,9 @@ try {
   const accuracy = await benchAccuracy(server.url, plan.accuracySeconds);
   step('accuracy of a receiver limit (4 workers)');
   const receiverAccuracy = await benchReceiverAccuracy(server.url, plan.accuracySeconds);
-  step('priority');
+  step('priority (a batched newsletter, then one sent alone)');
   const priority = await benchPriority(server.url, plan.flood, plan.otps);
+  const unbatchedPriority = await benchPriority(server.url, plan.flood, plan.otps, false);
   step('waste');
   const waste = await benchWaste(server.url, plan.wasteRate);
   step('pause');
@@ -176,13 +187,7 @@ try {
       processes: pipeline.processes,
     },
     ...accuracyResults(accuracy, receiverAccuracy),
-    priority: {
-      criticalP50Ms: priority.criticalP50Ms,
-      criticalP99Ms: priority.criticalP99Ms,
-      floodMessages: priority.floodMessages,
-      bulkPerSecAlone: round(priority.bulkPerSecAlone, 1),
-      bulkPerSecMeanwhile: round(priority.bulkPerSecMeanwhile, 1),
-    },
+    priority: priorityResults(priority, unbatchedPriority),
     pause: {
       lastSendAfterPauseMs: pause.lastSendAfterPauseMs,
       sentBeforeHold: pause.sentBeforeHold,
@@ -225,20 +230,7 @@ try {
     ],
     ...costRows(cost),
     ...accuracyRows(accuracy, receiverAccuracy),
-    [
-      'priority: bulk alone (critical reserve lent)',
-      `${priority.bulkPerSecAlone.toFixed(1)}/s`,
-      `${priority.providerRate}/s provider`,
-      `${((100 * priority.bulkPerSecAlone) / priority.providerRate).toFixed(1)}% used`,
-      '≥ 97%',
-    ],
-    [
-      `priority: critical p50 / p99 (an OTP every ${priority.otpEveryMs} ms)`,
-      `${priority.criticalP50Ms} / ${priority.criticalP99Ms} ms`,
-      `${priority.bulkPerSecMeanwhile.toFixed(1)}/s bulk meanwhile`,
-      `of ${priority.providerRate - 1000 / priority.otpEveryMs}/s the OTPs leave`,
-      'p99 ≤ 1,000 ms',
-    ],
+    ...priorityRows(priority, unbatchedPriority),
     [
       'waste: limiter calls per send (10×)',
       waste.limiterCallsPerSend.toFixed(3),
