@@ -1,3 +1,4 @@
+import { stableHash } from './keys.js';
 import type { QueuedMessage } from './message.js';
 
 /** What a message has been through: carried by its jobs from retry to retry. */
@@ -62,9 +63,16 @@ export interface DispatchBatchData {
   batch: DispatchJobData[];
 }
 
-/** The BullMQ job id of a batch: named after its first recipient's job on this trip. */
-export function batchJobIdOf(first: { id: string; hop?: number | undefined }): string {
-  return `batch-${jobIdOf(first)}`;
+/**
+ * The BullMQ job id of a batch: its first recipient's job on this trip and a hash of all of
+ * theirs. A batch written again with the same recipients (its scheduler died before its
+ * admissions completed) is the same job, ignored while the first exists; one written again with
+ * other recipients is another job, so none of them is left out (the records' marks keep any
+ * recipient in both from going twice).
+ */
+export function batchJobIdOf(batch: readonly { id: string; hop?: number | undefined }[]): string {
+  const ids = batch.map(jobIdOf);
+  return `batch-${ids[0] ?? ''}-${stableHash(ids.join(' ')).toString(36)}`;
 }
 
 /**

@@ -82,6 +82,22 @@ describe('the scheduler’s batches', () => {
     await close();
   });
 
+  it('writes a batch again as the same job only with the same recipients, so a re-run leaves none out', async () => {
+    const { batcher, queues, close } = setup({ maxSize: 3 });
+    const at = Date.now();
+    await Promise.all([0, 1, 2].map((p) => batcher.add(admitted(p, { admittedAt: at }))));
+    // Its scheduler died before the admissions completed: they run again, the same three (one
+    // job, the second add ignored), and another time with a recipient in another's place.
+    await Promise.all([0, 1, 2].map((p) => batcher.add(admitted(p, { admittedAt: at }))));
+    await Promise.all([0, 1, 3].map((p) => batcher.add(admitted(p, { admittedAt: at }))));
+    const written = (await jobs(queues)).map((j) => j.ids).sort();
+    expect(written).toEqual([
+      ['spring_0', 'spring_1', 'spring_2'],
+      ['spring_0', 'spring_1', 'spring_3'],
+    ]);
+    await close();
+  });
+
   it('takes only campaign mail of the normal and low classes, to a provider that batches, while enabled', async () => {
     const on = setup();
     expect(on.batcher.takes(admitted(0))).toBe(true);

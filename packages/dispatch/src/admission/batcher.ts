@@ -73,7 +73,9 @@ export function createBatcher(options: BatcherOptions): Batcher {
       if (batch.data.length === 1) {
         await queues.dispatchOf(first).add('send', first, { jobId: jobIdOf(first), delay });
       } else {
-        await queues.dispatchOf(first).add(BATCH_JOB, { batch: batch.data }, { jobId: batchJobIdOf(first), delay });
+        await queues
+          .dispatchOf(first)
+          .add(BATCH_JOB, { batch: batch.data }, { jobId: batchJobIdOf(batch.data), delay });
       }
       for (const w of batch.waiting) w.resolve();
     } catch (error) {
