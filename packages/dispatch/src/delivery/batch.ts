@@ -35,10 +35,9 @@ export interface BatchParts {
   onStep?: OnStep | undefined;
 }
 
-/** A recipient ready to send: its dispatch data (rendered) and whether no attempt was submitted since admission. */
+/** A recipient ready to send: its dispatch data, rendered. */
 interface Ready {
   m: DispatchJobData;
-  first: boolean;
 }
 
 /** The arrival gate refused the group at once: more at one layer than its rate + burst. */
@@ -74,7 +73,7 @@ async function checked(parts: BatchParts, batch: readonly DispatchJobData[]): Pr
       const check = await precheck(ctx, { data: m, delay: (data, untilMs) => alone(ctx, data, untilMs) });
       if (check.kind !== 'send') return undefined;
       const message = await rendered(ctx, renderer, m);
-      return message === undefined ? undefined : { m: message, first: check.first };
+      return message === undefined ? undefined : { m: message };
     }),
   );
   return each.filter((r): r is Ready => r !== undefined);
@@ -226,14 +225,14 @@ export function createBatchDelivery(parts: BatchParts) {
       const ready = await checked(parts, batch);
       const support = provider.batch;
       // What the adapter cannot carry together goes alone, at once.
-      const alone_ = support === undefined ? ready : ready.filter(({ m }) => support.refuses(m) !== undefined);
-      for (const { m } of alone_) await alone(ctx, m);
+      const apart = support === undefined ? ready : ready.filter(({ m }) => support.refuses(m) !== undefined);
+      for (const { m } of apart) await alone(ctx, m);
       if (support === undefined) return 'done';
       const later: Ready[] = [];
       let waitMs = 0;
       for (const [i, group] of grouped(
         support,
-        ready.filter((r) => !alone_.includes(r)),
+        ready.filter((r) => !apart.includes(r)),
       ).entries()) {
         const release = await gate.acquire(first.priority);
         try {
