@@ -14,12 +14,13 @@ export interface AcceptedMessage {
   messageId: string | undefined;
   /**
    * The sluice id: SES tag `sluice_id`, SendGrid `custom_args.sluice_id`, Mailgun `v:sluice_id`,
-   * or an `X-Sluice-Id` header (SMTP and Mailgun MIME).
+   * or an `X-Sluice-Id` header (SMTP and Mailgun MIME; none on an SMTP message shared by
+   * several recipients, whose `X-Sluice-Batch` is the tag `sluice_batch`).
    */
   sluiceId: string | undefined;
   /** The sender as sent (SMTP: the MAIL FROM address). */
   from: string;
-  /** The To addresses as sent (SMTP: the accepted RCPT TO addresses). */
+  /** The To addresses as sent (SMTP: the accepted RCPT TO address; a message of several RCPTs is one arrival each). */
   to: string[];
   /** The subject; for a template without one, the template's id or name. */
   subject: string | undefined;
@@ -90,10 +91,15 @@ function emptyCounts(): DomainStats {
   return { accepted: 0, throttled: 0, rejected: 0, deferred: 0, dropped: 0 };
 }
 
-/** The duplicate key: one Message-ID is the same with or without its angle brackets. */
+/**
+ * The duplicate key: a Message-ID (the same with or without its angle brackets) at a
+ * recipient; one message shared by several recipients (SMTP) arrives once at each.
+ */
 function duplicateKey(message: AcceptedMessage): string | undefined {
+  const to = message.to.map((a) => a.toLowerCase()).join(',');
   // Prefixes keep a Message-ID and a sluice id with the same text from colliding.
-  if (message.messageId !== undefined) return `message-id:${message.messageId.trim().replace(/^<(.*)>$/, '$1')}`;
+  if (message.messageId !== undefined)
+    return `message-id:${message.messageId.trim().replace(/^<(.*)>$/, '$1')} to:${to}`;
   if (message.sluiceId !== undefined) return `sluice-id:${message.sluiceId}`;
   return undefined;
 }

@@ -132,6 +132,16 @@ export const providerSchema = z.discriminatedUnion(
       password: secret.optional(),
       /** Messages per pooled connection before it is recycled. */
       maxMessages: z.number().int().positive().default(100),
+      /**
+       * Campaign recipients one transaction may carry (RCPTs before one DATA), when their
+       * rendered messages are the same and their domain is one: the receiver answers each
+       * RCPT, then once for all after the data. 1 (the default) sends every recipient alone.
+       * Above 1, a shared message cannot name its recipient: its `To` is
+       * `undisclosed-recipients:;` and its `Message-ID` the first recipient's, so turn it on
+       * only for content that names nobody (docs/design/batches.md).
+       * @defaultValue `1`
+       */
+      recipientsPerTransaction: z.number().int().min(1).max(1000).default(1),
     }),
   ],
   {

@@ -31,6 +31,7 @@ function setup(batches: Record<string, unknown> = {}) {
     providers: {
       ses: { kind: 'ses', sandbox: true, rate: 1000 },
       relay: { kind: 'smtp', sandbox: true, rate: 1000 },
+      shared: { kind: 'smtp', sandbox: true, rate: 1000, recipientsPerTransaction: 20 },
     },
     defaultProvider: 'ses',
     batches,
@@ -110,5 +111,21 @@ describe('the scheduler’s batches', () => {
     const off = setup({ enabled: false });
     expect(off.batcher.takes(admitted(0))).toBe(false);
     await off.close();
+  });
+
+  it('batches SMTP only where transactions carry several recipients, one receiving domain a batch', async () => {
+    const { batcher, queues, close } = setup({ fillMs: 10 });
+    expect(batcher.takes(admitted(0, { provider: 'shared' }))).toBe(true);
+    const now = Date.now();
+    const to = ['a@one.test', 'b@two.test', 'c@one.test', 'd@TWO.test'];
+    await Promise.all(
+      to.map((address, p) => batcher.add(admitted(p, { provider: 'shared', to: address, admittedAt: now }))),
+    );
+    const written = (await jobs(queues)).map((j) => j.ids).sort();
+    expect(written).toEqual([
+      ['spring_0', 'spring_2'],
+      ['spring_1', 'spring_3'],
+    ]);
+    await close();
   });
 });

@@ -126,3 +126,38 @@ describe('a dispatch batch through the worker', () => {
     expect(delayed[0]!.untilMs - s.now).toBeGreaterThan(500);
   });
 });
+
+describe('a dispatch batch over SMTP: one transaction a domain', () => {
+  const SMTP = {
+    defaultProvider: 'smtp',
+    providers: {
+      smtp: { kind: 'smtp', sandbox: true, rate: 1000, burst: 100, concurrency: 4, recipientsPerTransaction: 10 },
+    },
+  };
+
+  it('sends the recipients of one domain in one transaction; a RCPT refused ends alone, the others sent', async () => {
+    const s = await setup({ domains: { 'mixed.test': { bounce: ['gone@mixed.test'] } } }, SMTP);
+    const batch = await recipients(s, ['a@mixed.test', 'gone@mixed.test', 'b@mixed.test', 'c@other.test'], {
+      provider: 'smtp',
+    });
+    expect(await s.delivery.deliverBatch(batchJob(batch), s.gate)).toBe('done');
+    expect(await states(s, batch)).toEqual(['sent', 'rejected', 'sent', 'sent']);
+    expect(await s.store.get(batch[1]!.id)).toMatchObject({ lastOutcome: 'bad_recipient' });
+    expect(await s.store.suppressed('acme', 'gone@mixed.test')).not.toBeNull();
+    // Two transactions: mixed.test's two accepted RCPTs share one queue id, other.test has its own.
+    const queueIds = new Map(s.sandbox.accepted().map((a) => [a.to[0], a.providerMessageId]));
+    expect(queueIds.get('a@mixed.test')).toBe(queueIds.get('b@mixed.test'));
+    expect(queueIds.get('c@other.test')).not.toBe(queueIds.get('a@mixed.test'));
+    expect((await s.store.get(batch[2]!.id))?.providerMessageId).toBe(queueIds.get('b@mixed.test'));
+    expect(s.sandbox.stats()).toMatchObject({ accepted: 3, duplicates: 0 });
+    expect(s.gate.inUse).toBe(0);
+  });
+
+  it('flags every recipient of a transaction ambiguous when the connection drops after the data', async () => {
+    const s = await setup({ default: { dropAfterData: ['lost@*'] } }, SMTP);
+    const batch = await recipients(s, ['a@drop.test', 'lost@drop.test', 'b@drop.test'], { provider: 'smtp' });
+    await s.delivery.deliverBatch(batchJob(batch), s.gate);
+    for (const m of batch) expect(await s.store.get(m.id)).toMatchObject({ state: 'sent', ambiguous: 1, attempts: 1 });
+    expect(s.sandbox.stats()).toMatchObject({ accepted: 3, duplicates: 0 });
+  });
+});

@@ -82,6 +82,8 @@ export interface BatchContext {
   signal?: AbortSignal;
   /** Names the request for logs and the tracker (`sluice_batch`): the batch job's id. */
   batchId: string;
+  /** The receiving organisation every entry shares, when they share one (`SendContext.receiver`). */
+  receiver?: string;
 }
 
 /** How an adapter sends batches: its limit, and which messages one call can carry together. */

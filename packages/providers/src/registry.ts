@@ -30,9 +30,16 @@ export function createProviders(config: SluiceConfig): Map<string, Provider> {
 }
 
 /**
- * The most recipients one call of a provider kind carries (its adapter's `batch.maxEntries`),
- * for the scheduler, which makes batches without the adapters; undefined: it sends one at a time.
+ * The most recipients one call of a provider carries (its adapter's `batch.maxEntries`), for
+ * the scheduler, which makes batches without the adapters; undefined: it sends one at a time.
  */
-export function batchLimitOf(kind: SluiceConfig['providers'][string]['kind']): number | undefined {
-  return kind === 'ses' ? SES_BULK_MAX_ENTRIES : undefined;
+export function batchLimitOf(provider: SluiceConfig['providers'][string]): number | undefined {
+  switch (provider.kind) {
+    case 'ses':
+      return SES_BULK_MAX_ENTRIES;
+    case 'smtp':
+      return provider.recipientsPerTransaction > 1 ? provider.recipientsPerTransaction : undefined;
+    default:
+      return undefined;
+  }
 }

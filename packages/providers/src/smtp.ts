@@ -1,17 +1,21 @@
 import nodemailer from 'nodemailer';
+import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import { Readable } from 'node:stream';
 import { SluiceError, type QueuedMessage } from '@sluice/core';
 import { correlationHeaders, withMessageId } from './internal/mime.js';
 import { errorText } from './internal/net-error.js';
 import type { ProviderOptions } from './internal/options.js';
 import { classified, secretFilter, unanswered, unsupported } from './internal/reply.js';
-import type { Outcome, Provider, SendContext } from './provider.js';
+import type { BatchContext, BatchEntry, BatchSupport, Outcome, Provider, SendContext } from './provider.js';
+import { batchHeaders, smtpBatchGroup, smtpBatchRefuses, UNDISCLOSED } from './smtp-batch.js';
 import { NotSubmittedError, Submission } from './submit-tracking-agent.js';
 
 /** Options of {@link createSmtpProvider}. */
 export type SmtpProviderOptions = ProviderOptions<'smtp'>;
 
-type MailOptions = Parameters<ReturnType<typeof nodemailer.createTransport>['sendMail']>[0];
+type Transporter = ReturnType<typeof nodemailer.createTransport>;
+type MailOptions = Parameters<Transporter['sendMail']>[0];
+type SentInfo = SMTPPool.SentMessageInfo;
 
 /** What nodemailer puts on an SMTP failure (esp-protocols.md §5.2). */
 interface SmtpError {
@@ -19,6 +23,10 @@ interface SmtpError {
   responseCode?: number;
   response?: string;
   message?: string;
+  /** The RCPT a refusal was for. */
+  recipient?: string;
+  /** Every RCPT refused, when none was accepted (`EENVELOPE`). */
+  rejectedErrors?: SmtpError[];
 }
 
 function toMailOptions(message: QueuedMessage, context: SendContext): MailOptions {
@@ -39,6 +47,26 @@ function toMailOptions(message: QueuedMessage, context: SendContext): MailOption
     ...(message.text !== undefined ? { text: message.text } : {}),
     ...(message.html !== undefined ? { html: message.html } : {}),
     headers: { ...message.headers, ...correlationHeaders(message) },
+  };
+}
+
+/**
+ * One message for every entry of a transaction: the first's content (the group's key says they
+ * are the same), an envelope of all of them, and a `To` that names none.
+ */
+function toSharedMailOptions(entries: readonly BatchEntry[], context: BatchContext): MailOptions {
+  const first = entries[0]!.message;
+  return {
+    messageId: entries[0]!.messageIdHeader,
+    ...(context.signal ? { signal: context.signal } : {}),
+    envelope: { from: first.from.address, to: entries.map((e) => e.message.to) },
+    from: first.from.name ? { name: first.from.name, address: first.from.address } : first.from.address,
+    to: UNDISCLOSED,
+    ...(first.replyTo ? { replyTo: first.replyTo } : {}),
+    ...(first.subject !== undefined ? { subject: first.subject } : {}),
+    ...(first.text !== undefined ? { text: first.text } : {}),
+    ...(first.html !== undefined ? { html: first.html } : {}),
+    headers: batchHeaders(entries, context.batchId),
   };
 }
 
@@ -134,6 +162,34 @@ function replyIn(text: string): { status: number; text: string } | undefined {
   return match ? { status: Number(match[1]), text: text.slice(match.index) } : undefined;
 }
 
+/** The connection pool: `concurrency` connections, `maxMessages` each, no instant requeue. */
+function createPool(
+  config: SmtpProviderOptions['config'],
+  at: { host: string; port: number; secure: boolean },
+  lastWords: Map<string, string>,
+): Transporter {
+  return nodemailer.createTransport({
+    pool: true,
+    ...at,
+    ...(config.user !== undefined ? { auth: { user: config.user, pass: config.password ?? '' } } : {}),
+    maxConnections: config.concurrency,
+    maxMessages: config.maxMessages,
+    // The pool would retry a message at once on a fresh connection when a reused one
+    // answers 421 or turns out closed before any of its data was read. Not here: a 421 is
+    // usually a receiver saying "slower", and an instant second try is exactly what it
+    // asked us not to do, unseen by our signals and retries. The message comes back as
+    // deferred instead (with the server's words, below), and goes through admission again.
+    maxRequeues: 0,
+    connectionTimeout: config.timeoutMs,
+    greetingTimeout: config.timeoutMs,
+    socketTimeout: config.timeoutMs,
+    // Message fields never name files or URLs for nodemailer to read.
+    disableFileAccess: true,
+    disableUrlAccess: true,
+    logger: poolLogger(lastWords),
+  });
+}
+
 /**
  * SMTP through a nodemailer pool (`concurrency` connections, `maxMessages` each). A message
  * whose data went out is never sent again by the pool: a lost answer after DATA is
@@ -152,28 +208,7 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
   const port = sandbox ? options.sandbox.smtpPort : config.port;
   const hide = secretFilter([config.password]);
   const lastWords = new Map<string, string>();
-  const transporter = nodemailer.createTransport({
-    pool: true,
-    host,
-    port,
-    secure: sandbox ? false : config.secure,
-    ...(config.user !== undefined ? { auth: { user: config.user, pass: config.password ?? '' } } : {}),
-    maxConnections: config.concurrency,
-    maxMessages: config.maxMessages,
-    // The pool would retry a message at once on a fresh connection when a reused one
-    // answers 421 or turns out closed before any of its data was read. Not here: a 421 is
-    // usually a receiver saying "slower", and an instant second try is exactly what it
-    // asked us not to do, unseen by our signals and retries. The message comes back as
-    // deferred instead (with the server's words, below), and goes through admission again.
-    maxRequeues: 0,
-    connectionTimeout: config.timeoutMs,
-    greetingTimeout: config.timeoutMs,
-    socketTimeout: config.timeoutMs,
-    // Message fields never name files or URLs for nodemailer to read.
-    disableFileAccess: true,
-    disableUrlAccess: true,
-    logger: poolLogger(lastWords),
-  });
+  const transporter = createPool(config, { host, port, secure: sandbox ? false : config.secure }, lastWords);
 
   // By Message-ID: the send whose data is being streamed. The stream nodemailer hands the
   // connection is only read after the server's 354, and the terminating dot is written only
@@ -198,10 +233,36 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
     done();
   });
 
-  function failed(error: unknown, submission: Submission, context: SendContext): Outcome {
+  /** What one transaction came to: its info or its error, whether its data went, the pool's last words. */
+  interface Transaction {
+    info?: SentInfo;
+    error?: unknown;
+    submission: Submission;
+    /** Why the pool gave the message up before its data, in the server's words, when it did. */
+    words: string | undefined;
+  }
+
+  async function transact(
+    mail: MailOptions,
+    idHeader: string,
+    beforeSubmit: (() => Promise<void>) | undefined,
+  ): Promise<Transaction> {
+    const submission = new Submission(beforeSubmit);
+    streaming.set(idHeader, submission);
+    try {
+      return { info: await transporter.sendMail(mail), submission, words: undefined };
+    } catch (error) {
+      return { error, submission, words: lastWords.get(bare(idHeader)) };
+    } finally {
+      streaming.delete(idHeader);
+      lastWords.delete(bare(idHeader));
+    }
+  }
+
+  function failed(error: unknown, tx: Transaction, receiverName: string | undefined): Outcome {
     const err = (error ?? {}) as SmtpError;
     // The receiving organisation, so its own rules are read first.
-    const receiver = context.receiver === undefined ? {} : { receiver: context.receiver };
+    const receiver = receiverName === undefined ? {} : { receiver: receiverName };
     if (typeof err.responseCode === 'number') {
       return classified({
         channel: 'smtp',
@@ -211,18 +272,60 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
       });
     }
     // Given up on a reused connection before its data went out: the server's own answer.
-    const words = lastWords.get(bare(context.messageIdHeader));
-    const reply = words === undefined ? undefined : replyIn(words);
-    if (reply !== undefined && !submission.submitted)
+    const reply = tx.words === undefined ? undefined : replyIn(tx.words);
+    if (reply !== undefined && !tx.submission.submitted)
       return classified({ channel: 'smtp', status: reply.status, text: hide(reply.text), ...receiver });
     // No reply at all: refused, dropped, timed out. After the data went out, nobody knows.
-    return unanswered('smtp', hide(errorText(error)), submission.submitted);
+    return unanswered('smtp', hide(errorText(error)), tx.submission.submitted);
   }
+
+  function acceptedBy(info: SentInfo): Outcome {
+    const id = info.serverMessageId ?? queuedAs(info.response) ?? info.messageId;
+    return { kind: 'accepted', providerMessageId: id, reply: info.response, answered: true };
+  }
+
+  /**
+   * Each recipient's outcome of a shared transaction: its own RCPT refusal, else the answer
+   * after the data (accepted, refused or none) that is every accepted recipient's.
+   */
+  function eachOf(entries: readonly BatchEntry[], tx: Transaction, receiver: string | undefined): Outcome[] {
+    const { info } = tx;
+    const thrown = tx.error as SmtpError | undefined;
+    const refusals = info?.rejectedErrors ?? thrown?.rejectedErrors ?? [];
+    const refused = new Map(refusals.map((e: SmtpError) => [String(e.recipient ?? '').toLowerCase(), e]));
+    const accepted = new Set((info?.accepted ?? []).map((a) => String(a).toLowerCase()));
+    return entries.map(({ message }) => {
+      const to = message.to.toLowerCase();
+      const own = refused.get(to);
+      if (own !== undefined) return failed(own, tx, receiver);
+      if (info === undefined) return failed(tx.error, tx, receiver);
+      if (accepted.has(to)) return acceptedBy(info);
+      return unanswered('smtp', hide(`no answer for this recipient: ${info.response}`), tx.submission.submitted);
+    });
+  }
+
+  const batch: BatchSupport | undefined =
+    config.recipientsPerTransaction > 1
+      ? {
+          maxEntries: config.recipientsPerTransaction,
+          refuses: smtpBatchRefuses,
+          groupKey: smtpBatchGroup,
+          async send(entries, context) {
+            const tx = await transact(
+              toSharedMailOptions(entries, context),
+              entries[0]!.messageIdHeader,
+              context.beforeSubmit,
+            );
+            return eachOf(entries, tx, context.receiver);
+          },
+        }
+      : undefined;
 
   return {
     id: options.id,
     kind: 'smtp',
     sandbox,
+    ...(batch ? { batch } : {}),
     // Nothing to resolve: the host and login are in its config.
     async ready() {},
     async send(message, context) {
@@ -231,25 +334,17 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
           `SMTP cannot send the ESP template "${message.template.name}": send text/html or raw MIME through this provider`,
         );
       }
-      const submission = new Submission(context.beforeSubmit);
-      streaming.set(context.messageIdHeader, submission);
-      try {
-        const info = await transporter.sendMail(toMailOptions(message, context));
-        // One recipient per message: a refused recipient is the whole message refused.
-        const refused = (info.rejectedErrors as SmtpError[] | undefined)?.[0];
-        if (refused !== undefined) return failed(refused, submission, context);
-        const to = message.to.toLowerCase();
-        if (!info.accepted.some((a) => String(a).toLowerCase() === to)) {
-          return unanswered('smtp', hide(`no recipient accepted: ${info.response}`), submission.submitted);
-        }
-        const id = info.serverMessageId ?? queuedAs(info.response) ?? info.messageId;
-        return { kind: 'accepted', providerMessageId: id, reply: info.response, answered: true };
-      } catch (error) {
-        return failed(error, submission, context);
-      } finally {
-        streaming.delete(context.messageIdHeader);
-        lastWords.delete(bare(context.messageIdHeader));
+      const tx = await transact(toMailOptions(message, context), context.messageIdHeader, context.beforeSubmit);
+      const { info } = tx;
+      if (info === undefined) return failed(tx.error, tx, context.receiver);
+      // One recipient per message: a refused recipient is the whole message refused.
+      const refused = (info.rejectedErrors as SmtpError[] | undefined)?.[0];
+      if (refused !== undefined) return failed(refused, tx, context.receiver);
+      const to = message.to.toLowerCase();
+      if (!info.accepted.some((a) => String(a).toLowerCase() === to)) {
+        return unanswered('smtp', hide(`no recipient accepted: ${info.response}`), tx.submission.submitted);
       }
+      return acceptedBy(info);
     },
     async check() {
       try {

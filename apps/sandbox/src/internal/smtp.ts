@@ -169,20 +169,25 @@ export async function startSmtp(ctx: SandboxContext, options: SmtpOptions): Prom
     const tx = transactions.get(envelope) ?? { domain: domainOf(to[0] ?? ''), latencyMs: 0, dropAfterData: false };
     const headers = mimeHeaders(data.subarray(0, HEAD_BYTES).toString('utf8'));
     const id = randomBytes(5).toString('hex').toUpperCase();
-    const sluiceId = headers.get('x-sluice-id');
-    const { duplicate } = ctx.recorder.accept({
-      protocol: 'smtp',
-      providerMessageId: id,
-      messageId: headers.get('message-id'),
-      sluiceId,
-      from: envelope.mailFrom === false ? '' : envelope.mailFrom.address,
-      to,
-      subject: headers.get('subject'),
-      domain: tx.domain,
-      arrivedAt,
-      tags: sluiceId === undefined ? {} : { sluice_id: sluiceId },
-    });
-    ctx.logger.debug({ domain: tx.domain, providerMessageId: id, duplicate, session: session.id }, 'smtp: accepted');
+    // A message of one recipient names it (`X-Sluice-Id`); one shared by several names none.
+    const sluiceId = to.length === 1 ? headers.get('x-sluice-id') : undefined;
+    const batch = headers.get('x-sluice-batch');
+    // What each recipient's mailbox gets: one arrival per accepted RCPT.
+    for (const rcpt of to) {
+      const { duplicate } = ctx.recorder.accept({
+        protocol: 'smtp',
+        providerMessageId: id,
+        messageId: headers.get('message-id'),
+        sluiceId,
+        from: envelope.mailFrom === false ? '' : envelope.mailFrom.address,
+        to: [rcpt],
+        subject: headers.get('subject'),
+        domain: domainOf(rcpt),
+        arrivedAt,
+        tags: { ...(sluiceId === undefined ? {} : { sluice_id: sluiceId }), ...(batch ? { sluice_batch: batch } : {}) },
+      });
+      ctx.logger.debug({ domain: tx.domain, providerMessageId: id, duplicate, session: session.id }, 'smtp: accepted');
+    }
     if (tx.dropAfterData) {
       ctx.recorder.count(tx.domain, 'dropped');
       ctx.logger.debug({ domain: tx.domain, providerMessageId: id }, 'smtp: dropped after DATA');

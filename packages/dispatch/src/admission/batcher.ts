@@ -3,6 +3,7 @@ import {
   batchJobIdOf,
   homeOf,
   jobIdOf,
+  recipientDomain,
   systemClock,
   type Clock,
   type DispatchJobData,
@@ -57,8 +58,8 @@ export function createBatcher(options: BatcherOptions): Batcher {
   const filling = new Map<string, Filling>();
 
   function sizeOf(provider: string): number {
-    const kind = config.providers[provider]?.kind;
-    const limit = kind === undefined ? undefined : batchLimitOf(kind);
+    const p = config.providers[provider];
+    const limit = p === undefined ? undefined : batchLimitOf(p);
     return limit === undefined ? 0 : Math.min(limit, settings.maxSize);
   }
 
@@ -103,7 +104,9 @@ export function createBatcher(options: BatcherOptions): Batcher {
     add(data) {
       // Slots in one window of `spreadMs` share a batch, whatever order they were admitted in.
       const window = settings.spreadMs > 0 ? Math.floor(data.admittedAt / settings.spreadMs) : data.admittedAt;
-      const key = `${data.campaignId ?? ''}|${data.provider}|${data.priority}|${homeOf(data.id)}|${window}`;
+      // SMTP carries one receiving domain a transaction.
+      const domain = config.providers[data.provider]?.kind === 'smtp' ? recipientDomain(data.to) : '';
+      const key = `${data.campaignId ?? ''}|${data.provider}|${data.priority}|${homeOf(data.id)}|${window}|${domain}`;
       let batch = filling.get(key);
       if (!batch) {
         batch = { data: [], waiting: [], since: clock(), timer: undefined };

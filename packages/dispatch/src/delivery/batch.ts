@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jobIdOf, type DispatchBatchData, type DispatchJobData } from '@sluice/core';
+import { jobIdOf, organisationNamed, type DispatchBatchData, type DispatchJobData } from '@sluice/core';
 import { messageIdHeader, type BatchSupport, type Outcome, type Provider } from '@sluice/providers';
 import type { BatchSubmitResult } from '@sluice/store';
 import type { DeliveryContext, DeliveryGate, DeliveryResult } from './context.js';
 import type { Learner } from './learn.js';
 import { NoRoom } from './arrival.js';
+import { CONNECTION_WAIT_MS, type ReceiverConnections } from './connections.js';
 import { arrivalLayers, precheck, standsAside } from './precheck.js';
 import { readmit } from './readmit.js';
 import { rendered, type Renderer } from './render.js';
@@ -30,6 +31,8 @@ export interface BatchParts {
   providers: ReadonlyMap<string, Provider>;
   learner: Learner;
   renderer: Renderer;
+  /** The receivers' connection slots in this process (the engine's): a call takes one of each receiver it carries. */
+  connections: ReceiverConnections;
   /** Counts one recipient's attempt (the engine's metrics). */
   counted(m: DispatchJobData, outcome: Outcome, seconds: number): void;
   onStep?: OnStep | undefined;
@@ -100,10 +103,13 @@ async function call(parts: BatchParts, support: BatchSupport, group: readonly Re
   const ids = group.map(({ m }) => m.id);
   const started = performance.now();
   let gateMs = 0;
+  const receivers = new Set(group.map(({ m }) => m.receiver));
+  const receiver = receivers.size === 1 ? organisationNamed(ctx.config, group[0]!.m.receiver) : undefined;
   const outcomes = await support.send(
     group.map(({ m }) => ({ message: m, messageIdHeader: messageIdHeader(m) })),
     {
       batchId,
+      ...(receiver !== undefined ? { receiver } : {}),
       beforeSubmit: async () => {
         const gated = performance.now();
         try {
@@ -199,6 +205,25 @@ async function afterRefusal(
   return group.filter((_, i) => !out.has(i));
 }
 
+/** One connection slot of each receiver a call carries, with their release; undefined when one has none free. */
+function takeSlots(connections: ReceiverConnections, group: readonly Ready[]): (() => void) | undefined {
+  const releases: (() => void)[] = [];
+  const seen = new Set<string>();
+  for (const { m } of group) {
+    if (seen.has(m.receiver)) continue;
+    seen.add(m.receiver);
+    const release = connections.take(m);
+    if (release === undefined) {
+      for (const r of releases) r();
+      return undefined;
+    }
+    releases.push(release);
+  }
+  return () => {
+    for (const r of releases) r();
+  };
+}
+
 /** Creates the worker's batch delivery, sharing the engine's learner, renderer and metrics. */
 export function createBatchDelivery(parts: BatchParts) {
   const { ctx, providers } = parts;
@@ -235,11 +260,17 @@ export function createBatchDelivery(parts: BatchParts) {
         ready.filter((r) => !apart.includes(r)),
       ).entries()) {
         const release = await gate.acquire(first.priority);
+        const slots = takeSlots(parts.connections, group);
         try {
-          const left = await sendGroup(parts, support, group, `${job.id}-${i}`);
+          // Every connection slot of one of its receivers is in use here: it looks again shortly.
+          const left =
+            slots === undefined
+              ? { later: group, waitMs: CONNECTION_WAIT_MS }
+              : await sendGroup(parts, support, group, `${job.id}-${i}`);
           later.push(...left.later);
           waitMs = Math.max(waitMs, left.waitMs);
         } finally {
+          slots?.();
           release();
         }
       }

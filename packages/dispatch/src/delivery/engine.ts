@@ -128,7 +128,7 @@ export function createDelivery(options: DeliveryOptions): Delivery {
     };
     ctx.metrics.attempt(labels, seconds);
   }
-  const batches = createBatchDelivery({ ctx, providers, learner, renderer, counted, onStep });
+  const batches = createBatchDelivery({ ctx, providers, learner, renderer, connections, counted, onStep });
 
   return {
     deliverBatch: (job, gate) => batches.deliverBatch(job, gate),
