@@ -161,3 +161,30 @@ describe('a dispatch batch over SMTP: one transaction a domain', () => {
     expect(s.sandbox.stats()).toMatchObject({ accepted: 3, duplicates: 0 });
   });
 });
+
+describe('a dispatch batch over SendGrid: one request, one answer', () => {
+  const SENDGRID = {
+    defaultProvider: 'sg',
+    providers: { sg: { kind: 'sendgrid', sandbox: true, rate: 1000, burst: 100, concurrency: 4 } },
+  };
+
+  it('sends the batch in one request, every recipient accepted on its answer with the request’s id', async () => {
+    const s = await setup({}, SENDGRID);
+    const batch = await recipients(s, ['a@accept.test', 'b@accept.test', 'c@other.test'], { provider: 'sg' });
+    expect(await s.delivery.deliverBatch(batchJob(batch), s.gate)).toBe('done');
+    expect(await states(s, batch)).toEqual(['sent', 'sent', 'sent']);
+    const ids = new Set(s.sandbox.accepted().map((a) => a.providerMessageId));
+    expect(ids.size).toBe(1);
+    expect((await s.store.get(batch[1]!.id))?.providerMessageId).toBe([...ids][0]);
+    expect(s.sandbox.stats()).toMatchObject({ accepted: 3, duplicates: 0 });
+  });
+
+  it('a request refused for one recipient ends that one; the others, not taken, are retried', async () => {
+    const s = await setup({ domains: { 'bounce.test': { bounce: ['gone@bounce.test'] } } }, SENDGRID);
+    const batch = await recipients(s, ['a@accept.test', 'gone@bounce.test', 'b@accept.test'], { provider: 'sg' });
+    await s.delivery.deliverBatch(batchJob(batch), s.gate);
+    expect(await states(s, batch)).toEqual(['retrying', 'rejected', 'retrying']);
+    expect(await s.store.suppressed('acme', 'gone@bounce.test')).not.toBeNull();
+    expect(s.sandbox.accepted()).toHaveLength(0);
+  });
+});

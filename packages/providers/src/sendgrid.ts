@@ -5,7 +5,14 @@ import { correlationIds } from './internal/mime.js';
 import { errorText } from './internal/net-error.js';
 import { requireKey, type ProviderOptions } from './internal/options.js';
 import { classified, secretFilter, unanswered, unsupported } from './internal/reply.js';
-import type { Provider, SendContext } from './provider.js';
+import type { BatchEntry, BatchSupport, Outcome, Provider, SendContext } from './provider.js';
+import {
+  personalizationNamed,
+  SENDGRID_BATCH_MAX_ENTRIES,
+  sendgridBatchData,
+  sendgridBatchGroup,
+  sendgridBatchRefuses,
+} from './sendgrid-batch.js';
 import { SEND_HEADER, SubmitTracker, Submission } from './submit-tracking-agent.js';
 
 /** Options of {@link createSendgridProvider}. */
@@ -112,7 +119,8 @@ export function createSendgridProvider(options: SendgridProviderOptions): Provid
   // with the header that tells the tracker which send the request carries.
   service.setClient({
     request: (data: SgRequest) => {
-      const send = data.headers?.['Message-ID'];
+      // A single send's Message-ID, or a batch's name: the request the tracker gates.
+      const send = data.headers?.['Message-ID'] ?? data.headers?.['X-Sluice-Batch'];
       return client.request({
         method: data.method,
         url: data.url,
@@ -131,32 +139,69 @@ export function createSendgridProvider(options: SendgridProviderOptions): Provid
     };
   }
 
+  /** One request: accepted (with its X-Message-Id), or what the error says. */
+  async function request(data: MailData, key: string, beforeSubmit: (() => Promise<void>) | undefined) {
+    const submission = new Submission(beforeSubmit);
+    try {
+      const unwatch = tracker.watch(key, submission);
+      const [response] = await service.send(data).finally(unwatch);
+      const id = lowerHeaders(response.headers as Record<string, unknown>)['x-message-id'] ?? '';
+      const accepted: Outcome = {
+        kind: 'accepted',
+        providerMessageId: id,
+        reply: `HTTP ${response.statusCode} X-Message-Id ${id}`,
+        answered: true,
+      };
+      return { outcome: accepted, field: undefined };
+    } catch (error) {
+      const err = (error ?? {}) as SgError;
+      if (err.response !== undefined && typeof err.code === 'number') {
+        const field = (err.response.body as { errors?: { field?: unknown }[] } | undefined)?.errors?.[0]?.field;
+        return { outcome: classified(reply(err, err.code)), field: typeof field === 'string' ? field : undefined };
+      }
+      return { outcome: unanswered('http', hide(errorText(error)), submission.submitted), field: undefined };
+    }
+  }
+
+  /**
+   * The request's one answer is every recipient's, but for a 400 naming one personalization:
+   * that recipient's alone, and the others, which SendGrid did not take either, go again later.
+   */
+  function eachOf(entries: readonly BatchEntry[], outcome: Outcome, field: string | undefined): Outcome[] {
+    const named = outcome.kind === 'rejected' ? personalizationNamed(field) : undefined;
+    if (named === undefined || named >= entries.length) return entries.map(() => outcome);
+    const other = unanswered('http', `not taken: the request was refused for another recipient (${field})`, false);
+    return entries.map((_, i) => (i === named ? outcome : other));
+  }
+
+  const batch: BatchSupport = {
+    maxEntries: SENDGRID_BATCH_MAX_ENTRIES,
+    refuses: sendgridBatchRefuses,
+    groupKey: sendgridBatchGroup,
+    async send(entries, context) {
+      const data = sendgridBatchData(entries, context.batchId, config.ipPoolName) as MailData;
+      const { outcome, field } = await request(data, context.batchId, context.beforeSubmit);
+      return eachOf(entries, outcome, field);
+    },
+  };
+
   return {
     id: options.id,
     kind: 'sendgrid',
     sandbox,
+    batch,
     // The key was required when it was made.
     async ready() {},
     async send(message, context) {
       if (message.raw !== undefined) {
         return unsupported('SendGrid cannot send raw MIME: send text/html or a template through this provider');
       }
-      const submission = new Submission(context.beforeSubmit);
-      try {
-        const unwatch = tracker.watch(context.messageIdHeader, submission);
-        const [response] = await service.send(toMailData(message, context, config.ipPoolName)).finally(unwatch);
-        const id = lowerHeaders(response.headers as Record<string, unknown>)['x-message-id'] ?? '';
-        return {
-          kind: 'accepted',
-          providerMessageId: id,
-          reply: `HTTP ${response.statusCode} X-Message-Id ${id}`,
-          answered: true,
-        };
-      } catch (error) {
-        const err = (error ?? {}) as SgError;
-        if (err.response !== undefined && typeof err.code === 'number') return classified(reply(err, err.code));
-        return unanswered('http', hide(errorText(error)), submission.submitted);
-      }
+      const { outcome } = await request(
+        toMailData(message, context, config.ipPoolName),
+        context.messageIdHeader,
+        context.beforeSubmit,
+      );
+      return outcome;
     },
     async check() {
       // Every SendGrid endpoint that proves the key can send needs another scope, or sends.

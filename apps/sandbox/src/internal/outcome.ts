@@ -27,9 +27,12 @@ export async function carryOut(
   res: ServerResponse,
   domain: string,
   decision: Decision,
-  message: AcceptedMessage,
+  accepted: AcceptedMessage | readonly AcceptedMessage[],
   answers: HttpAnswers,
 ): Promise<void> {
+  // A request of several copies (SendGrid personalizations) is decided once, arrives as each.
+  const copies: readonly AcceptedMessage[] = Array.isArray(accepted) ? accepted : [accepted as AcceptedMessage];
+  const message = copies[0]!;
   switch (decision.kind) {
     case 'bounce':
       ctx.recorder.count(domain, 'rejected');
@@ -50,11 +53,14 @@ export async function carryOut(
       answers.throttle(decision.retryAfterMs);
       return;
     default: {
-      const { duplicate } = ctx.recorder.accept(message);
-      const { protocol, providerMessageId, messageId } = message;
-      ctx.logger.debug({ domain, protocol, providerMessageId, messageId, duplicate }, 'accepted');
-      // Dropped after its data or not, it was delivered: what the receiver does next is reported.
-      ctx.report(message);
+      for (const copy of copies) {
+        const { duplicate } = ctx.recorder.accept(copy);
+        const { protocol, providerMessageId, messageId } = copy;
+        ctx.logger.debug({ domain, protocol, providerMessageId, messageId, duplicate }, 'accepted');
+        // Dropped after its data or not, it was delivered: what the receiver does next is reported.
+        ctx.report(copy);
+      }
+      const { protocol, providerMessageId } = message;
       if (decision.kind === 'accept' && decision.dropAfterData) {
         ctx.recorder.count(domain, 'dropped');
         ctx.logger.debug({ domain, protocol, providerMessageId }, 'dropped after data');

@@ -20,11 +20,21 @@ interface MailSend {
   to: string[];
   /** Every address with its field path, for a bounce to name. */
   recipients: { address: string; field: string }[];
-  subject: string | undefined;
-  messageId: string | undefined;
-  customArgs: Record<string, string>;
   categories: string[];
+  /**
+   * Each personalization as its copy of the message arrives: its To addresses, its subject
+   * (substitutions made), its `Message-ID` and custom args (over the message's).
+   */
+  copies: {
+    to: string[];
+    subject: string | undefined;
+    messageId: string | undefined;
+    customArgs: Record<string, string>;
+  }[];
 }
+
+/** SendGrid's limit: recipients (to, cc and bcc) across the personalizations of one request. */
+const MAX_RECIPIENTS = 1_000;
 
 const HELP = 'http://sendgrid.com/docs/API_Reference/Web_API_v3/Mail/errors.html#message.';
 const UNAUTHORIZED: SendgridError = {
@@ -118,20 +128,38 @@ function parseMailSend(body: unknown): { ok: true; mail: MailSend } | { ok: fals
       'contents',
     );
   }
-  const first = personalizations[0];
+  if (recipients.length > MAX_RECIPIENTS) {
+    return invalid(
+      `The total number of recipients must be no more than ${MAX_RECIPIENTS}.`,
+      'personalizations',
+      'personalizations',
+    );
+  }
+  const copies = personalizations.map((p) => ({
+    to: array(p.to).map((entry) => string(object(entry)?.email) ?? ''),
+    subject: substituted(string(p.subject) ?? subject ?? template, strings(p.substitutions)),
+    // A personalization's headers and custom_args override the message's, as in SendGrid's events.
+    messageId: headerOf(p.headers, 'message-id') ?? headerOf(mail.headers, 'message-id'),
+    customArgs: { ...strings(mail.custom_args), ...strings(p.custom_args) },
+  }));
   return {
     ok: true,
     mail: {
       from,
       to,
       recipients,
-      subject: subject ?? template,
-      messageId: headerOf(mail.headers, 'message-id') ?? headerOf(first?.headers, 'message-id'),
-      // A personalization's custom_args override the message's, as in SendGrid's events.
-      customArgs: { ...strings(mail.custom_args), ...strings(first?.custom_args) },
       categories: array(mail.categories).filter((c): c is string => typeof c === 'string'),
+      copies,
     },
   };
+}
+
+/** A text with a personalization's substitutions made (each key replaced wherever it occurs, once over). */
+function substituted(text: string | undefined, substitutions: Record<string, string>): string | undefined {
+  const keys = Object.keys(substitutions);
+  if (text === undefined || keys.length === 0) return text;
+  const pattern = new RegExp(keys.map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
+  return text.replace(pattern, (key) => substitutions[key] ?? key);
 }
 
 /**
@@ -174,21 +202,22 @@ export async function sendgridSend(
   const decision = ctx.policy().decide(rateDomain, recipients, arrival.arrivedMono);
   // 22 characters of base64url, the shape of a real X-Message-Id.
   const id = randomBytes(16).toString('base64url');
-  const tags: Record<string, string> = { ...mail.customArgs };
+  const tags: Record<string, string> = {};
   for (const category of mail.categories) tags[`category:${category}`] = '';
-  const message: AcceptedMessage = {
+  // One arrival per personalization: each is a copy of the message of its own.
+  const messages: AcceptedMessage[] = mail.copies.map((copy) => ({
     protocol: 'sendgrid',
     providerMessageId: id,
-    messageId: mail.messageId,
-    sluiceId: mail.customArgs.sluice_id,
+    messageId: copy.messageId,
+    sluiceId: copy.customArgs.sluice_id,
     from: mail.from,
-    to: mail.to,
-    subject: mail.subject,
-    domain: rateDomain,
+    to: copy.to,
+    subject: copy.subject,
+    domain: domainOf(copy.to[0] ?? ''),
     arrivedAt: arrival.arrivedAt,
-    tags,
-  };
-  await carryOut(ctx, res, rateDomain, decision, message, {
+    tags: { ...tags, ...copy.customArgs },
+  }));
+  await carryOut(ctx, res, rateDomain, decision, messages, {
     bounce(address) {
       const field =
         mail.recipients.find((r) => bareAddress(r.address) === address)?.field ?? 'personalizations.0.to.0.email';
