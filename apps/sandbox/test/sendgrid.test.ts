@@ -22,6 +22,38 @@ async function failure(promise: Promise<unknown>): Promise<SendgridError> {
 }
 
 describe('SendGrid v3 mail send', () => {
+  it('reads each personalization as its own copy: its To, subject (substitutions made), Message-ID and custom args', async () => {
+    const sandbox = await startSandbox();
+    await sendgridClient(sandbox.url).send({
+      from: 'news@sluice.test',
+      subject: 'Letter for -name-',
+      content: [{ type: 'text/plain', value: 'Dear -name-' }],
+      customArgs: { campaign: 'c1' },
+      personalizations: [
+        {
+          to: 'ann@a.test',
+          substitutions: { '-name-': 'Ann' },
+          headers: { 'Message-ID': '<p1@sluice.test>' },
+          customArgs: { sluice_id: 'p-1' },
+        },
+        {
+          to: 'bo@b.test',
+          subject: 'Only for -name-',
+          substitutions: { '-name-': 'Bo' },
+          headers: { 'Message-ID': '<p2@sluice.test>' },
+          customArgs: { sluice_id: 'p-2' },
+        },
+      ],
+      substitutionWrappers: ['', ''],
+    } as MailDataRequired);
+    const got = sandbox.accepted().map((a) => [a.to, a.subject, a.messageId, a.sluiceId, a.domain, a.tags.campaign]);
+    expect(got).toEqual([
+      [['ann@a.test'], 'Letter for Ann', '<p1@sluice.test>', 'p-1', 'a.test', 'c1'],
+      [['bo@b.test'], 'Only for Bo', '<p2@sluice.test>', 'p-2', 'b.test', 'c1'],
+    ]);
+    expect(new Set(sandbox.accepted().map((a) => a.providerMessageId)).size).toBe(1);
+  });
+
   it('accepts with 202, an X-Message-Id and rate-limit headers, recording Message-ID, sluice_id and tags', async () => {
     const sandbox = await startSandbox();
     const [response] = await sendgridClient(sandbox.url).send(
