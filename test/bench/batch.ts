@@ -6,6 +6,7 @@ import { waitFor } from '../support/fleet.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { UNLIMITED } from './campaign-run.js';
 import { costOf, processTicks, snapshot, withOwnFleet, withTwoHopRun, type Cost } from './cost.js';
+import { profileScripts, scriptProfile, startScriptProfile } from './scripts-by-name.js';
 import { fmt, type Row, sleep, spawnTs, stopAll } from './support.js';
 
 // The `batch` figure (issue 33): a campaign sent by Sluice with batches, by Sluice without them,
@@ -45,6 +46,7 @@ function sluiceSide(recipients: number, batches: boolean): Promise<BatchSide> {
     const arrived = fleet.sandbox.accepted().length;
     const before = await snapshot(redis, pids);
     const ticks = pids.map(processTicks);
+    if (profileScripts) await startScriptProfile(redis);
     const start = Date.now();
     await fleet.client.campaigns.inject(CAMPAIGN, recipientsFrom('even', 0, recipients));
     await waitFor(() => fleet.sandbox.accepted().length >= arrived + recipients, 600_000, 'every arrival');
@@ -62,6 +64,10 @@ function sluiceSide(recipients: number, batches: boolean): Promise<BatchSide> {
         .map((t) => `${t.command} ${t.calls.toFixed(2)}× ${t.micros.toFixed(0)} µs`)
         .join(', ')}\n`,
     );
+    if (profileScripts)
+      process.stderr.write(
+        `bench: batch (${batches ? 'with' : 'without'} batches): Redis by script ${await scriptProfile(redis, recipients)}\n`,
+      );
     const arrivals = fleet.sandbox.accepted().slice(arrived);
     const calls = new Set(arrivals.map((a) => a.tags.sluice_batch ?? a.providerMessageId)).size;
     return { perSec: recipients / seconds, cost: costOf(before, after, recipients), perCall: arrivals.length / calls };

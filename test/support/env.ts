@@ -20,3 +20,8 @@ export function chromiumPath(): string {
 export function promtoolPath(): string {
   return process.env.SLUICE_PROMTOOL ?? '/usr/bin/promtool';
 }
+
+/** Whether the bench profiles Redis time by script (`SLUICE_BENCH_SCRIPTS=1`; test/bench/scripts-by-name.ts). */
+export function benchProfilesScripts(): boolean {
+  return process.env.SLUICE_BENCH_SCRIPTS === '1';
+}
