@@ -223,7 +223,7 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     mailgunApiKey: options.mailgunApiKey,
     policy: () => policy,
     scenario: () => policy.scenario,
-    report: (message) => reporter.accepted(message),
+    report: (message, bounce) => reporter.accepted(message, bounce),
     webhookKeys,
     setScenario(input) {
       policy = new Policy(parseScenario(input));

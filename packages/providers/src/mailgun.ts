@@ -6,7 +6,13 @@ import { correlationIds, formatAddress, withMessageId } from './internal/mime.js
 import { errorText, isNoAnswerCode } from './internal/net-error.js';
 import { requireKey, type ProviderOptions } from './internal/options.js';
 import { classified, secretFilter, unanswered } from './internal/reply.js';
-import type { Provider, SendContext } from './provider.js';
+import {
+  MAILGUN_BATCH_MAX_ENTRIES,
+  mailgunBatchData,
+  mailgunBatchGroup,
+  mailgunBatchRefuses,
+} from './mailgun-batch.js';
+import type { BatchEntry, BatchSupport, Outcome, Provider, SendContext } from './provider.js';
 import { SubmitTracker, Submission } from './submit-tracking-agent.js';
 
 /** Options of {@link createMailgunProvider}. */
@@ -87,28 +93,53 @@ export function createMailgunProvider(options: MailgunProviderOptions): Provider
     return classified(reply);
   }
 
+  async function post(data: MessageData, beforeSubmit: (() => Promise<void>) | undefined): Promise<Outcome> {
+    const submission = new Submission(beforeSubmit);
+    try {
+      const out = await tracker.run(submission, () => client.messages.create(config.domain, data));
+      return {
+        kind: 'accepted',
+        providerMessageId: out.id ?? '',
+        reply: `HTTP ${out.status} ${out.message ?? ''}`.trim(),
+        answered: true,
+      };
+    } catch (error) {
+      return outcomeOf(error, submission);
+    }
+  }
+
+  /**
+   * The batch's one answer is every recipient's. A refusal names no recipient, so none is
+   * suppressed for it; an address twice in one batch (its variables are keyed by address)
+   * goes again later, on its own.
+   */
+  const batch: BatchSupport = {
+    maxEntries: MAILGUN_BATCH_MAX_ENTRIES,
+    refuses: mailgunBatchRefuses,
+    groupKey: mailgunBatchGroup,
+    async send(entries, context) {
+      const seen = new Set<string>();
+      const once: BatchEntry[] = [];
+      for (const e of entries) {
+        if (seen.has(e.message.to)) continue;
+        seen.add(e.message.to);
+        once.push(e);
+      }
+      const outcome = await post(mailgunBatchData(once) as MessageData, context.beforeSubmit);
+      const each: Outcome = outcome.kind === 'rejected' && once.length > 1 ? { ...outcome, suppress: false } : outcome;
+      const again = unanswered('http', 'the same address twice in one batch: sent again on its own', false);
+      return entries.map((e) => (once.includes(e) ? each : again));
+    },
+  };
+
   return {
     id: options.id,
     kind: 'mailgun',
     sandbox,
+    batch,
     // The key was required when it was made.
     async ready() {},
-    async send(message, context) {
-      const submission = new Submission(context.beforeSubmit);
-      try {
-        const out = await tracker.run(submission, () =>
-          client.messages.create(config.domain, toMessageData(message, context)),
-        );
-        return {
-          kind: 'accepted',
-          providerMessageId: out.id ?? '',
-          reply: `HTTP ${out.status} ${out.message ?? ''}`.trim(),
-          answered: true,
-        };
-      } catch (error) {
-        return outcomeOf(error, submission);
-      }
-    },
+    send: (message, context) => post(toMessageData(message, context), context.beforeSubmit),
     async check() {
       // A domain lookup would need the account-level key; sending is what the key is for.
       return { ok: true, detail: `${url}: no check for Mailgun (the first send proves the key)` };

@@ -3,6 +3,7 @@ import { createMailgunProvider } from './mailgun.js';
 import type { Provider } from './provider.js';
 import { createSendgridProvider } from './sendgrid.js';
 import { createSesProvider } from './ses.js';
+import { MAILGUN_BATCH_MAX_ENTRIES } from './mailgun-batch.js';
 import { SENDGRID_BATCH_MAX_ENTRIES } from './sendgrid-batch.js';
 import { SES_BULK_MAX_ENTRIES } from './ses-bulk.js';
 import { createSmtpProvider } from './smtp.js';
@@ -40,9 +41,9 @@ export function batchLimitOf(provider: SluiceConfig['providers'][string]): numbe
       return SES_BULK_MAX_ENTRIES;
     case 'sendgrid':
       return SENDGRID_BATCH_MAX_ENTRIES;
+    case 'mailgun':
+      return MAILGUN_BATCH_MAX_ENTRIES;
     case 'smtp':
       return provider.recipientsPerTransaction > 1 ? provider.recipientsPerTransaction : undefined;
-    default:
-      return undefined;
   }
 }

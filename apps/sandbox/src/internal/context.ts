@@ -44,8 +44,11 @@ export interface SandboxContext {
   setScenario(input: unknown): void;
   scenario(): Scenario;
   reset(): void;
-  /** Schedules the webhook reports of an accepted message (its bounce, complaint, delivery). */
-  report(message: AcceptedMessage): void;
+  /**
+   * Schedules the webhook reports of an accepted message (its bounce, complaint, delivery);
+   * `bounce`: it bounces for certain (a batch's recipient on the bounce list, which the ESP took).
+   */
+  report(message: AcceptedMessage, bounce?: boolean): void;
   /** What `GET /_sandbox/webhook-keys` shows. */
   webhookKeys(): WebhookKeys;
   /** Resolves after `ms`, or at once when the sandbox closes, so no timer outlives it. */

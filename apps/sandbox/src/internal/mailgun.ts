@@ -23,6 +23,52 @@ interface MailgunSend {
   messageId: string | undefined;
   tags: Record<string, string>;
   sluiceId: string | undefined;
+  /**
+   * A batch (`recipient-variables` given): each recipient's own copy, its `%recipient.<key>%`
+   * references made in the subject and the `v:` variables, as Mailgun sends one email each.
+   */
+  copies?: { to: string; subject: string | undefined; tags: Record<string, string> }[];
+}
+
+/** Mailgun's limit on a batch's recipients. */
+const MAX_BATCH = 1_000;
+
+/** `%recipient.key%` made from a recipient's variables (a missing key stays as it is). */
+function withRecipient(text: string, vars: Record<string, unknown>): string {
+  return text.replace(/%recipient\.([A-Za-z0-9_.-]+)%/g, (whole, key: string) => {
+    const v = vars[key];
+    return v === undefined ? whole : typeof v === 'string' ? v : JSON.stringify(v);
+  });
+}
+
+/** Each recipient's copy of a batch, or the error Mailgun answers. */
+function batchCopies(
+  form: FormData,
+  to: readonly string[],
+  subject: string | undefined,
+  tags: Record<string, string>,
+): { ok: true; copies: NonNullable<MailgunSend['copies']> } | { ok: false; message: string } | undefined {
+  const raw = texts(form, 'recipient-variables')[0];
+  if (raw === undefined) return undefined;
+  let all: Record<string, Record<string, unknown>>;
+  try {
+    all = JSON.parse(raw) as Record<string, Record<string, unknown>>;
+    if (typeof all !== 'object' || all === null || Array.isArray(all)) throw new Error('not an object');
+  } catch {
+    return { ok: false, message: "'recipient-variables' parameter should be a valid JSON" };
+  }
+  if (to.length > MAX_BATCH) return { ok: false, message: `Too many recipients: at most ${MAX_BATCH} a batch` };
+  return {
+    ok: true,
+    copies: to.map((address) => {
+      const vars = all[address] ?? {};
+      return {
+        to: address,
+        subject: subject === undefined ? undefined : withRecipient(subject, vars),
+        tags: Object.fromEntries(Object.entries(tags).map(([k, v]) => [k, withRecipient(v, vars)])),
+      };
+    }),
+  };
 }
 
 /** The sending domain when `method path` is a Mailgun send, and whether it is the MIME form. */
@@ -93,9 +139,20 @@ function parseMessages(form: FormData): Parsed {
     return { ok: false, message: "Need at least one of 'text', 'html' or 'template' parameters specified" };
   }
   const { tags, messageId } = extras(form);
+  const batch = batchCopies(form, to, subject ?? template, tags);
+  if (batch !== undefined && !batch.ok) return batch;
   return {
     ok: true,
-    send: { from, to, recipients, subject: subject ?? template, messageId, tags, sluiceId: tags.sluice_id },
+    send: {
+      from,
+      to,
+      recipients,
+      subject: subject ?? template,
+      messageId,
+      tags,
+      sluiceId: tags.sluice_id,
+      ...(batch ? { copies: batch.copies } : {}),
+    },
   };
 }
 
@@ -156,22 +213,35 @@ export async function mailgunSend(
   if (!parsed.ok) return json(400, { message: parsed.message });
 
   const { send } = parsed;
-  const domain = domainOf(send.to[0] ?? '');
-  const decision = ctx.policy().decide(domain, send.recipients, arrival.arrivedMono);
   const id = mailgunId(arrival.arrivedAt, route.domain);
-  const message: AcceptedMessage = {
+  const copyOf = (to: string[], subject: string | undefined, tags: Record<string, string>): AcceptedMessage => ({
     protocol: 'mailgun',
     providerMessageId: id,
     messageId: send.messageId,
-    sluiceId: send.sluiceId,
+    sluiceId: tags.sluice_id,
     from: send.from,
-    to: send.to,
-    subject: send.subject,
-    domain,
+    to,
+    subject,
+    domain: domainOf(to[0] ?? ''),
     arrivedAt: arrival.arrivedAt,
-    tags: send.tags,
-  };
-  await carryOut(ctx, res, domain, decision, message, {
+    tags,
+  });
+  // A batch: Mailgun takes every valid address and reports a bounce later, by webhook.
+  const copies = send.copies?.map((c) => copyOf([c.to], c.subject, c.tags)) ?? [
+    copyOf(send.to, send.subject, send.tags),
+  ];
+  const bounced = send.copies === undefined ? [] : copies.filter((c) => ctx.policy().bounces(c.to[0]!));
+  const delivered = copies.filter((c) => !bounced.includes(c));
+  const domain = domainOf((delivered[0] ?? copies[0]!).to[0] ?? '');
+  const recipients = send.copies === undefined ? send.recipients : delivered.flatMap((c) => c.to);
+  const decision = ctx.policy().decide(domain, recipients, arrival.arrivedMono);
+  if (decision.kind !== 'bounce' && decision.kind !== 'fail' && decision.kind !== 'throttle') {
+    for (const c of bounced) {
+      ctx.recorder.count(c.domain, 'rejected');
+      ctx.report(c, true);
+    }
+  }
+  await carryOut(ctx, res, domain, decision, delivered, {
     bounce: () => json(400, { message: "'to' parameter is not a valid address. please check documentation" }),
     fail: () => sendText(res, 500, 'text/html', ERROR_PAGE),
     throttle: (retryAfterMs) =>

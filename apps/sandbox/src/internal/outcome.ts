@@ -32,7 +32,8 @@ export async function carryOut(
 ): Promise<void> {
   // A request of several copies (SendGrid personalizations) is decided once, arrives as each.
   const copies: readonly AcceptedMessage[] = Array.isArray(accepted) ? accepted : [accepted as AcceptedMessage];
-  const message = copies[0]!;
+  // What the logs name: the protocol and the request's id (a batch whose copies all bounced has none).
+  const message: Partial<AcceptedMessage> = copies[0] ?? {};
   switch (decision.kind) {
     case 'bounce':
       ctx.recorder.count(domain, 'rejected');

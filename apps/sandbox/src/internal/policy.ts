@@ -87,6 +87,12 @@ export class Policy {
     return this.compiledOf(domain).behaviour;
   }
 
+  /** Whether `address` is on its domain's list of hard bounces (no rate spent, nothing decided). */
+  bounces(address: string): boolean {
+    const a = bareAddress(address);
+    return this.compiledOf(domainOf(a)).lists.bounce.some((matches) => matches(a));
+  }
+
   /**
    * Decides for a message whose rate domain is `domain` (its first recipient's) and whose
    * recipients are `recipients`, at monotonic time `nowMs`. Each recipient is judged by its

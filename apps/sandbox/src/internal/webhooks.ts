@@ -24,7 +24,7 @@ export interface ReporterOptions {
 /** Reports what receivers did with accepted messages, by the webhook of the ESP that took them. */
 export interface Reporter {
   /** Decides this message's fate per recipient and schedules its reports. */
-  accepted(message: AcceptedMessage): void;
+  accepted(message: AcceptedMessage, bounce?: boolean): void;
   /** Cancels scheduled reports and aborts those being posted. */
   close(): Promise<void>;
 }
@@ -137,13 +137,13 @@ export function createReporter(options: ReporterOptions): Reporter {
   }
 
   return {
-    accepted(message) {
+    accepted(message, bounce = false) {
       if (abort.signal.aborted || message.protocol === 'smtp') return;
       const { webhooks, domains, default: fallback } = options.scenario();
       for (const recipient of message.to) {
         const behaviour = domains[domainOf(recipient)] ?? fallback;
         let kind: Report['kind'] | undefined;
-        if (draw('bounce', message, recipient) < behaviour.bounceRate) kind = 'bounce';
+        if (bounce || draw('bounce', message, recipient) < behaviour.bounceRate) kind = 'bounce';
         else if (draw('complaint', message, recipient) < behaviour.complaintRate) kind = 'complaint';
         else if (webhooks.reportDeliveries) kind = 'delivery';
         if (kind === undefined) continue;
