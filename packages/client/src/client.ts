@@ -232,6 +232,8 @@ export function createClient(options: ClientOptions): SluiceClient {
     gate: (id) => lifecycle.gate(id),
     // A consumer of the outcome stream behind past the bound: injection waits, no event is dropped.
     outcomesFull: async () => (await outcomes.api.backlog()) > maxBacklog,
+    // Campaign jobs of many recipients once every live scheduler takes them.
+    blocks: async () => (await watch.read()).blocks,
   });
   let closed = false;
 

@@ -75,6 +75,33 @@ export function batchJobIdOf(batch: readonly { id: string; hop?: number | undefi
   return `batch-${ids[0] ?? ''}-${stableHash(ids.join(' ')).toString(36)}`;
 }
 
+/** A campaign job's name for a block (its data a {@link CampaignBlockData}); a single recipient's is `send`. */
+export const BLOCK_JOB = 'block';
+
+/**
+ * A campaign job of many recipients (docs/design/batches.md, "Campaign jobs by block"): up to
+ * `COMPACT_BLOCK` recipients of one compact block (so one message home) as the injection wrote
+ * them, each as its own campaign job would carry it. The scheduler admits each on its own.
+ */
+export interface CampaignBlockData {
+  block: IntakeJobData[];
+}
+
+/**
+ * The BullMQ job id of a block: its first recipient's job and how many it holds. A chunk written
+ * again (its MULTI failed or was not answered) writes the same blocks, so the same ids: ignored.
+ */
+export function blockJobIdOf(block: readonly { id: string; hop?: number | undefined }[]): string {
+  return `block-${block[0] === undefined ? '' : jobIdOf(block[0])}-${block.length}`;
+}
+
+/** The messages a job carries: a block's or a batch's recipients, or the one message it is. */
+export function messagesOfJob<T extends { id: string }>(data: T | { block: T[] } | { batch: T[] }): T[] {
+  if ('block' in data && Array.isArray(data.block)) return data.block;
+  if ('batch' in data && Array.isArray(data.batch)) return data.batch;
+  return [data as T];
+}
+
 /**
  * Options of every intake and campaign job. Finished jobs are removed: the message
  * record, not the job, keeps the outcome (BullMQ keeps finished jobs forever otherwise).

@@ -2,7 +2,15 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { DelayedError, RateLimitError, Worker, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import { PRIORITY_CLASSES, createKeys, type IntakeJobData, type Keys, type SluiceConfig } from '@sluice/core';
+import {
+  BLOCK_JOB,
+  PRIORITY_CLASSES,
+  createKeys,
+  type CampaignBlockData,
+  type IntakeJobData,
+  type Keys,
+  type SluiceConfig,
+} from '@sluice/core';
 import { createProviders, type Provider } from '@sluice/providers';
 import {
   connectRoles,
@@ -24,6 +32,7 @@ import { createWarmup } from './control/warmup.js';
 import { createOrganisations } from './routing/organisations.js';
 import { watchQuotas } from './control/quota.js';
 import { createAdmission } from './admission/engine.js';
+import { admitBlock } from './admission/block.js';
 import { createBatcher } from './admission/batcher.js';
 import { createLaunchChore } from './launch/chore.js';
 import { createCampaignPoll, type CampaignPoll } from './campaign-poll.js';
@@ -159,7 +168,13 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     keys,
   });
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-  const heartbeat = createHeartbeat({ redis, keys, role: 'scheduler', sandbox: sandboxProviders(config) });
+  const heartbeat = createHeartbeat({
+    redis,
+    keys,
+    role: 'scheduler',
+    sandbox: sandboxProviders(config),
+    blocks: config.batches.enabled,
+  });
   const launch = createLaunchChore({ config, redis, keys, adjustments, organisations, warmup, logger, holder });
   const archiver = createCampaignArchiver({ redis, keys, settings: config.campaigns, logger });
   const governor = schedulerGovernor({
@@ -218,7 +233,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   }
 
   function watch(queue: Queue, isCampaign: boolean): Worker {
-    const worker = new Worker<IntakeJobData>(queue.name, (job, token) => admit(job, token, queue, isCampaign), {
+    const handle = (job: Job, token: string | undefined): Promise<void> =>
+      job.name === BLOCK_JOB
+        ? admitBlock({ admission, store }, job as Job<CampaignBlockData>, queue)
+        : admit(job as Job<IntakeJobData>, token, queue, isCampaign);
+    const worker = new Worker(queue.name, handle, {
       connection: redis,
       prefix: keys.prefix,
       ...bullWorkerOptions(config, isCampaign),

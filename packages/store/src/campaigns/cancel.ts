@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { PRIORITY_CLASSES, SluiceError, type Keys } from '@sluice/core';
+import { PRIORITY_CLASSES, SluiceError, messagesOfJob, type Keys } from '@sluice/core';
 import type { Queues } from '../redis/queues.js';
 import type { Store } from '../records/store.js';
 import { campaignArchivedError } from './archive.js';
@@ -101,19 +101,23 @@ export async function cancelCampaign(deps: CancelDeps, id: string, options: Canc
 
   /** Finalizes each message of the campaign found in `queue`, then removes its jobs. */
   async function sweep(queue: Queue, own: boolean): Promise<number> {
-    const jobs: { jobId: string; messageId: string; active: boolean }[] = [];
+    const jobs: { jobId: string; messageIds: string[]; active: boolean }[] = [];
     for (const type of JOB_TYPES) {
       for (let start = 0; ; start += PAGE) {
         const page = await queue.getJobs([type], start, start + PAGE - 1, true);
         for (const job of page) {
-          const data = job.data as { id?: string; campaignId?: string } | undefined;
-          if (!job.id || !data?.id || (!own && data.campaignId !== id)) continue;
-          jobs.push({ jobId: job.id, messageId: data.id, active: type === 'active' });
+          if (!job.id || job.data === undefined) continue;
+          // A job of one message, or a block's or a batch's recipients.
+          const ours = messagesOfJob(job.data as { id: string; campaignId?: string }).filter(
+            (m) => typeof m.id === 'string' && (own || m.campaignId === id),
+          );
+          if (ours.length > 0)
+            jobs.push({ jobId: job.id, messageIds: ours.map((m) => m.id), active: type === 'active' });
         }
         if (page.length < PAGE) break;
       }
     }
-    for (const { messageId } of jobs) {
+    for (const messageId of jobs.flatMap((j) => j.messageIds)) {
       if (seen.has(messageId) && !inFlight.has(messageId)) continue;
       seen.add(messageId);
       await end(messageId);

@@ -17,7 +17,7 @@ import { hashRead as read, type HashFields } from '../redis/hash-read.js';
 // - resume-campaign-1.lua reads `createdAt` and `cancelled`, and clears `paused`;
 // - archive-campaign-5.lua reads `createdAt`, `archivedAt`; writes `archivedAt`, `archivedBy`,
 //   `archive:content`, `archive:launch`, `archive:cursor`; clears `win:ready`, `win:max`,
-//   `win:rate`, `finishedAt`, `finishedAccepted`;
+//   `win:rate`, `win:blocks`, `finishedAt`, `finishedAccepted`;
 // - delete-campaign-5.lua reads `createdAt`, `archivedAt`.
 
 /** The field names of the campaign hash. */
@@ -48,6 +48,8 @@ export const CAMPAIGN_FIELDS = {
   windowReady: 'win:ready',
   windowMax: 'win:max',
   windowRate: 'win:rate',
+  /** Set once a chunk of it was written in blocks (campaign jobs of many recipients). */
+  windowBlocks: 'win:blocks',
 } as const;
 
 const F = CAMPAIGN_FIELDS;
@@ -217,11 +219,15 @@ export const CAMPAIGN_LIMIT = read([F.rate, F.burst], (h) => ({ rate: num(h[F.ra
 export const CAMPAIGN_COUNTS = read(COUNT_FIELDS, decodeCounts);
 
 /** The injection window the schedulers wrote (0 where none was written yet). */
-export const CAMPAIGN_WINDOW = read([F.windowReady, F.windowMax, F.windowRate], (h) => ({
+export const CAMPAIGN_WINDOW = read([F.windowReady, F.windowMax, F.windowRate, F.windowBlocks], (h) => ({
   ready: Number(h[F.windowReady] ?? 0),
   max: Number(h[F.windowMax] ?? 0),
   rate: Number(h[F.windowRate] ?? 0),
+  blocks: h[F.windowBlocks] === '1',
 }));
+
+/** The campaign hash field that says its jobs are written in blocks ({@link CAMPAIGN_WINDOW}'s `blocks`). */
+export const CAMPAIGN_BLOCKS_FIELD = F.windowBlocks;
 
 /**
  * The pause flag as written (`campaigns.pause`, the governor): set to pause, deleted to resume;

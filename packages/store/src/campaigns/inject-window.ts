@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Keys, SluiceConfig } from '@sluice/core';
+import { COMPACT_BLOCK, type Keys, type SluiceConfig } from '@sluice/core';
 import type { Queues } from '../redis/queues.js';
 import { CAMPAIGN_WINDOW, encodeWindow, finalCount } from './codec.js';
 import { readCampaignCounts, readCampaignFields } from './read.js';
@@ -14,7 +14,10 @@ import { readCampaignCounts, readCampaignFields } from './read.js';
 export interface InjectWindow {
   ready: number;
   max: number;
-  /** Recipients waiting for admission: the queue's wait, paused and prioritized lists. */
+  /**
+   * Recipients waiting for admission: the queue's wait, paused and prioritized lists (a block
+   * job counted as `COMPACT_BLOCK`, the most it holds).
+   */
   waiting: number;
   /** Recipients accepted and not final. */
   pending: number;
@@ -36,11 +39,14 @@ export async function readWindow(redis: Redis, keys: Keys, queues: Queues, campa
     redis.llen(queue.keys.paused!),
     redis.zcard(queue.keys.prioritized!),
   ]);
+  // A campaign written in blocks: a waiting job is taken as a whole block (the bound it is; a
+  // chunk's edges and a recipient waiting alone make fewer).
+  const perJob = row.blocks ? COMPACT_BLOCK : 1;
   return {
     ready: row.ready || DEFAULT_WINDOW.ready,
     max: row.max || DEFAULT_WINDOW.max,
     rate: row.rate,
-    waiting: waiting + paused + prioritized,
+    waiting: (waiting + paused + prioritized) * perJob,
     pending: Math.max(0, counts.accepted - finalCount(counts)),
   };
 }

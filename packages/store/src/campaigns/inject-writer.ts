@@ -1,8 +1,16 @@
 import { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { SluiceError, type Keys, type PriorityClass, type QueuedMessage } from '@sluice/core';
+import {
+  BLOCK_JOB,
+  COMPACT_BLOCK,
+  SluiceError,
+  blockJobIdOf,
+  type Keys,
+  type PriorityClass,
+  type QueuedMessage,
+} from '@sluice/core';
 import { campaignArchivedError } from './archive.js';
-import { CAMPAIGN_FLAGS } from './codec.js';
+import { CAMPAIGN_BLOCKS_FIELD, CAMPAIGN_FLAGS } from './codec.js';
 import { readWindow } from './inject-window.js';
 import { createCampaignWork } from './work.js';
 import { defineScripts, type StoreRedis } from '../redis/scripts.js';
@@ -84,7 +92,7 @@ export async function openWriter(deps: WriterDeps, campaignId: string) {
      * Writes the items not yet accepted. The cursor is WATCHed: a second producer that moved
      * it meanwhile makes the MULTI fail, and the chunk is looked at again from the new cursor.
      */
-    async write(t: Target, items: Item[], expected: InjectCursor, within: WriterDeps['within']) {
+    async write(t: Target, items: Item[], expected: InjectCursor, within: WriterDeps['within'], blocks = false) {
       for (;;) {
         const done = await within(async () => {
           await client.watch(cursorKey);
@@ -114,11 +122,17 @@ export async function openWriter(deps: WriterDeps, campaignId: string) {
           // Marked before the jobs and again after them: no scheduler prunes it as idle meanwhile.
           await work.mark([t.id]);
           const multi = client.multi();
-          for (const item of fresh) {
-            if (item.end) continue;
-            const opts = { ...queue.defaultJobOptions, jobId: item.message.id };
-            void new Job(queue, 'send', item.message, opts, item.message.id).addJob(multi as never);
+          for (const group of jobGroups(fresh, blocks)) {
+            const [one] = group;
+            const [name, data, jobId] =
+              group.length === 1 && one !== undefined
+                ? ['send', one, one.id]
+                : [BLOCK_JOB, { block: group }, blockJobIdOf(group)];
+            const opts = { ...queue.defaultJobOptions, jobId };
+            void new Job(queue, name, data, opts, jobId).addJob(multi as never);
           }
+          // A campaign written in blocks: its window counts a waiting job as a block's recipients.
+          if (blocks) multi.hset(keys.campaign(t.id), CAMPAIGN_BLOCKS_FIELD, '1');
           multi.set(cursorKey, `${last.position + 1}|${value}`);
           multi.hmget(keys.campaign(t.id), ...CAMPAIGN_FLAGS.fields);
           const replies = await multi.exec();
@@ -159,6 +173,23 @@ export async function openWriter(deps: WriterDeps, campaignId: string) {
 }
 
 /**
+ * The campaign jobs of a chunk's recipients that are not ended at once: one each, or with
+ * `blocks` one a run of positions in one compact block (`COMPACT_BLOCK`: one message home).
+ */
+function jobGroups(items: readonly Item[], blocks: boolean): QueuedMessage[][] {
+  const groups: QueuedMessage[][] = [];
+  let block = -1;
+  for (const item of items) {
+    if (item.end) continue;
+    const at = Math.floor(item.position / COMPACT_BLOCK);
+    if (blocks && at === block) groups[groups.length - 1]!.push(item.message);
+    else groups.push([item.message]);
+    block = at;
+  }
+  return groups;
+}
+
+/**
  * A cancel that landed while a chunk was written (its flag read in the chunk's own MULTI):
  * its sweep may have passed these, so they are ended here, none left in a paused queue.
  */
@@ -169,11 +200,11 @@ async function endCancelled(deps: WriterDeps, t: Target, items: readonly Item[])
       reply: 'campaign cancelled while the recipient was being injected',
       from: ['queued', 'dispatched', 'retrying'],
     });
-    await deps.queues
-      .campaign(t.id)
-      .remove(message.id)
-      .catch(() => 0);
   }
+  // Their jobs: one each, or the blocks that hold them.
+  const queue = deps.queues.campaign(t.id);
+  const ids = new Set(jobGroups(items, true).flatMap((g) => [blockJobIdOf(g), ...g.map((m) => m.id)]));
+  for (const id of ids) await queue.remove(id).catch(() => 0);
 }
 
 /**

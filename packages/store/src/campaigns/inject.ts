@@ -78,6 +78,11 @@ export interface InjectDeps {
   outcomesFull?: () => Promise<boolean>;
   /** Runs one chunk's Redis work within the client's deadline. */
   within<T>(run: () => Promise<T>): Promise<T>;
+  /**
+   * Whether the fleet takes campaign jobs of many recipients (`block`, docs/design/batches.md),
+   * asked before each chunk. @defaultValue never: one campaign job a recipient
+   */
+  blocks?: () => Promise<boolean>;
 }
 
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -252,7 +257,8 @@ export function createInjection(deps: InjectDeps) {
               }
             }
             if (items.length > 0) {
-              const written = await writer.write(t, items, cursor, (run) => deps.within(run));
+              const blocks = deps.blocks === undefined ? false : await deps.within(deps.blocks);
+              const written = await writer.write(t, items, cursor, (run) => deps.within(run), blocks);
               result.accepted += written.accepted;
               result.skipped += items.length - written.accepted;
               for (const item of items.slice(items.length - written.accepted)) if (item.end) result[item.end.state]++;

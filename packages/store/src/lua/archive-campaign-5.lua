@@ -33,7 +33,7 @@ end
 local cursor = redis.call('GET', KEYS[3]) or ''
 redis.call('HSET', KEYS[1], 'archivedAt', ARGV[1], 'archivedBy', ARGV[3], 'archive:content', ARGV[4],
   'archive:launch', ARGV[5], 'archive:cursor', cursor)
-redis.call('HDEL', KEYS[1], 'win:ready', 'win:max', 'win:rate', 'finishedAt', 'finishedAccepted')
+redis.call('HDEL', KEYS[1], 'win:ready', 'win:max', 'win:rate', 'win:blocks', 'finishedAt', 'finishedAccepted')
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 return 1

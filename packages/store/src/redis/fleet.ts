@@ -25,6 +25,8 @@ export interface FleetProcess {
   beatAt: number;
   /** Its providers that send to the local sandbox (mail that never leaves). */
   sandbox: string[];
+  /** A scheduler that admits campaign jobs of many recipients (`block`); absent before 0.3. */
+  blocks?: boolean;
 }
 
 /** The fleet under a prefix, as its heartbeats tell. */
@@ -37,6 +39,12 @@ export interface FleetView {
   schemas: number[];
   /** Providers some live process sends to the sandbox with. */
   sandbox: string[];
+  /**
+   * Whether campaign jobs may carry many recipients (`block`): some scheduler is alive and
+   * every live one takes them (docs/design/batches.md), so a fleet being upgraded gets one
+   * job a recipient until its last old scheduler is gone.
+   */
+  blocks: boolean;
   /** Messages clients accepted while no scheduler ran, since a scheduler last started; null if none. */
   unscheduled: { count: number; firstAt: number; lastAt: number } | null;
 }
@@ -55,6 +63,8 @@ export interface HeartbeatOptions {
   role: FleetRole;
   /** Its providers that send to the sandbox. @defaultValue `[]` */
   sandbox?: readonly string[];
+  /** A scheduler that takes campaign jobs of many recipients (`batches.enabled`). @defaultValue `false` */
+  blocks?: boolean;
   /** @defaultValue `BEAT_MS` */
   intervalMs?: number;
   /** @defaultValue `Date.now` */
@@ -90,6 +100,7 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
       startedAt,
       beatAt,
       sandbox: [...(options.sandbox ?? [])],
+      ...(options.blocks ? { blocks: true } : {}),
     } satisfies Omit<FleetProcess, 'id'>);
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
@@ -175,6 +186,7 @@ export async function readFleet(redis: Redis, keys: Keys, at = Date.now()): Prom
     alive,
     schemas: [...new Set(processes.map((p) => p.schema))].sort((a, b) => a - b),
     sandbox: [...new Set(processes.flatMap((p) => p.sandbox))].sort(),
+    blocks: alive.scheduler > 0 && processes.every((p) => p.role !== 'scheduler' || p.blocks === true),
     unscheduled: count > 0 ? { count, firstAt, lastAt } : null,
   };
 }
