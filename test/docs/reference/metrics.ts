@@ -34,6 +34,7 @@ const SNAPSHOT: StatusSnapshot = {
     alive: { scheduler: 1, worker: 0, api: 0, admin: 0 },
     schemas: [1],
     sandbox: ['ses'],
+    blocks: true,
     unscheduled: { count: 1, firstAt: AT, lastAt: AT },
   },
   keys: [
