@@ -56,8 +56,15 @@ export async function scriptProfile(redis: Redis, recipients: number): Promise<s
   const by = new Map<string, { calls: number; micros: number }>();
   for (const [, , micros, args] of entries) {
     const command = String(args[0] ?? '').toLowerCase();
+    // A command other than a script is named with its key's shape (ids and numbers left out).
+    const shape = String(args[1] ?? '')
+      .replace(/\{[^}]*\}/g, '{}')
+      .replace(/[0-9a-f]{8,}|\d+/g, '#')
+      .slice(0, 48);
     const name =
-      command === 'evalsha' ? (names.get(String(args[1])) ?? `evalsha:${String(args[1]).slice(0, 8)}`) : command;
+      command === 'evalsha'
+        ? (names.get(String(args[1])) ?? `evalsha:${String(args[1]).slice(0, 8)}`)
+        : `${command} ${shape}`;
     const e = by.get(name) ?? { calls: 0, micros: 0 };
     e.calls += 1;
     e.micros += micros;
@@ -66,7 +73,7 @@ export async function scriptProfile(redis: Redis, recipients: number): Promise<s
   await redis.slowlog('RESET');
   return [...by]
     .sort((a, b) => b[1].micros - a[1].micros)
-    .slice(0, 16)
+    .slice(0, 24)
     .map(([name, e]) => `${name} ${(e.calls / recipients).toFixed(2)}× ${(e.micros / recipients).toFixed(1)} µs`)
     .join(', ');
 }
