@@ -166,7 +166,7 @@ const LAYER_TAG: Record<LayerKind, string> = {
 /**
  * The message homes: where a message's record, attempt log, compact record, its campaign's
  * counters for it and its outcome event live, so one script writes them all (`accept-4`,
- * `transition-3`, `finalize-3`, `retain-4`). Sixteen hash tags, chosen so their slots lie one in
+ * `transition-3`, `finalize-n`, `retain-4`). Sixteen hash tags, chosen so their slots lie one in
  * each sixteenth of the 16,384 slots: a cluster's masters, which own contiguous ranges, each
  * serve about as many homes. Fixed for good: a record's key follows from its id and this table.
  */

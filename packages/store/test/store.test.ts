@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { beforeEach, expect, it } from 'vitest';
-import { parseMessage, type Keys, type QueuedMessage } from '@sluice/core';
+import { homeOf, parseMessage, type Keys, type QueuedMessage } from '@sluice/core';
 import { createStore, injectedId, messageId, type Store } from '@sluice/store';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
@@ -219,4 +219,37 @@ it('marks a batch submitted all or none: one record that may not go stops the ma
   await store.setCampaignPaused('c5', true);
   expect(await submit(fresh.map((m) => m.id))).toEqual({ result: 'held' });
   await expect(submit([fresh[0]!.id, injectedId('c5', 64)])).rejects.toThrow(/spans message homes/);
+});
+
+it('ends a batch’s recipients in one script: each once, counted and published, one already final left as it is', async () => {
+  await redis.hset(keys.campaign('c6'), 'createdAt', '1');
+  const batch = [0, 1, 2].map((position) => ({ ...message('c6'), id: injectedId('c6', position) }));
+  for (const m of batch) await store.accept(m);
+  await store.finalize(batch[1]!.id, 'cancelled', { campaignId: 'c6' });
+  const home = homeOf(batch[0]!.id);
+  const before = await redis.xlen(keys.outcomes(home));
+  const done = await store.finalizeBatch(
+    'sent',
+    batch.map((m, i) => ({
+      id: m.id,
+      d: { campaignId: 'c6', provider: 'ses', outcome: 'accepted', providerMessageId: `pm-${i}` },
+    })),
+  );
+  expect(done).toEqual([true, false, true]);
+  expect(await store.get(batch[0]!.id)).toMatchObject({ state: 'sent', providerMessageId: 'pm-0' });
+  expect((await store.get(batch[1]!.id))?.state).toBe('cancelled');
+  expect(await store.campaignCounts('c6')).toMatchObject({ accepted: 3, sent: 2, cancelled: 1 });
+  // One event each for the two ended now, after the cancelled one's.
+  const events = await redis.xrange(keys.outcomes(home), '-', '+');
+  expect(events.slice(before).map(([, f]) => [f[1], f[3], f[11]])).toEqual([
+    [batch[0]!.id, 'sent', 'pm-0'],
+    [batch[2]!.id, 'sent', 'pm-2'],
+  ]);
+  // Messages of two homes are never one script.
+  await expect(
+    store.finalizeBatch('sent', [
+      { id: injectedId('c6', 3), d: { campaignId: 'c6' } },
+      { id: injectedId('c6', 64), d: { campaignId: 'c6' } },
+    ]),
+  ).rejects.toThrow(/more than one home/);
 });

@@ -9,7 +9,7 @@ import { CONNECTION_WAIT_MS, type ReceiverConnections } from './connections.js';
 import { arrivalLayers, precheck, standsAside } from './precheck.js';
 import { readmit } from './readmit.js';
 import { rendered, type Renderer } from './render.js';
-import { settle } from './settle.js';
+import { settle, settleSent } from './settle.js';
 import type { OnStep } from './steps.js';
 
 // A dispatch batch through the worker (docs/design/batches.md): each recipient checked as a
@@ -156,21 +156,43 @@ async function sendGroup(
       continue;
     }
     const attempts = mark?.result === 'moved' ? mark.attempts : await countedAfter(ctx, group);
-    await Promise.all(
-      group.map(async ({ m }, i) => {
-        const attempt = attempts[i];
-        if (attempt === undefined) return;
-        const outcome = outcomes[i]!;
-        parts.counted(m, outcome, seconds);
-        parts.onStep?.('answered', m.id);
-        await parts.learner.learn(m, outcome);
-        await settle(ctx, m, outcome, attempt);
-        parts.onStep?.('settled', m.id);
-      }),
-    );
+    await settleGroup(parts, group, outcomes, attempts, seconds);
     return { later: [], waitMs: 0 };
   }
   return { later: [], waitMs: 0 };
+}
+
+/**
+ * Each recipient's outcome counted and learnt; those accepted on their first attempt end `sent`
+ * together in one script, the others one by one (`settle`).
+ */
+async function settleGroup(
+  parts: BatchParts,
+  group: readonly Ready[],
+  outcomes: readonly Outcome[],
+  attempts: readonly (number | undefined)[],
+  seconds: number,
+): Promise<void> {
+  const { ctx, onStep } = parts;
+  const each = group.flatMap(({ m }, i) => {
+    const attempt = attempts[i];
+    return attempt === undefined ? [] : [{ m, outcome: outcomes[i]!, attempt }];
+  });
+  await Promise.all(
+    each.map(async ({ m, outcome }) => {
+      parts.counted(m, outcome, seconds);
+      onStep?.('answered', m.id);
+      await parts.learner.learn(m, outcome);
+    }),
+  );
+  const sent = each.flatMap((e) =>
+    e.attempt === 1 && e.outcome.kind === 'accepted' ? [{ ...e, outcome: e.outcome }] : [],
+  );
+  await Promise.all([
+    sent.length > 0 ? settleSent(ctx, sent) : undefined,
+    ...each.filter((e) => !sent.some((s) => s.m === e.m)).map((e) => settle(ctx, e.m, e.outcome, e.attempt)),
+  ]);
+  for (const { m } of each) onStep?.('settled', m.id);
 }
 
 /**

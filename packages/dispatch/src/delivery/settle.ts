@@ -99,6 +99,36 @@ async function retryOrEnd(
 }
 
 /**
+ * A batch's recipients the ESP accepted on their first attempt, all of one home and campaign:
+ * `sent` in one script (`finalizeBatch`), as {@link settle} would end each (no log entry on a
+ * first attempt's success); the others go through `settle` one by one.
+ */
+export async function settleSent(
+  ctx: DeliveryContext,
+  sent: readonly { m: DispatchJobData; outcome: Extract<Outcome, { kind: 'accepted' }> }[],
+): Promise<void> {
+  const done = await ctx.store.finalizeBatch(
+    'sent',
+    sent.map(({ m, outcome }) => ({
+      id: m.id,
+      d: {
+        campaignId: m.campaignId,
+        provider: m.provider,
+        receiver: m.receiver,
+        outcome: 'accepted',
+        providerMessageId: outcome.providerMessageId,
+      },
+    })),
+  );
+  const now = ctx.clock();
+  for (const [i, { m }] of sent.entries()) {
+    if (!done[i]) continue;
+    ctx.latency.record(m.priority, now - m.acceptedAt);
+    ctx.metrics.delivered(m.priority, (now - m.acceptedAt) / 1000);
+  }
+}
+
+/**
  * The outcome table: what an attempt's outcome leads to. Accepted → `sent`; rejected →
  * `rejected` (the recipient suppressed when the address is bad), even after an ambiguous
  * attempt: a refusal is an answer; ambiguous → counted as sent or resent, as

@@ -12,7 +12,7 @@ import { hashRead as read, type HashFields } from '../redis/hash-read.js';
 // Stored data outlives deployments: fields are only ever added, and decoding stays tolerant.
 //
 // Lua scripts know some of the names too (Lua cannot import them); a change here changes them:
-// - accept-4.lua counts `n:accepted` and finalize-3.lua `n:<final state>` in a home's part;
+// - accept-4.lua counts `n:accepted` and finalize-n.lua `n:<final state>` in a home's part;
 // - transition-3.lua reads a home's part's `paused` (an attempt is held while it is `1`);
 // - resume-campaign-1.lua reads `createdAt` and `cancelled`, and clears `paused`;
 // - archive-campaign-5.lua reads `createdAt`, `archivedAt`; writes `archivedAt`, `archivedBy`,

@@ -33,10 +33,40 @@ export type FinalizeDetails = OutcomeDetails & {
 };
 
 /**
- * The keys and arguments of the `finalize` script, for `finalize` and the injection. The
- * suppression that may go with a final state is not among them: it is under the tenant's tag
- * ({@link finalSuppression}).
+ * The key count, keys and arguments of the `finalize` script for messages of one home and one
+ * campaign (or none) that end in `state`: one message (`finalize`, the injection) or a batch's
+ * recipients (`finalizeBatch`). The first item's `campaignId`, `from` and `ifAmbiguous` are all
+ * of theirs. The suppression that may go with a final state is not among them: it is under the
+ * tenant's tag ({@link finalSuppression}).
  */
+export function finalizeManyArgs(
+  keys: Keys,
+  ttl: number,
+  state: FinalState,
+  items: readonly { id: string; d: FinalizeDetails }[],
+  now: number,
+): [number, ...(string | number)[]] {
+  const first = items[0];
+  if (first === undefined) throw new Error('finalize: no message');
+  const home = homeOf(first.id);
+  if (items.some((i) => homeOf(i.id) !== home)) throw new Error('finalize: messages of more than one home');
+  const stream = keys.outcomes(home);
+  const { campaignId } = first.d;
+  const argv: (string | number)[] = [state, now, ttl, (first.d.from ?? []).join(','), first.d.ifAmbiguous ?? ''];
+  for (const { id, d } of items) {
+    const fields = encodeDetails(d);
+    argv.push(id, fields.length, ...fields);
+  }
+  return [
+    items.length + 2,
+    campaignId ? keys.campaignHome(campaignId, home) : stream,
+    stream,
+    ...items.map((i) => keys.message(i.id)),
+    ...argv,
+  ];
+}
+
+/** {@link finalizeManyArgs} of one message. */
 export function finalizeArgs(
   keys: Keys,
   ttl: number,
@@ -44,21 +74,8 @@ export function finalizeArgs(
   state: FinalState,
   d: FinalizeDetails,
   now: number,
-): [string, string, string, ...(string | number)[]] {
-  const key = keys.message(id);
-  const home = homeOf(id);
-  return [
-    key,
-    d.campaignId ? keys.campaignHome(d.campaignId, home) : key,
-    keys.outcomes(home),
-    state,
-    now,
-    ttl,
-    (d.from ?? []).join(','),
-    d.ifAmbiguous ?? '',
-    id,
-    ...encodeDetails(d),
-  ];
+): [number, ...(string | number)[]] {
+  return finalizeManyArgs(keys, ttl, state, [{ id, d }], now);
 }
 
 /**

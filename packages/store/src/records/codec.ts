@@ -15,7 +15,7 @@ import type { HeldNote, MessageRecord } from './message-record.js';
 // - transition-3.lua reads `state`, `heldBy`, `attempts`, `campaignId`, `tenantId`, `key`,
 //   `lastOutcome`; writes `state`, `updatedAt`, `attempts`, `ambiguous` and the fields it is
 //   given ({@link encodeRetry}, {@link encodeRequeue}); clears the held note's four;
-// - finalize-3.lua reads `state`, `ambiguous`, `heldBy`, `campaignId`, `tenantId`, `key`,
+// - finalize-n.lua reads `state`, `ambiguous`, `heldBy`, `campaignId`, `tenantId`, `key`,
 //   `providerMessageId`, `lastOutcome`; writes `state`, `updatedAt`, `finalAt` and the fields
 //   of {@link encodeDetails}; clears the held note's four;
 // - retain-4.lua reads `state`, `priority`, `provider`, `providerMessageId`, `finalAt`,

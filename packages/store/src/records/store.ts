@@ -13,13 +13,13 @@ import {
 } from './codec.js';
 import { COMPACT_STATES, compactSlot, readCompact } from './compact.js';
 import { encodeSuppression, suppressionReason } from '../feedback/suppressions.js';
-import { acceptArgs, finalSuppression, finalizeArgs, type FinalizeDetails } from './args.js';
+import { acceptArgs, finalSuppression, finalizeManyArgs, type FinalizeDetails } from './args.js';
 import { CAMPAIGN_LIMIT, CAMPAIGN_PAUSED } from '../campaigns/codec.js';
 import { writePause } from '../campaigns/pause.js';
 import { readCampaignCounts, readCampaignFields } from '../campaigns/read.js';
 import { readRecordFields } from './read.js';
 import { createTransitions, type RecordTransitions } from './transitions.js';
-import { acceptResult, applyEventResult, finalizeResult } from '../redis/results.js';
+import { acceptResult, applyEventResult, finalizeResults } from '../redis/results.js';
 
 export type { BatchSubmitResult, TransitionResult } from '../redis/results.js';
 export type { AttemptOptions, RecordTransitions, RetryMark } from './transitions.js';
@@ -69,6 +69,11 @@ export interface Store extends RecordTransitions {
    * it was already final (or, with `from`, not in one of those states).
    */
   finalize(id: string, state: FinalState, details?: FinalizeDetails): Promise<boolean>;
+  /**
+   * `finalize` of a batch's recipients (one home, one campaign) in one script: each `true` if
+   * finalized now. The first item's `campaignId`, `from` and `ifAmbiguous` are all of theirs.
+   */
+  finalizeBatch(state: FinalState, items: readonly { id: string; d: FinalizeDetails }[]): Promise<boolean[]>;
   /** Why an address is suppressed for a tenant (`source: reason`), or null. */
   suppressed(tenantId: string, address: string): Promise<string | null>;
   /**
@@ -143,6 +148,25 @@ export function createStore(options: StoreOptions): Store {
     return !(d.ifAmbiguous && ambiguous > 0);
   }
 
+  /** Ends messages of one home and campaign in `state` in one script; each `true` if finalized now. */
+  async function finalizeMany(
+    state: FinalState,
+    items: readonly { id: string; d: FinalizeDetails }[],
+  ): Promise<boolean[]> {
+    if (items.length === 0) return [];
+    const now = Date.now();
+    for (const { id, d } of items) {
+      const suppression = finalSuppression(keys, d, now);
+      // Under the tenant's tag, so before the record's move (its home) and outside its script: a
+      // crash between the two leaves the message's job to run again, and the entry is rewritten.
+      if (suppression && (await suppressionApplies(id, d))) {
+        await redis.hset(suppression.key, suppression.address, suppression.entry);
+      }
+    }
+    const done = finalizeResults(await redis.sluiceFinalize(...finalizeManyArgs(keys, ttl, state, items, now)));
+    return done.map((r) => r.result === 'finalized');
+  }
+
   return {
     ...createTransitions(redis, keys),
     recordTtlSeconds: ttl,
@@ -163,16 +187,11 @@ export function createStore(options: StoreOptions): Store {
     },
 
     async finalize(id, state, d = {}) {
-      const now = Date.now();
-      const suppression = finalSuppression(keys, d, now);
-      // Under the tenant's tag, so before the record's move (its home) and outside its script: a
-      // crash between the two leaves the message's job to run again, and the entry is rewritten.
-      if (suppression && (await suppressionApplies(id, d))) {
-        await redis.hset(suppression.key, suppression.address, suppression.entry);
-      }
-      const done = finalizeResult(await redis.sluiceFinalize(...finalizeArgs(keys, ttl, id, state, d, now)));
-      return done.result === 'finalized';
+      const [done] = await finalizeMany(state, [{ id, d }]);
+      return done === true;
     },
+
+    finalizeBatch: (state, items) => finalizeMany(state, items),
 
     async noteHeld(id, held) {
       await redis.hset(keys.message(id), ...encodeHeld(held));

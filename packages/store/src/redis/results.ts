@@ -75,16 +75,26 @@ export function batchSubmitResult(reply: unknown): BatchSubmitResult {
   return { result: 'refused', refused };
 }
 
-/** finalize-3.lua's first value. */
+/** finalize-n.lua's code of a message. */
 export const FINALIZE_CODE = { missing: -1, final: 0, finalized: 1, skipped: 2 } as const;
 
+/** What finalize-n.lua did to one message. */
+export interface FinalizeResult {
+  result: keyof typeof FINALIZE_CODE;
+  state: string;
+}
+
 /**
- * finalize-3.lua's reply `{ code, state }`: `finalized` now (state: the one written), `final`
- * already (that one), `missing` (no record), `skipped` (not in a state it may end from).
+ * finalize-n.lua's reply, `{ code, state }` per message: `finalized` now (state: the one
+ * written), `final` already (that one), `missing` (no record), `skipped` (not in a state it may
+ * end from).
  */
-export function finalizeResult(reply: unknown): { result: keyof typeof FINALIZE_CODE; state: string } {
-  const [code, state] = reply as [number, string];
-  return { result: nameOf(FINALIZE_CODE, code) ?? 'missing', state };
+export function finalizeResults(reply: unknown): FinalizeResult[] {
+  const flat = reply as (number | string)[];
+  const out: FinalizeResult[] = [];
+  for (let i = 0; i < flat.length; i += 2)
+    out.push({ result: nameOf(FINALIZE_CODE, flat[i]) ?? 'missing', state: String(flat[i + 1]) });
+  return out;
 }
 
 /** retain-4.lua's reply. */

@@ -6,7 +6,7 @@ const SCRIPTS = {
   sluiceAccept: { file: 'accept-4.lua', keys: 4 },
   sluiceTransition: { file: 'transition-3.lua', keys: 3 },
   sluiceSubmitBatch: { file: 'submit-n.lua', keys: 'n' as const },
-  sluiceFinalize: { file: 'finalize-3.lua', keys: 3 },
+  sluiceFinalize: { file: 'finalize-n.lua', keys: 'n' as const },
   sluiceRetain: { file: 'retain-4.lua', keys: 4 },
   sluiceApplyEvent: { file: 'apply-event-3.lua', keys: 3 },
   sluiceRecordEvent: { file: 'record-event-1.lua', keys: 1 },
