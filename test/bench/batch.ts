@@ -48,18 +48,28 @@ function sluiceSide(recipients: number, batches: boolean): Promise<BatchSide> {
     const ticks = pids.map(processTicks);
     if (profileScripts) await startScriptProfile(redis);
     const start = Date.now();
+    const own = process.cpuUsage();
     await fleet.client.campaigns.inject(CAMPAIGN, recipientsFrom('even', 0, recipients));
+    const injectedMs = Date.now() - start;
     await waitFor(() => fleet.sandbox.accepted().length >= arrived + recipients, 600_000, 'every arrival');
     const seconds = (Date.now() - start) / 1000;
+    // This process: the producer's injection and the sandbox's answers.
+    const used = process.cpuUsage(own);
     const sent = async () => (await fleet.client.campaigns.status(CAMPAIGN)).counts.sent;
     await waitFor(async () => ((await sent()) >= recipients ? true : null), 30_000, 'every record final');
     const after = await snapshot(redis, pids);
     // Where the fleet's CPU went: µs per recipient of the scheduler and of each worker.
     const byProcess = pids.map((pid, i) => ((processTicks(pid) - ticks[i]!) * 1e4) / recipients);
     process.stderr.write(
-      `bench: batch (${batches ? 'with' : 'without'} batches): CPU per recipient by process ${fleet.processes
+      `bench: batch (${batches ? 'with' : 'without'} batches): injected in ${injectedMs} ms of ${Math.round(seconds * 1000)}; CPU per recipient by process ${fleet.processes
         .map((p, i) => `${p.name} ${byProcess[i]!.toFixed(0)} µs`)
-        .join(', ')}; Redis by command ${costOf(before, after, recipients)
+        .join(
+          ', ',
+        )}, producer and sandbox ${((used.user + used.system) / recipients).toFixed(0)} µs; Redis by command ${costOf(
+        before,
+        after,
+        recipients,
+      )
         .top.slice(0, 8)
         .map((t) => `${t.command} ${t.calls.toFixed(2)}× ${t.micros.toFixed(0)} µs`)
         .join(', ')}\n`,

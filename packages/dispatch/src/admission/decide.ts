@@ -28,18 +28,8 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
   // A campaign queue held by a campaign-wide layer: jobs already fetched go back without
   // asking the limiter again until then.
   const heldUntil = new Map<string, number>();
-  const chains = new Map<string, Promise<unknown>>();
-
-  /** Runs `fn` after every earlier call for the same key has finished. */
-  function serialized<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const run = (chains.get(key) ?? Promise.resolve()).then(fn, fn);
-    const tail = run.catch(() => undefined);
-    chains.set(key, tail);
-    void tail.then(() => {
-      if (chains.get(key) === tail) chains.delete(key);
-    });
-    return run;
-  }
+  const inFlight = new Set<Promise<unknown>>();
+  const isHeld = (queue: string): boolean => (heldUntil.get(queue) ?? 0) > clock();
 
   async function decide(
     m: IntakeJobData,
@@ -58,15 +48,14 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
       waitlist: queue !== undefined ? (['receiver'] as const) : LAYER_KINDS,
       ticket: m.ticket,
     };
-    // A campaign's decisions are taken one at a time in this process, so once one finds the
-    // campaign held, the jobs fetched with it go back without asking the limiter again.
-    const decision =
-      queue !== undefined
-        ? await serialized(queue, async () =>
-            (heldUntil.get(queue) ?? 0) > clock() ? undefined : limiter.admit(request),
-          )
-        : await limiter.admit(request);
-    if (decision === undefined) return { kind: 'held' };
+    // Once a decision found the campaign held, the jobs fetched with it go back without asking
+    // the limiter. The others go to the limiter as they come: its calls of one tick are one
+    // script that decides them one after another in the order asked (a block's recipients in
+    // one call), as separate calls would.
+    if (queue !== undefined && isHeld(queue)) return { kind: 'held' };
+    const asked = limiter.admit(request);
+    inFlight.add(asked);
+    const decision = await asked.finally(() => inFlight.delete(asked));
     // Granted now, or a slot booked on every layer within the horizon: either way the
     // message is admitted.
     if (decision.outcome !== 'denied')
@@ -85,6 +74,8 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
       tenantId: m.tenantId,
     });
     if (queue !== undefined && decision.layer !== 'receiver') {
+      // Decided in the same call as the one that held it: that one holds the queue.
+      if (isHeld(queue)) return { kind: 'held' };
       const holdMs = Math.min(
         decision.waitMs + Math.ceil(config.horizonsMs[m.priority] / 2),
         decision.lendWaitMs ?? Infinity,
@@ -119,7 +110,7 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
   return {
     decide,
     async settled() {
-      await Promise.all([...chains.values()]);
+      await Promise.allSettled([...inFlight]);
     },
   };
 }

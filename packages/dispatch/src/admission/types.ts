@@ -46,8 +46,8 @@ export type Step<T extends object = object> = ({ kind: 'continue' } & T) | Admis
 export interface AdmitContext {
   /**
    * The campaign queue it was taken from; absent for transactional intake. Set, a
-   * campaign-wide layer or pause holds the whole queue, and this process takes the
-   * queue's decisions one at a time.
+   * campaign-wide layer or pause holds the whole queue, and once this process finds it
+   * held it asks the limiter nothing more of it until the hold ends.
    */
   campaignQueue?: string | undefined;
 }
