@@ -354,7 +354,14 @@ export function connectRoles(
   const endpoints = redisEndpoints(config);
   const open = (endpoint: RedisEndpoint): Redis =>
     endpoint.kind === 'node'
-      ? connectRedis(endpoint.url, { maxRetriesPerRequest: options.maxRetriesPerRequest, health: options.health })
+      ? connectRedis(endpoint.url, {
+          maxRetriesPerRequest: options.maxRetriesPerRequest,
+          health: options.health,
+          // The commands of one tick in one write (a block's reads, a batch's marks): on one
+          // node a lost connection resends them as it resends any (a cluster's MOVED is the
+          // case against it: connectEndpoint).
+          enableAutoPipelining: true,
+        })
       : (connectEndpoint(endpoint, {
           role: options.maxRetriesPerRequest === null ? 'worker' : 'producer',
           health: options.health,
