@@ -5,7 +5,8 @@ import { expect, it } from 'vitest';
 import { isFinalState } from '@sluice/core';
 import type { DeliveryStep } from '@sluice/dispatch';
 import { reportFaults } from '../support/faults-report.js';
-import { waitFor, type FleetProcess } from '../support/fleet.js';
+import { crashWorkers } from '../support/crash-workers.js';
+import { waitFor } from '../support/fleet.js';
 import { useFleet } from '../support/use-fleet.js';
 
 // Issue 33: a worker SIGKILLed at each step of a batch (docs/design/batches.md), as crash-steps
@@ -56,31 +57,8 @@ it('kills a worker at every step of a batch: every recipient one final state, no
     plan[`${id}_0`] = step;
   }
   writeFileSync(planFile, JSON.stringify(plan));
-  const env = { SLUICE_CRASH_PLAN: planFile, SLUICE_CRASH_MARKS: marks };
-  let running = 0;
-  let exits = 0;
-  const alive = new Set<FleetProcess>();
-  const starting: Promise<void>[] = [];
-  const gone = (): void => {
-    running -= 1;
-    exits += 1;
-  };
-  const start = (): void => {
-    running += 1;
-    starting.push(
-      fleet()
-        .startWorker({ entry: 'crash-worker', env })
-        .then((p) => {
-          if (p.child.exitCode !== null || p.child.signalCode !== null) return gone();
-          alive.add(p);
-          p.child.once('exit', () => {
-            alive.delete(p);
-            gone();
-          });
-        }, gone),
-    );
-  };
-  while (running < WORKERS) start();
+  const workers = crashWorkers(fleet, { SLUICE_CRASH_PLAN: planFile, SLUICE_CRASH_MARKS: marks });
+  workers.keep(WORKERS);
   for (const step of STEPS) {
     const id = `kill-${step}`;
     async function* recipients() {
@@ -93,7 +71,7 @@ it('kills a worker at every step of a batch: every recipient one final state, no
   const killed = (): number => readdirSync(marks).length;
   await waitFor(
     async () => {
-      while (running < WORKERS) start();
+      workers.keep(WORKERS);
       const states = await Promise.all(ids.map((id) => client.messages.status(id)));
       return states.every((s) => s !== null && isFinalState(s.state)) && killed() === STEPS.length;
     },
@@ -107,8 +85,7 @@ it('kills a worker at every step of a batch: every recipient one final state, no
     });
     throw error;
   });
-  await Promise.all(starting);
-  await Promise.all([...alive].map((p) => p.stop('SIGTERM')));
+  await workers.stop();
   const kills = killed();
   rmSync(dir, { recursive: true, force: true });
   console.log(
@@ -142,7 +119,7 @@ it('kills a worker at every step of a batch: every recipient one final state, no
     flagged: flagged.length,
     ambiguousNeverArrived: flagged.filter((r) => r.arrivals === 0).length,
     batched: batched.size,
-    processExits: exits,
+    processExits: workers.exits,
   };
   reportFaults('crash-batch', figures);
 

@@ -5,7 +5,8 @@ import { expect, it } from 'vitest';
 import { isFinalState } from '@sluice/core';
 import type { DeliveryStep } from '@sluice/dispatch';
 import { reportFaults } from '../support/faults-report.js';
-import { waitFor, type FleetProcess } from '../support/fleet.js';
+import { crashWorkers } from '../support/crash-workers.js';
+import { waitFor } from '../support/fleet.js';
 import { useFleet } from '../support/use-fleet.js';
 
 // Issue 12, defect 0: a worker SIGKILLed at each step of a send, deterministically (the
@@ -85,37 +86,13 @@ it('kills a worker at every step of a send: one final state each, no silent dupl
     mkdirSync(marks, { recursive: true });
     writeFileSync(planFile, JSON.stringify(plan));
 
-    const env = { SLUICE_CRASH_PLAN: planFile, SLUICE_CRASH_MARKS: marks };
-    const alive = new Set<FleetProcess>();
-    const starting: Promise<void>[] = [];
-    let running = 0;
-    const gone = (): void => {
-      running -= 1;
-      exits += 1;
-    };
-    // In the background: a worker takes its first message as it starts, and may die of it
-    // before it says it is ready (then its mark counts the kill).
-    const start = (): void => {
-      running += 1;
-      const started = fleet()
-        .startWorker({ entry: 'crash-worker', env })
-        .then((p) => {
-          if (p.child.exitCode !== null || p.child.signalCode !== null) return gone();
-          alive.add(p);
-          p.child.once('exit', () => {
-            alive.delete(p);
-            gone();
-          });
-        }, gone);
-      starting.push(started);
-    };
+    const workers = crashWorkers(fleet, { SLUICE_CRASH_PLAN: planFile, SLUICE_CRASH_MARKS: marks });
     const killed = (): number => readdirSync(marks).filter((id) => phase.some((p) => p.id === id)).length;
     await waitFor(
       async () => {
         // Workers die one planned message each; new ones take over until every planned
         // kill has happened, then finish the rest (their plan has nothing left to kill).
-        const want = killed() < phase.length ? WORKERS : 1;
-        while (running < want) start();
+        workers.keep(killed() < phase.length ? WORKERS : 1);
         const states = await Promise.all(phase.map((p) => client.messages.status(p.id)));
         return states.every((s) => s !== null && isFinalState(s.state)) && killed() === phase.length;
       },
@@ -130,8 +107,8 @@ it('kills a worker at every step of a send: one final state each, no silent dupl
     });
     // Nothing of this class may still be in flight, nor a worker with this plan, when the
     // next class's kills begin.
-    await Promise.all(starting);
-    await Promise.all([...alive].map((p) => p.stop('SIGTERM')));
+    await workers.stop();
+    exits += workers.exits;
     console.log(
       `crash-steps: ${phase.length} ${priority} messages killed and recovered in ${((Date.now() - began) / 1000).toFixed(1)} s`,
     );

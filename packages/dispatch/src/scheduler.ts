@@ -168,13 +168,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     keys,
   });
   const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-  const heartbeat = createHeartbeat({
-    redis,
-    keys,
-    role: 'scheduler',
-    sandbox: sandboxProviders(config),
-    blocks: config.batches.enabled,
-  });
+  const heartbeat = schedulerHeartbeat(config, redis, keys);
   const launch = createLaunchChore({ config, redis, keys, adjustments, organisations, warmup, logger, holder });
   const archiver = createCampaignArchiver({ redis, keys, settings: config.campaigns, logger });
   const governor = schedulerGovernor({
@@ -324,6 +318,17 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await connections.quit();
     },
   };
+}
+
+/** A scheduler's heartbeat: its sandbox providers, and whether it takes campaign jobs of many recipients. */
+function schedulerHeartbeat(config: SluiceConfig, redis: Parameters<typeof createHeartbeat>[0]['redis'], keys: Keys) {
+  return createHeartbeat({
+    redis,
+    keys,
+    role: 'scheduler',
+    sandbox: sandboxProviders(config),
+    blocks: config.batches.enabled,
+  });
 }
 
 /** The configured providers that send to the local sandbox (for the heartbeat and the status). */

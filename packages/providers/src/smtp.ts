@@ -250,7 +250,8 @@ export function createSmtpProvider(options: SmtpProviderOptions): Provider {
     const submission = new Submission(beforeSubmit);
     streaming.set(idHeader, submission);
     try {
-      return { info: await transporter.sendMail(mail), submission, words: undefined };
+      const info = (await transporter.sendMail(mail)) as SentInfo;
+      return { info, submission, words: undefined };
     } catch (error) {
       return { error, submission, words: lastWords.get(bare(idHeader)) };
     } finally {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Sandbox } from '@sluice/sandbox';
-import { messageIdHeader, type BatchEntry, type Outcome, type Provider } from '../src/index.js';
-import { adapter, message, startSandbox } from './support.js';
+import { messageIdHeader, type BatchEntry } from '../src/index.js';
+import { adapter, byRecipient, kinds, message, sendBatch, startSandbox } from './support.js';
 
 // The Mailgun adapter's batch: one messages call with a `to` per recipient and their
 // recipient variables, through the real mailgun.js to the sandbox, which sends (records) one
@@ -11,25 +10,6 @@ const entryOf = (to: string, extra: Parameters<typeof message>[1] = {}): BatchEn
   const m = message(to, { subject: `Hello ${to}`, text: `Hi ${to}`, html: `<p>Hi ${to}</p>`, ...extra });
   return { message: m, messageIdHeader: messageIdHeader(m) };
 };
-
-async function sendBatch(
-  provider: Provider,
-  entries: BatchEntry[],
-  gate: () => Promise<void> = () => Promise.resolve(),
-): Promise<{ outcomes: Outcome[]; gated: number }> {
-  let gated = 0;
-  const outcomes = await provider.batch!.send(entries, {
-    batchId: 'b-1',
-    beforeSubmit: () => {
-      gated += 1;
-      return gate();
-    },
-  });
-  return { outcomes, gated };
-}
-
-const kinds = (outcomes: Outcome[]): string[] => outcomes.map((o) => o.kind);
-const byRecipient = (sandbox: Sandbox) => new Map(sandbox.accepted().map((a) => [a.to[0], a]));
 
 describe('mailgun adapter: batch sending', () => {
   it('sends a batch in one call: each recipient an email of its own with its subject and sluice id; one id for all', async () => {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Sandbox } from '@sluice/sandbox';
-import { messageIdHeader, type BatchEntry, type Outcome, type Provider } from '../src/index.js';
-import { adapter, message, startSandbox } from './support.js';
+import { messageIdHeader, type BatchEntry } from '../src/index.js';
+import { adapter, byRecipient, kinds, message, sendBatch, startSandbox } from './support.js';
 
 // The SendGrid adapter's batch: one v3 mail send, a personalization per recipient, through the
 // real @sendgrid/mail to the sandbox, which reads each personalization as its own copy.
@@ -10,25 +9,6 @@ const entryOf = (to: string, extra: Parameters<typeof message>[1] = {}): BatchEn
   const m = message(to, { subject: `Hello ${to}`, text: `Hi ${to}`, html: `<p>Hi ${to} &amp; co</p>`, ...extra });
   return { message: m, messageIdHeader: messageIdHeader(m) };
 };
-
-async function sendBatch(
-  provider: Provider,
-  entries: BatchEntry[],
-  gate: () => Promise<void> = () => Promise.resolve(),
-): Promise<{ outcomes: Outcome[]; gated: number }> {
-  let gated = 0;
-  const outcomes = await provider.batch!.send(entries, {
-    batchId: 'b-1',
-    beforeSubmit: () => {
-      gated += 1;
-      return gate();
-    },
-  });
-  return { outcomes, gated };
-}
-
-const kinds = (outcomes: Outcome[]): string[] => outcomes.map((o) => o.kind);
-const byRecipient = (sandbox: Sandbox) => new Map(sandbox.accepted().map((a) => [a.to[0], a]));
 
 describe('sendgrid adapter: personalizations', () => {
   it('sends a batch in one request: each recipient its own subject, Message-ID and sluice id; one answer for all', async () => {

@@ -1,34 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import type { Sandbox } from '@sluice/sandbox';
-import { messageIdHeader, type BatchEntry, type Outcome, type Provider } from '../src/index.js';
-import { adapter, message, startSandbox } from './support.js';
+import { messageIdHeader, type BatchEntry, type Provider } from '../src/index.js';
+import { adapter, byRecipient, kinds, message, sendBatch as send, startSandbox } from './support.js';
 
 // The SES adapter's batch call (SendBulkEmail) against the sandbox, which speaks it as the SDK
 // expects (apps/sandbox/test/ses-bulk.test.ts): one call, an outcome per recipient.
+
+/** A batch call whose id names its first recipient, as the tests read it back. */
+const sendBatch = (provider: Provider, entries: BatchEntry[], gate?: () => Promise<void>) =>
+  send(provider, entries, gate, `b-${entries[0]!.message.id}`);
 
 const entryOf = (to: string, subject = `Hello ${to}`): BatchEntry => {
   const m = message(to, { subject, text: `Hi ${to}`, html: `<p>Hi ${to} &amp; co</p>` });
   return { message: m, messageIdHeader: messageIdHeader(m) };
 };
-
-async function sendBatch(
-  provider: Provider,
-  entries: BatchEntry[],
-  gate: () => Promise<void> = () => Promise.resolve(),
-): Promise<{ outcomes: Outcome[]; gated: number }> {
-  let gated = 0;
-  const outcomes = await provider.batch!.send(entries, {
-    batchId: `b-${entries[0]!.message.id}`,
-    beforeSubmit: () => {
-      gated += 1;
-      return gate();
-    },
-  });
-  return { outcomes, gated };
-}
-
-const kinds = (outcomes: Outcome[]): string[] => outcomes.map((o) => o.kind);
-const byRecipient = (sandbox: Sandbox) => new Map(sandbox.accepted().map((a) => [a.to[0], a]));
 
 describe('ses adapter: SendBulkEmail', () => {
   it('sends a batch in one call, each recipient with its own rendered parts, Message-ID and sluice id', async () => {

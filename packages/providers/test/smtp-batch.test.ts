@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '@sluice/sandbox';
-import { messageIdHeader, type BatchEntry, type Outcome, type Provider } from '../src/index.js';
-import { adapter, message, startSandbox } from './support.js';
+import { messageIdHeader, type BatchEntry, type Provider } from '../src/index.js';
+import { adapter, kinds, message, sendBatch, startSandbox } from './support.js';
 
 // The SMTP adapter's batch: one transaction, a RCPT per recipient and one DATA for all, against
 // the sandbox's SMTP server (smtp-server), which answers each RCPT as a receiver would.
@@ -13,23 +13,6 @@ const entryOf = (to: string, content: Partial<typeof CONTENT> = CONTENT): BatchE
   return { message: m, messageIdHeader: messageIdHeader(m) };
 };
 
-async function sendBatch(
-  provider: Provider,
-  entries: BatchEntry[],
-  gate: () => Promise<void> = () => Promise.resolve(),
-): Promise<{ outcomes: Outcome[]; gated: number }> {
-  let gated = 0;
-  const outcomes = await provider.batch!.send(entries, {
-    batchId: 'b-1',
-    beforeSubmit: () => {
-      gated += 1;
-      return gate();
-    },
-  });
-  return { outcomes, gated };
-}
-
-const kinds = (outcomes: Outcome[]): string[] => outcomes.map((o) => o.kind);
 const arrivedAt = (sandbox: Sandbox): string[] => sandbox.accepted().map((a) => a.to[0]!);
 const smtp = (sandbox: Sandbox, recipients = 100): Provider =>
   adapter('smtp', sandbox, { recipientsPerTransaction: recipients });

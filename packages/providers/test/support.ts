@@ -9,6 +9,7 @@ import {
   createSesProvider,
   createSmtpProvider,
   messageIdHeader,
+  type BatchEntry,
   type Outcome,
   type Provider,
 } from '../src/index.js';
@@ -142,3 +143,30 @@ export async function send(
   const outcome = await provider.send(m, { messageIdHeader: messageId, beforeSubmit });
   return { outcome, submitted, messageId };
 }
+
+/**
+ * Sends `entries` as one batch call of `provider` (its `batch`), counting how often the gate
+ * before the request's final bytes was asked; `gate` is what that gate does.
+ */
+export async function sendBatch(
+  provider: Provider,
+  entries: BatchEntry[],
+  gate: () => Promise<void> = () => Promise.resolve(),
+  batchId = 'b-1',
+): Promise<{ outcomes: Outcome[]; gated: number }> {
+  let gated = 0;
+  const outcomes = await provider.batch!.send(entries, {
+    batchId,
+    beforeSubmit: () => {
+      gated += 1;
+      return gate();
+    },
+  });
+  return { outcomes, gated };
+}
+
+/** The kinds of a batch's outcomes, in order. */
+export const kinds = (outcomes: Outcome[]): string[] => outcomes.map((o) => o.kind);
+
+/** What the sandbox accepted, by recipient (its first To). */
+export const byRecipient = (sandbox: Sandbox) => new Map(sandbox.accepted().map((a) => [a.to[0], a]));
