@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { createClient, type SluiceClient } from '@sluice/client';
+import { messagesOfJob } from '@sluice/core';
 import { createQueues } from '@sluice/store';
 import { childEnv } from '../../../test/support/env.js';
 import { fromSources, startProcess, type TestProcess } from '../../../test/support/process.js';
@@ -47,12 +48,14 @@ afterEach(async () => {
   await client.close();
 });
 
-/** The data a recipient's job carries, by position. */
+/** The data a recipient's job carries, by position: its own job's, or its part of a block's. */
 async function jobData(position: number): Promise<Record<string, unknown> | undefined> {
   const queues = createQueues({ redis: r.redis, keys: r.keys });
-  const job = await queues.campaign('spring').getJob(`spring_${position}`);
+  const jobs = await queues.campaign('spring').getJobs(['waiting', 'delayed', 'active', 'prioritized']);
   await queues.close();
-  return job?.data as Record<string, unknown> | undefined;
+  const id = `spring_${position}`;
+  return jobs.flatMap((j) => messagesOfJob(j.data as { id: string })).find((m) => m.id === id) as
+    Record<string, unknown> | undefined;
 }
 
 it('injects a CSV (columns as merge data), stops at a bad row naming it, and resumes where it stopped', async () => {
