@@ -54,8 +54,7 @@ async function jobData(position: number): Promise<Record<string, unknown> | unde
   const jobs = await queues.campaign('spring').getJobs(['waiting', 'delayed', 'active', 'prioritized']);
   await queues.close();
   const id = `spring_${position}`;
-  return jobs.flatMap((j) => messagesOfJob(j.data as { id: string })).find((m) => m.id === id) as
-    Record<string, unknown> | undefined;
+  return jobs.flatMap((j) => messagesOfJob(j.data as { id: string })).find((m) => m.id === id);
 }
 
 it('injects a CSV (columns as merge data), stops at a bad row naming it, and resumes where it stopped', async () => {
