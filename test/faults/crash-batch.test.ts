@@ -27,7 +27,7 @@ const fleet = useFleet({
     providers: { ses: { kind: 'ses', sandbox: true, rate: 500, burst: 100, concurrency: 64 } },
     // A campaign's recipients fill one batch: admitted within 200 ms of its first, their slots
     // in one window (a window's edge between them would make two batches).
-    batches: { fillMs: 200, spreadMs: 5_000 },
+    batches: { fillMs: 200, spreadMs: 1_000 },
     // One job at a time per class and process: the kill cuts off only the batch in hand.
     worker: {
       concurrency: { critical: 1, high: 1, normal: 1, low: 1 },
