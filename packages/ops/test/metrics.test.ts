@@ -50,6 +50,7 @@ const SNAPSHOT: StatusSnapshot = {
     alive: { scheduler: 1, worker: 2, api: 0, admin: 0 },
     schemas: [1],
     sandbox: ['ses'],
+    blocks: true,
     unscheduled: null,
   },
   keys: [
