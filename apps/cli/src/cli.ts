@@ -8,6 +8,8 @@ import { overrideCommands } from './commands/override.js';
 import { replyCommands } from './commands/replies.js';
 import { statusCommands } from './commands/status.js';
 import { suppressionCommands } from './commands/suppressions.js';
+import { keyCommands } from './commands/keys.js';
+import { tenantCommands } from './commands/tenants.js';
 import { createContext, type Command, type Io } from './context.js';
 
 /** Every command, in the order `sluice --help` lists them. */
@@ -18,6 +20,8 @@ export const COMMANDS: readonly Command[] = [
   ...overrideCommands,
   ...explainCommands,
   ...suppressionCommands,
+  ...tenantCommands,
+  ...keyCommands,
   ...replyCommands,
   ...migrateCommands,
 ];
@@ -41,6 +45,11 @@ const FLAG_OF_PATH: Record<string, string> = {
   count: '--count',
   limit: '--limit',
   receiver: '--receiver',
+  scopes: '--scopes',
+  expiresAt: '--expires',
+  oldUntil: '--old-until',
+  tenant: '<tenant>',
+  key: '<id>',
 };
 
 function topHelp(): string {

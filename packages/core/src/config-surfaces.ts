@@ -126,6 +126,18 @@ export const apiSchema = z
     host: host.default('127.0.0.1'),
     /** Its port (0: any free one). */
     port: z.number().int().min(0).max(65535).default(8080),
+    /** API keys of tenants (docs/design/tenants-and-keys.md). */
+    keys: z
+      .strictObject({
+        /**
+         * The secret every key's stored hash is keyed with (HMAC-SHA256), never written to Redis;
+         * else `SLUICE_API_KEY_PEPPER`. The same on every api process and wherever keys are made
+         * (the CLI). Neither: no key can be made, and every `/v1` route answers 503
+         * `keys_unconfigured`. Changing it invalidates every key. As strong as an admin token.
+         */
+        pepper: adminToken.optional(),
+      })
+      .prefault({}),
     /** The ESPs' event webhooks: what each route accepts. */
     webhooks: z
       .strictObject({

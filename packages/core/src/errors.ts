@@ -32,7 +32,27 @@ export type SluiceErrorCode =
   /** The client's first call: no process of a fleet beats under its prefix (a wrong prefix, or no fleet running). */
   | 'no_fleet'
   /** The client's first call: the fleet under its prefix speaks another store schema. */
-  | 'fleet_incompatible';
+  | 'fleet_incompatible'
+  /** A call names a tenant that has no record (`sluice tenants create` makes one). */
+  | 'unknown_tenant'
+  /** Mail of a tenant whose owner or platform status is `disabled`. */
+  | 'tenant_disabled'
+  /** A key operation names a key id its tenant does not have. */
+  | 'unknown_key'
+  /** Keys are used or made while no pepper is configured (`api.keys.pepper`). */
+  | 'keys_unconfigured'
+  /** An HTTP request without a key (no `Authorization: Bearer`). */
+  | 'key_missing'
+  /** A key that is not a Sluice key, or whose checksum is wrong (mistyped or cut short). */
+  | 'key_malformed'
+  /** A well-formed key that is not one of ours (no such id, or another secret). */
+  | 'key_invalid'
+  | 'key_revoked'
+  | 'key_expired'
+  /** A key used for what its scopes, streams or from-domains do not allow. */
+  | 'key_scope'
+  /** A key used from an address outside its allowed CIDRs. */
+  | 'key_source';
 
 /** What the errors reference says of one code: when it is thrown, what Sluice says to do, what a caller does. */
 export interface ErrorCodeDoc {
@@ -165,6 +185,61 @@ export const ERROR_CODES: Readonly<Record<SluiceErrorCode, ErrorCodeDoc>> = {
     action: 'permanent',
     when: "The client's first call found a fleet that speaks another store schema.",
     callerDoes: "Install the client of the fleet's release (CHANGELOG.md).",
+  },
+  unknown_tenant: {
+    action: 'permanent',
+    when: 'A tenant or key call names a tenant without a record.',
+    callerDoes: 'Create the tenant first (`sluice tenants create <id> --plan <plan>`), or check the id.',
+  },
+  tenant_disabled: {
+    action: 'permanent',
+    when: 'Mail of a tenant whose owner or platform status is `disabled` (the message says which, and why); nothing was written.',
+    callerDoes: "Ask whoever set the status (the tenant's admin or the platform) to enable it.",
+  },
+  unknown_key: {
+    action: 'permanent',
+    when: 'A key call (`rotate`, `revoke`, `show`) names an id its tenant does not have.',
+    callerDoes: "List the tenant's keys (`sluice keys list <tenant>`) and use one of their ids.",
+  },
+  keys_unconfigured: {
+    action: 'permanent',
+    when: 'A key is made or checked while no pepper is configured (`api.keys.pepper` or `SLUICE_API_KEY_PEPPER`).',
+    callerDoes: 'Configure the pepper (a secret of at least 32 bytes) on the api and the CLI alike.',
+  },
+  key_missing: {
+    action: 'permanent',
+    when: 'An HTTP request without `Authorization: Bearer <key>`.',
+    callerDoes: 'Send the key in the `Authorization` header.',
+  },
+  key_malformed: {
+    action: 'permanent',
+    when: 'The key is not a Sluice key (`slc_live_…`/`slc_test_…`), or its checksum is wrong: mistyped or cut short.',
+    callerDoes: 'Copy the whole key again; it is 51 characters.',
+  },
+  key_invalid: {
+    action: 'permanent',
+    when: 'A well-formed key that is not one of ours: no such id, or another secret.',
+    callerDoes: 'Use a key `sluice keys create` gave; a lost key cannot be shown again, make a new one.',
+  },
+  key_revoked: {
+    action: 'permanent',
+    when: 'A key that was revoked.',
+    callerDoes: 'Use another key of the tenant, or make a new one.',
+  },
+  key_expired: {
+    action: 'permanent',
+    when: 'A key past its expiry (a rotated key past its overlap, or one made with `--expires`).',
+    callerDoes: 'Use the key that replaced it, or make a new one.',
+  },
+  key_scope: {
+    action: 'permanent',
+    when: 'A key used for what its scopes, streams or from-domains do not allow; `path` names the field when a message is the reason.',
+    callerDoes: "Use a key with that scope, or ask the tenant's admin to make one.",
+  },
+  key_source: {
+    action: 'permanent',
+    when: 'A key used from an address outside its allowed CIDRs.',
+    callerDoes: "Send from an allowed address, or ask the tenant's admin to widen the key's CIDRs.",
   },
 };
 

@@ -37,6 +37,20 @@ export interface Keys {
   slotHolders(provider: string): string;
   /** A message's record: state, attempts, last reply. In its home ({@link homeOf}). */
   message(id: string): string;
+  /** A tenant's record (hash: plan, owner and platform statuses). Under the tenant's tag. */
+  tenant(tenantId: string): string;
+  /** Every tenant with a record (set of ids), under the api's fleet-wide tag. */
+  tenants(): string;
+  /** An API key's record (hash; the token only as its keyed hash). Under its tenant's tag. */
+  apiKey(tenantId: string, keyId: string): string;
+  /** A tenant's API key ids (set). Under the tenant's tag. */
+  tenantKeys(tenantId: string): string;
+  /** Which tenant each API key id is of (hash id → tenant), under the api's fleet-wide tag. */
+  keyIndex(): string;
+  /** A tenant's audit trail (stream: key and status events, its keys' auth failures). Under its tag. */
+  tenantAudit(tenantId: string): string;
+  /** Auth failures that name no known key (stream), under the api's fleet-wide tag. */
+  apiAudit(): string;
   /** A tenant's suppression list (hash: lower-cased address → `source|at|provider|reason`). Under the tenant's tag. */
   suppression(tenantId: string): string;
   /** A campaign's settings, flags and window (hash). Under the campaign's tag, with its queue. */
@@ -278,6 +292,8 @@ export function createKeys(prefix = 'sluice'): Keys {
   const home = (h: number): string => `${prefix}:{${HOME_TAGS[h] ?? HOME_TAGS[0]}}`;
   const campaign = (id: string): string => `${prefix}:c:{campaign-${id}}`;
   const tenant = (id: string): string => `{t-${id}}`;
+  // Tenants and API keys fleet-wide: the list of tenants, the key index, unattributed failures.
+  const api = `{${prefix}:api}`;
   return {
     prefix,
     intakeQueue: (p) => `{intake-${p}}`,
@@ -290,6 +306,13 @@ export function createKeys(prefix = 'sluice'): Keys {
     receiverConnections: (receiver) => `${limiter}:conn:${receiver}`,
     slotHolders: (provider) => `${limiter}:holders:${provider}`,
     message: (id) => `${home(homeOf(id))}:msg:${id}`,
+    tenant: (tenantId) => `${prefix}:tenant:${tenant(tenantId)}`,
+    tenants: () => `${prefix}:${api}:tenants`,
+    apiKey: (tenantId, keyId) => `${prefix}:key:${tenant(tenantId)}:${keyId}`,
+    tenantKeys: (tenantId) => `${prefix}:keys:${tenant(tenantId)}`,
+    keyIndex: () => `${prefix}:${api}:keyidx`,
+    tenantAudit: (tenantId) => `${prefix}:audit:${tenant(tenantId)}`,
+    apiAudit: () => `${prefix}:${api}:audit`,
     suppression: (tenantId) => `${prefix}:sup:${tenant(tenantId)}`,
     campaign,
     campaignHome: (id, h) => `${home(h)}:cn:${id}`,

@@ -31,7 +31,8 @@ export const DEFAULT_CONFIG_PATH = 'sluice.yaml';
  * kinds that have none (an SES provider without static keys takes the AWS default credential
  * chain, which reads `AWS_*` itself, the one exception to the rule below); `SLUICE_SANDBOX_URL` and `SLUICE_SANDBOX_SMTP`
  * (`host:port`) move the sandbox; `SENDGRID_WEBHOOK_PUBLIC_KEY` and `MAILGUN_WEBHOOK_SIGNING_KEY`
- * fill in the webhook keys (`api.webhooks`) when the file has none; `LOG_LEVEL` sets
+ * fill in the webhook keys (`api.webhooks`) when the file has none, `SLUICE_API_KEY_PEPPER` the
+ * API keys' pepper (`api.keys.pepper`); `LOG_LEVEL` sets
  * `logging.level`.
  * This is the only place that reads `process.env`.
  */
@@ -113,6 +114,12 @@ export function loadConfig(options: LoadConfigOptions = {}): SluiceConfig {
     });
     config.admin.tokens.push(...tokens);
   }
+  const pepper = config.api.keys.pepper ?? (env.SLUICE_API_KEY_PEPPER || undefined);
+  const pepperWeakness = pepper === undefined ? undefined : tokenWeakness(pepper);
+  if (pepperWeakness !== undefined) {
+    throw new SluiceError('invalid_config', `SLUICE_API_KEY_PEPPER ${pepperWeakness}`, { path: 'api.keys.pepper' });
+  }
+  if (pepper !== undefined) config.api.keys.pepper = pepper;
   const hooks = config.api.webhooks;
   hooks.sendgrid.publicKey ??= env.SENDGRID_WEBHOOK_PUBLIC_KEY || undefined;
   hooks.mailgun.signingKey ??= env.MAILGUN_WEBHOOK_SIGNING_KEY || undefined;

@@ -20,6 +20,7 @@ const SECRET_FIELDS = [
   'secretAccessKey',
   'sessionToken',
   'signingKey',
+  'pepper',
   'publicKey',
   'token',
   'tokens',

@@ -133,3 +133,41 @@ export {
   type Heartbeat,
   type HeartbeatOptions,
 } from './redis/fleet.js';
+export {
+  KEY_SCOPES,
+  STATUS_PARTIES,
+  keyInputSchema,
+  type ApiKeyRecord,
+  type KeyInput,
+  type KeyScope,
+  type StatusParty,
+  type TenantRecord,
+  type TenantStatus,
+} from './tenants/codec.js';
+export { KEY_ENVS, KEY_LENGTH, KEY_PATTERN, parseKeyToken, type KeyEnv, type ParsedKey } from './tenants/token.js';
+export { type TenantAuditEntry, type TenantAuditKind } from './tenants/audit.js';
+export {
+  createTenants,
+  tenantStopped,
+  type StatusChange,
+  type Tenants,
+  type TenantsOptions,
+} from './tenants/tenants.js';
+export {
+  MAX_ROTATION_OVERLAP_MS,
+  createApiKeys,
+  type ApiKeys,
+  type ApiKeysOptions,
+  type KeyActor,
+  type NewApiKey,
+} from './tenants/keys.js';
+export {
+  createAuthenticator,
+  requireMessageAllowed,
+  requireScope,
+  requireSending,
+  sourceAllowed,
+  type Authenticated,
+  type Authenticator,
+  type AuthenticatorOptions,
+} from './tenants/authenticate.js';

@@ -1,0 +1,131 @@
+import type { TenantRecord, Tenants, TenantStatus } from '@sluice/store';
+import { JSON_OPTION, UsageError, actorOf, parseCount, requireText } from '../args.js';
+import type { Command, Context } from '../context.js';
+import { fields, json, table } from '../format.js';
+
+/** Loaded on use, so `--help` and usage errors stay quick. */
+async function tenants(ctx: Context): Promise<Tenants> {
+  const { createTenants } = await import('@sluice/store');
+  const d = await ctx.deps();
+  return createTenants({ redis: d.redis, keys: d.keys, clock: () => ctx.io.now() });
+}
+
+const TENANT_ARG = { name: 'tenant', help: 'the tenant id ([A-Za-z0-9_-]{1,64})' } as const;
+const ACTOR = { actor: { type: 'string', value: '<name>', help: 'who does this (default: $USER)' } } as const;
+
+const said = (s: TenantStatus): string =>
+  `${s.enabled ? 'enabled' : 'disabled'}${s.at ? ` by ${s.by} at ${new Date(s.at).toISOString()}` : ''}${s.reason ? `: ${s.reason}` : ''}`;
+
+function shown(t: TenantRecord): string {
+  return fields([
+    ['tenant', t.id],
+    ['created', new Date(t.createdAt).toISOString()],
+    ['owner', said(t.owner)],
+    ['platform', said(t.platform)],
+  ]);
+}
+
+const create: Command = {
+  path: ['tenants', 'create'],
+  usage: '<tenant> [--json]',
+  summary: 'give a tenant a record, so keys can be made for it',
+  args: [TENANT_ARG],
+  options: { ...ACTOR, ...JSON_OPTION },
+  async run(ctx, { values, args }) {
+    const actor = actorOf(values.actor, ctx.io.env, 'tenants create');
+    const { tenant, created } = await (await tenants(ctx)).create(args.tenant!, { actor });
+    ctx.print(ctx.json ? json({ tenant, created }) : `${created ? 'created' : 'exists already'}\n${shown(tenant)}`);
+    return 0;
+  },
+};
+
+const list: Command = {
+  path: ['tenants', 'list'],
+  usage: '[--json]',
+  summary: 'every tenant with a record, and whether it sends',
+  args: [],
+  options: { ...JSON_OPTION },
+  async run(ctx) {
+    const all = await (await tenants(ctx)).list();
+    ctx.print(
+      ctx.json
+        ? json(all)
+        : table(
+            ['tenant', 'owner', 'platform', 'created'],
+            all.map((t) => [t.id, said(t.owner), said(t.platform), new Date(t.createdAt).toISOString()]),
+          ),
+    );
+    return 0;
+  },
+};
+
+const show: Command = {
+  path: ['tenants', 'show'],
+  usage: '<tenant> [--audit <count>] [--json]',
+  summary: "a tenant's statuses and its audit trail (keys, statuses, refused requests)",
+  args: [TENANT_ARG],
+  options: {
+    audit: { type: 'string', value: '<count>', help: 'how many audit entries, newest first (default 20)' },
+    ...JSON_OPTION,
+  },
+  async run(ctx, { values, args }) {
+    const count = typeof values.audit === 'string' ? parseCount(values.audit, 'audit', 'tenants show', 10_000) : 20;
+    const t = await tenants(ctx);
+    const tenant = await t.get(args.tenant!);
+    if (tenant === undefined) {
+      ctx.print(ctx.json ? json(null) : `no tenant ${args.tenant}`);
+      return 1;
+    }
+    const audit = await t.audit(tenant.id, count);
+    const rows = audit.map((e) => [
+      new Date(e.at).toISOString(),
+      e.kind,
+      e.actor,
+      e.key,
+      e.source,
+      e.count > 1 ? `${e.detail} ×${e.count}` : e.detail,
+    ]);
+    ctx.print(
+      ctx.json
+        ? json({ tenant, audit })
+        : `${shown(tenant)}\n\n${table(['at', 'what', 'who', 'key', 'source', 'detail'], rows)}`,
+    );
+    return 0;
+  },
+};
+
+const status: Command = {
+  path: ['tenants', 'status'],
+  usage: '<tenant> <enable|disable> --as <owner|platform> --reason <text> [--json]',
+  summary: "set the owner's or the platform's say on whether a tenant sends",
+  description: [
+    'A tenant sends only while both its owner and the platform have it enabled. The platform',
+    "status is the operators'; the owner status is the tenant's own (an admin key sets it too).",
+  ],
+  args: [TENANT_ARG, { name: 'state', help: 'enable or disable' }],
+  options: {
+    as: { type: 'string', value: '<owner|platform>', help: 'whose status it is (required)' },
+    reason: { type: 'string', value: '<text>', help: 'why (required; kept in the audit trail)' },
+    ...ACTOR,
+    ...JSON_OPTION,
+  },
+  async run(ctx, { values, args }) {
+    const command = 'tenants status';
+    if (args.state !== 'enable' && args.state !== 'disable') {
+      throw new UsageError(`<state> must be enable or disable, got ${JSON.stringify(args.state)}`, command);
+    }
+    if (values.as !== 'owner' && values.as !== 'platform') {
+      throw new UsageError('--as must be owner or platform', command);
+    }
+    const reason = requireText(values.reason, 'reason', command);
+    const actor = actorOf(values.actor, ctx.io.env, command);
+    const tenant = await (
+      await tenants(ctx)
+    ).setStatus(args.tenant!, { party: values.as, enabled: args.state === 'enable', reason, actor });
+    ctx.print(ctx.json ? json(tenant) : shown(tenant));
+    return 0;
+  },
+};
+
+/** `sluice tenants …`. */
+export const tenantCommands: readonly Command[] = [create, list, show, status];

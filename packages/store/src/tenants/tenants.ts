@@ -1,0 +1,127 @@
+import type { Redis } from 'ioredis';
+import { SluiceError, type Clock, type Keys } from '@sluice/core';
+import { appendAudit, readAudit, type TenantAuditEntry } from './audit.js';
+import { STATUS_PARTIES, TENANT_ID, decodeTenant, encodeStatus, type StatusParty, type TenantRecord } from './codec.js';
+
+/** Options of {@link createTenants}. */
+export interface TenantsOptions {
+  /** A connection of the caller's to the queues' Redis (`redis.queues`); not closed here. */
+  redis: Redis;
+  keys: Keys;
+  /** @defaultValue `Date.now` */
+  clock?: Clock;
+}
+
+/** A status change. */
+export interface StatusChange {
+  party: StatusParty;
+  enabled: boolean;
+  /** Why (kept on the record and in the audit trail). */
+  reason: string;
+  /** Who. @defaultValue `'cli'` */
+  actor?: string;
+}
+
+/** Tenants: their records, their two statuses, their audit trails (docs/design/tenants-and-keys.md). */
+export interface Tenants {
+  /** Creates a tenant, enabled by both parties; an existing one is returned as it is. */
+  create(id: string, options?: { actor?: string }): Promise<{ tenant: TenantRecord; created: boolean }>;
+  /** A tenant's record, or undefined. */
+  get(id: string): Promise<TenantRecord | undefined>;
+  /** Every tenant with a record, by id. */
+  list(): Promise<TenantRecord[]>;
+  /** Sets one party's status; throws `unknown_tenant` for a tenant without a record. */
+  setStatus(id: string, change: StatusChange): Promise<TenantRecord>;
+  /** The tenant's audit trail, newest first. @defaultValue `count` 100 */
+  audit(id: string, count?: number): Promise<TenantAuditEntry[]>;
+}
+
+/** Throws `invalid_argument` unless `id` is a tenant id. */
+export function checkTenantId(id: string, path = 'tenant'): void {
+  if (!TENANT_ID.test(id))
+    throw new SluiceError('invalid_argument', `${path}: must match [A-Za-z0-9_-]{1,64}`, { path });
+}
+
+/** Reads a tenant's record. */
+export async function readTenant(redis: Redis, keys: Keys, id: string): Promise<TenantRecord | undefined> {
+  return decodeTenant(id, await redis.hgetall(keys.tenant(id)));
+}
+
+/** The tenants of a fleet. */
+export function createTenants(options: TenantsOptions): Tenants {
+  const { redis, keys } = options;
+  const clock = options.clock ?? Date.now;
+
+  async function mustExist(id: string): Promise<TenantRecord> {
+    checkTenantId(id);
+    const tenant = await readTenant(redis, keys, id);
+    if (tenant === undefined) throw new SluiceError('unknown_tenant', `no tenant ${id}`, { path: 'tenant' });
+    return tenant;
+  }
+
+  return {
+    async create(id, opts = {}) {
+      checkTenantId(id);
+      // Listed first: a crash before the record leaves a listed id without one, which
+      // `list` skips and the next create completes.
+      await redis.sadd(keys.tenants(), id);
+      const now = clock();
+      const tx = redis.multi();
+      tx.hsetnx(keys.tenant(id), 'createdAt', String(now));
+      const [[, isNew] = []] = ((await tx.exec()) ?? []) as [Error | null, number][];
+      if (isNew === 1) {
+        const audit = redis.multi();
+        appendAudit(audit, keys.tenantAudit(id), now, {
+          kind: 'tenant.created',
+          actor: opts.actor ?? 'cli',
+          key: undefined,
+          detail: '',
+          source: undefined,
+        });
+        await audit.exec();
+      }
+      return { tenant: (await readTenant(redis, keys, id))!, created: isNew === 1 };
+    },
+    get: async (id) => (TENANT_ID.test(id) ? readTenant(redis, keys, id) : undefined),
+    async list() {
+      const ids = (await redis.smembers(keys.tenants())).sort();
+      const records = await Promise.all(ids.map((id) => readTenant(redis, keys, id)));
+      return records.filter((r): r is TenantRecord => r !== undefined);
+    },
+    async setStatus(id, change) {
+      await mustExist(id);
+      if (!(STATUS_PARTIES as readonly string[]).includes(change.party)) {
+        throw new SluiceError('invalid_argument', `party: must be one of ${STATUS_PARTIES.join(', ')}`, {
+          path: 'party',
+        });
+      }
+      const now = clock();
+      const actor = change.actor ?? 'cli';
+      const tx = redis.multi();
+      const status = { enabled: change.enabled, reason: change.reason.slice(0, 500), at: now, by: actor };
+      tx.hset(keys.tenant(id), encodeStatus(change.party, status));
+      appendAudit(tx, keys.tenantAudit(id), now, {
+        kind: 'tenant.status',
+        actor,
+        key: undefined,
+        detail: `${change.party} ${change.enabled ? 'enabled' : 'disabled'}: ${status.reason}`,
+        source: undefined,
+      });
+      await tx.exec();
+      return mustExist(id);
+    },
+    async audit(id, count = 100) {
+      checkTenantId(id);
+      return readAudit(redis, keys.tenantAudit(id), count);
+    },
+  };
+}
+
+/** Why a tenant does not send now (`owner disabled: …`), or undefined when both parties let it. */
+export function tenantStopped(tenant: TenantRecord): string | undefined {
+  for (const party of STATUS_PARTIES) {
+    const s = tenant[party];
+    if (!s.enabled) return `${party} disabled it${s.reason ? `: ${s.reason}` : ''}`;
+  }
+  return undefined;
+}
