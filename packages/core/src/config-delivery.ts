@@ -200,6 +200,15 @@ export const batchesSchema = z
      * still holds every layer to rate + burst). @defaultValue `100`
      */
     spreadMs: z.number().int().min(0).max(1_000).default(100),
+    /**
+     * How far ahead an idle reserve is lent to batched campaign mail (at most
+     * `reserves.lendAheadMs`). A block's recipients ask side by side and come back together when
+     * a reserve is lendable, so they take every slot lending allows each time: a critical
+     * message behind a saturating batched campaign waits about this long. A reserve whose one
+     * slot takes longer than this (a slow layer with a small burst) is not lent to batched
+     * mail. @defaultValue `100`
+     */
+    lendAheadMs: z.number().int().min(0).max(1_000).default(100),
   })
   .prefault({});
 

@@ -34,6 +34,12 @@ export interface AdmitRequest {
   waitlist?: readonly LayerKind[];
   /** The place this caller was given last time (kept with the job), if any. */
   ticket?: Ticket | undefined;
+  /**
+   * A shorter reach for lending reserves to this request than the limiter's
+   * {@link LimiterOptions.lendAheadMs} (never a longer one; no effect where reserves are never
+   * lent). @defaultValue the limiter's
+   */
+  lendAheadMs?: number | undefined;
 }
 
 /** A place in a layer's line (see `admit-n.lua`): kept by the caller and shown again. */
@@ -297,7 +303,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
         (request.waitlist ?? []).reduce((mask, kind) => mask | (1 << LAYER_KINDS.indexOf(kind)), 0),
         fractions[1]!,
         fractions[2]!,
-        lendAheadUs,
+        request.lendAheadMs === undefined || lendAheadUs < 0
+          ? lendAheadUs
+          : Math.min(lendAheadUs, Math.max(0, Math.round(request.lendAheadMs * 1000))),
       ];
       for (const [i, layer] of layers.entries()) {
         if (layer.rate === undefined) {

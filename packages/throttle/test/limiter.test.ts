@@ -148,7 +148,7 @@ describe('limiter', () => {
   });
 
   /** Low asks without pause for `ms` (booking up to 1 s ahead); the slots it got by then, and critical's waits. */
-  async function saturate(limiter: Limiter, l: Layers, ms: number, criticalEveryMs = 0) {
+  async function saturate(limiter: Limiter, l: Layers, ms: number, criticalEveryMs = 0, lowLendMs?: number) {
     const start = Date.now();
     const lowSlots: number[] = [];
     const criticalWaits: number[] = [];
@@ -161,7 +161,7 @@ describe('limiter', () => {
         continue;
       }
       const asked = Date.now();
-      const got = await limiter.admit({ layers: l, priority: 'low', horizonMs: 1000 });
+      const got = await limiter.admit({ layers: l, priority: 'low', horizonMs: 1000, lendAheadMs: lowLendMs });
       if (got.outcome === 'denied') await new Promise((resolve) => setTimeout(resolve, 5));
       else lowSlots.push(asked + (got.outcome === 'booked' ? got.waitMs : 0));
     }
@@ -184,6 +184,21 @@ describe('limiter', () => {
     expect(criticalWaits.length).toBeGreaterThanOrEqual(7);
     // Rounded up to the ms, and the call's own time.
     expect(Math.max(...criticalWaits)).toBeLessThanOrEqual(260);
+  });
+
+  it("lends to a request only within its own shorter reach: critical then waits at most that (batched mail's)", async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0.2, high: 0 }, lendAheadMs: 250, jitterSlackMs: 0 });
+    // 100/s, burst 10: the reserve's slice is 20/s with a burst of 2, lendable one slot at a time.
+    const l = layers({ 0: { key: keys.bucket('provider', randomUUID()), rate: 100, burst: 10 } });
+    const { lowSlots, criticalWaits } = await saturate(limiter, l, 4000, 300, 60);
+    expect(criticalWaits.length).toBeGreaterThanOrEqual(7);
+    expect(Math.max(...criticalWaits)).toBeLessThanOrEqual(70);
+    // Still lent: low gets more than the shared 80% (4 s of 100/s and the burst: 410).
+    expect(lowSlots).toBeGreaterThan(0.85 * 400);
+    // A longer reach than the limiter's is the limiter's.
+    const wide = layers({ 0: { key: keys.bucket('provider', randomUUID()), rate: 100, burst: 10 } });
+    const { criticalWaits: waits } = await saturate(limiter, wide, 3000, 300, 5_000);
+    expect(Math.max(...waits)).toBeLessThanOrEqual(260);
   });
 
   it('tells a caller denied beyond the horizon when the reserve will be lent to it, long before its own wait', async () => {

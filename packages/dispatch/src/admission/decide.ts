@@ -1,4 +1,5 @@
 import { LAYER_KINDS, layerNamesOf, type IntakeJobData } from '@sluice/core';
+import { batchLimitOf } from '@sluice/providers';
 import type { AdmitRequest, Layers } from '@sluice/throttle';
 import type { AdmitContext, Deps, Step } from './types.js';
 
@@ -31,6 +32,20 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
   const inFlight = new Set<Promise<unknown>>();
   const isHeld = (queue: string): boolean => (heldUntil.get(queue) ?? 0) > clock();
 
+  /**
+   * Campaign mail that goes in batches borrows a reserve only `batches.lendAheadMs` ahead (when
+   * shorter than `reserves.lendAheadMs`): a block's recipients ask side by side and come back
+   * together when a reserve is lendable, so they take every slot lending allows each time, and
+   * the reserve's own class (an OTP) would wait its whole reach at every moment (decision 0025).
+   */
+  function batchedLendMs(m: IntakeJobData, admitted: Admitted): number | undefined {
+    if (config.reserves.lendAheadMs === null || m.campaignId === undefined || !config.batches.enabled) return undefined;
+    if (m.priority !== 'normal' && m.priority !== 'low') return undefined;
+    const provider = config.providers[admitted.provider];
+    if (provider === undefined || (batchLimitOf(provider) ?? 1) < 2) return undefined;
+    return config.batches.lendAheadMs;
+  }
+
   async function decide(
     m: IntakeJobData,
     admitted: Admitted,
@@ -47,6 +62,7 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
       // A campaign-wide layer holds the whole campaign queue instead (below).
       waitlist: queue !== undefined ? (['receiver'] as const) : LAYER_KINDS,
       ticket: m.ticket,
+      lendAheadMs: batchedLendMs(m, admitted),
     };
     // Once a decision found the campaign held, the jobs fetched with it go back without asking
     // the limiter. The others go to the limiter as they come: its calls of one tick are one
