@@ -18,7 +18,7 @@ import { benchPipeline } from './pipeline.js';
 import { benchPriority, priorityResults, priorityRows } from './priority.js';
 import { benchScripts, scriptRows } from './scripts.js';
 import { fmt, round, type Row } from './support.js';
-import { benchWaste } from './waste.js';
+import { benchWaste, wasteResults, wasteRow } from './waste.js';
 
 const { values } = parseArgs({
   options: {
@@ -28,7 +28,18 @@ const { values } = parseArgs({
   },
 });
 const quick = values.quick;
-const ONLY = ['campaign', 'campaigns-idle', 'cost', 'accuracy', 'scripts', 'limiter', 'cluster', 'batch', 'priority'];
+const ONLY = [
+  'campaign',
+  'campaigns-idle',
+  'cost',
+  'accuracy',
+  'scripts',
+  'limiter',
+  'cluster',
+  'batch',
+  'priority',
+  'waste',
+];
 if (values.only !== undefined && !ONLY.includes(values.only)) {
   process.stderr.write(`bench: --only takes ${ONLY.join(', ')}, not ${values.only}\n`);
   process.exit(2);
@@ -111,6 +122,15 @@ if (values.only === 'cluster') {
 if (values.only === 'batch') {
   const batch = await benchBatch(plan.batchRecipients, step);
   finishOnly({ batch: batchResults(batch) }, batchRows(batch));
+}
+if (values.only === 'waste') {
+  const server = await startRedisServer();
+  try {
+    const waste = await benchWaste(server.url, plan.wasteRate);
+    finishOnly({ waste: wasteResults(waste) }, [wasteRow(waste)]);
+  } finally {
+    await server.stop();
+  }
 }
 if (values.only === 'priority') {
   const server = await startRedisServer();
@@ -199,7 +219,7 @@ try {
       stormRatio: round(isolation.storm.withTroubleSeconds / isolation.storm.aloneSeconds, 2),
       attemptsPerStormRecipient: round(isolation.storm.attemptsPerStormRecipient, 3),
     },
-    waste: { oversubscription: waste.oversubscription, limiterCallsPerSend: round(waste.limiterCallsPerSend, 3) },
+    waste: wasteResults(waste),
     memory: {
       campaignRecipients: memory.campaignRecipients,
       redisPeakBytes: memory.redisPeakBytes,
@@ -231,13 +251,7 @@ try {
     ...costRows(cost),
     ...accuracyRows(accuracy, receiverAccuracy),
     ...priorityRows(priority, unbatchedPriority),
-    [
-      'waste: limiter calls per send (10×)',
-      waste.limiterCallsPerSend.toFixed(3),
-      `${waste.pollingCallsPerSend.toFixed(1)} (polling every 10 ms)`,
-      `${(waste.pollingCallsPerSend / waste.limiterCallsPerSend).toFixed(0)}× fewer`,
-      '≤ 1.1',
-    ],
+    wasteRow(waste),
     [
       'pause: last send after pause()',
       `${fmt(pause.lastSendAfterPauseMs)} ms`,

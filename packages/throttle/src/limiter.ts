@@ -40,6 +40,13 @@ export interface AdmitRequest {
    * lent). @defaultValue the limiter's
    */
   lendAheadMs?: number | undefined;
+  /**
+   * The group the caller holds as a whole when a layer other than the receiver denies it (a
+   * campaign queue). Requests of one group decided in one script call: once one is denied so,
+   * the later ones get the same answer without being decided, and are not counted in
+   * {@link Limiter.calls}. @defaultValue none
+   */
+  group?: string | undefined;
 }
 
 /** A place in a layer's line (see `admit-n.lua`): kept by the caller and shown again. */
@@ -155,7 +162,7 @@ export interface Limiter {
    * each counts at its layers, all placed at one time or none (`arrive-n.lua`).
    */
   arriveBatch(request: ArriveBatchRequest): Promise<ArriveBatchResult>;
-  /** Number of `admit` calls made by this instance (for the waste benchmark). */
+  /** `admit` requests this instance had decided (for the waste benchmark): not those a group's earlier denial answered. */
   readonly calls: number;
 }
 
@@ -297,7 +304,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     async admit(request) {
       const { layers } = request;
       // One JSON array (a request of admit-n.lua's ARGV[1]): one argument to encode and send, not twenty.
-      const req = [
+      const req: (number | string)[] = [
         allowed[request.priority],
         Math.max(0, Math.round(request.horizonMs * 1000)),
         (request.waitlist ?? []).reduce((mask, kind) => mask | (1 << LAYER_KINDS.indexOf(kind)), 0),
@@ -327,10 +334,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }
       const held = request.ticket;
       const heldLayer = held ? layers.findIndex((l) => l.key === held.key) + 1 : 0;
-      if (heldLayer > 0) req.push(heldLayer, held!.slice, held!.number);
-      calls++;
+      const group = request.group === undefined ? [] : [request.group];
+      if (heldLayer > 0) req.push(heldLayer, held!.slice, held!.number, ...group);
+      else if (group.length > 0) req.push(0, 0, 0, ...group);
       const reply = await decide(layers, JSON.stringify(req));
       const code = reply[0];
+      if (code !== 3) calls++;
       if (code === 0) return { outcome: 'granted' };
       const waitMs = reply[1]!;
       const kind = LAYER_KINDS[reply[2]! - 1] ?? 'provider';

@@ -201,6 +201,33 @@ describe('limiter', () => {
     expect(Math.max(...waits)).toBeLessThanOrEqual(260);
   });
 
+  it("answers a group's later requests in one call as its first denial, without deciding them", async () => {
+    const limiter = createLimiter({ redis, reserves: { critical: 0, high: 0 }, jitterSlackMs: 0 });
+    const campaign = { key: keys.bucket('campaign', randomUUID()), rate: 1, burst: 1 };
+    const receiver = (n: number) => ({ key: keys.bucket('receiver', `${randomUUID()}-${n}`), rate: 1, burst: 1 });
+    const ask = (group: string, n: number, c = campaign) =>
+      limiter.admit({ layers: layers({ 1: receiver(n), 3: c }), priority: 'low', horizonMs: 0, group });
+    // One call: the campaign takes one; the second is denied at it, the rest of the group
+    // with it; another group's request is decided on its own bucket.
+    const other = { key: keys.bucket('campaign', randomUUID()), rate: 1, burst: 1 };
+    const replies = await Promise.all([ask('g', 1), ask('g', 2), ask('g', 3), ask('g', 4), ask('h', 5, other)]);
+    expect(replies.map((x) => `${x.outcome}${x.outcome === 'denied' ? ` ${x.layer}` : ''}`)).toEqual([
+      'granted',
+      'denied campaign',
+      'denied campaign',
+      'denied campaign',
+      'granted',
+    ]);
+    expect(limiter.calls).toBe(3);
+    // A denial at the receiver holds no group: the next request of the group is decided.
+    const busy = receiver(9);
+    const fresh = { key: keys.bucket('campaign', randomUUID()), rate: 100, burst: 100 };
+    const at = (r: ReturnType<typeof receiver>) =>
+      limiter.admit({ layers: layers({ 1: r, 3: fresh }), priority: 'low', horizonMs: 0, group: 'k' });
+    const more = await Promise.all([at(busy), at(busy), at(receiver(10))]);
+    expect(more.map((x) => x.outcome)).toEqual(['granted', 'denied', 'granted']);
+  });
+
   it('tells a caller denied beyond the horizon when the reserve will be lent to it, long before its own wait', async () => {
     const limiter = createLimiter({ redis, reserves: { critical: 0.2, high: 0 }, lendAheadMs: 250, jitterSlackMs: 0 });
     // 40/s: the shared slice takes a slot every 31.25 ms, the reserve (8/s) one every 125 ms.

@@ -63,6 +63,9 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
       waitlist: queue !== undefined ? (['receiver'] as const) : LAYER_KINDS,
       ticket: m.ticket,
       lendAheadMs: batchedLendMs(m, admitted),
+      // A campaign queue is held whole when a campaign-wide layer denies one of its messages:
+      // its later requests in the same limiter call are answered so without being decided.
+      group: queue,
     };
     // Once a decision found the campaign held, the jobs fetched with it go back without asking
     // the limiter. The others go to the limiter as they come: its calls of one tick are one

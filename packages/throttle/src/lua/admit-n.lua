@@ -55,7 +55,8 @@
                     slice 1 has the rest, a reserve of 0 is off
                 [6] lendAhead, microseconds (-1: reserves are never lent)
                 [5 + 2l], [6 + 2l] layer l's rate (messages a second; 0 = no limit) and burst
-                [17..19] the caller's ticket, when it holds one: layer, slice, number
+                [17..19] the caller's ticket, when it holds one: layer, slice, number (0s: none)
+                [20] the caller's group (a string: its campaign queue), when it has one
 
   Returns one reply per request, in order:
     { 0 }                          granted now
@@ -66,6 +67,10 @@
                                    lendWaitMs: come back then for a reserve the caller may
                                    borrow: lendable, and busy until then (0: never lent, as
                                    things stand); it may be later than waitMs.
+    { 3, waitMs, layer, 0, 0, 0, lendWaitMs }
+                                   denied without being decided: an earlier request of its
+                                   group in this call was denied at a layer other than the
+                                   receiver (the whole group is held); the answer is that one's.
     { -1, message }                this request failed (nothing after its error was written)
 ]]
 local t = redis.call('TIME')
@@ -298,13 +303,23 @@ end
 
 local requests = cjson.decode(ARGV[1])
 local replies = {}
+-- A group denied at a layer other than the receiver (provider, pool, campaign, tenant) is held
+-- whole by its caller: its later requests in this call are answered so, and read nothing.
+local stopped = {}
 for i = 1, #requests do
   local b = 5 * i - 5
-  local ok, reply = pcall(admit, requests[i], { KEYS[b + 1], KEYS[b + 2], KEYS[b + 3], KEYS[b + 4], KEYS[b + 5] })
-  if ok then
-    replies[i] = reply
+  local group = requests[i][20]
+  local held = group and stopped[group]
+  if held then
+    replies[i] = { 3, held[2], held[3], 0, 0, 0, held[7] }
   else
-    replies[i] = { -1, type(reply) == 'table' and reply.err or tostring(reply) }
+    local ok, reply = pcall(admit, requests[i], { KEYS[b + 1], KEYS[b + 2], KEYS[b + 3], KEYS[b + 4], KEYS[b + 5] })
+    if ok then
+      replies[i] = reply
+      if group and reply[1] == 2 and reply[3] ~= 2 then stopped[group] = reply end
+    else
+      replies[i] = { -1, type(reply) == 'table' and reply.err or tostring(reply) }
+    end
   end
 end
 return replies
