@@ -8,6 +8,8 @@ import { httpsGet } from './internal/https-get.js';
 import { registerMailgunWebhook } from './webhooks-mailgun.js';
 import { readSendgridKey, registerSendgridWebhook } from './webhooks-sendgrid.js';
 import { registerSesWebhook } from './webhooks-ses.js';
+import { registerIngest, type Ingest } from './ingest/index.js';
+import type { IngestRoute } from './ingest/auth.js';
 
 /** Options of {@link createApi}. */
 export interface ApiOptions {
@@ -51,6 +53,8 @@ export interface ApiOptions {
 export interface Api {
   /** The Fastify instance (`server.inject` answers without a socket). */
   readonly server: FastifyInstance;
+  /** The HTTP ingest's routes (`/v1`), each with the key scope it needs; filled once the server is ready. */
+  readonly ingestRoutes: readonly IngestRoute[];
   /** Listens on `api.host:api.port`; resolves with the address. */
   listen(): Promise<string>;
   /**
@@ -125,10 +129,13 @@ export function createApi(options: ApiOptions): Api {
   );
   void server.register(async (app) => registerSendgridWebhook(app, { ...deps, publicKey: sendgridKey }));
   void server.register(async (app) => registerMailgunWebhook(app, deps));
+  // The HTTP ingest (`/v1`): every route needs a key (docs/design/tenants-and-keys.md).
+  const ingest: Ingest = registerIngest(server, { config, logger, redis, keys });
 
   let closed = false;
   return {
     server,
+    ingestRoutes: ingest.routes,
     async listen() {
       return server.listen({ host: config.api.host, port: config.api.port });
     },
@@ -136,6 +143,7 @@ export function createApi(options: ApiOptions): Api {
       if (closed) return;
       closed = true;
       await server.close();
+      await ingest.close();
       // Counted in memory until now: written before the connection goes.
       if (ownsSignals) {
         try {

@@ -4,14 +4,20 @@ import { createApi } from '../src/api.js';
 import { quietLogger } from './support.js';
 
 describe('api and suppression config', () => {
-  it('has defaults, and takes the webhook keys from the environment', () => {
+  it('has defaults, and takes the webhook keys and the API keys pepper from the environment', () => {
+    const pepper = 'env-pepper/Gh4jK7lP2oI5uY8tR1eW3qA6sD9fZ0x=';
     const config = loadConfig({
-      env: { SENDGRID_WEBHOOK_PUBLIC_KEY: 'MFkw-key', MAILGUN_WEBHOOK_SIGNING_KEY: 'mg-sign' },
+      env: {
+        SENDGRID_WEBHOOK_PUBLIC_KEY: 'MFkw-key',
+        MAILGUN_WEBHOOK_SIGNING_KEY: 'mg-sign',
+        SLUICE_API_KEY_PEPPER: pepper,
+      },
       path: undefined,
     });
     expect(config.api).toEqual({
       host: '127.0.0.1',
       port: 8080,
+      keys: { pepper },
       webhooks: {
         ses: { topicArns: [] },
         sendgrid: { publicKey: 'MFkw-key' },
@@ -20,6 +26,15 @@ describe('api and suppression config', () => {
       },
     });
     expect(config.suppression.softBounces).toEqual({ count: 3, windowMs: 7 * 86_400_000 });
+  });
+
+  it('refuses a weak pepper by name, without quoting it', () => {
+    expect(() => loadConfig({ env: { SLUICE_API_KEY_PEPPER: 'short' }, path: undefined })).toThrow(
+      /SLUICE_API_KEY_PEPPER must be at least 32 characters/,
+    );
+    expect(() => parseConfig({ api: { keys: { pepper: 'a'.repeat(40) } } })).toThrow(
+      /api\.keys\.pepper: has 1 distinct/,
+    );
   });
 
   it('names the bad field', () => {

@@ -78,10 +78,11 @@ export function requireMessageAllowed(
   message: { stream?: string | undefined; from: string },
   path: string,
 ): void {
+  const field = (name: string): string => (path ? `${path}.${name}` : name);
   const stream = message.stream ?? 'transactional';
   if (key.streams.length > 0 && !key.streams.includes(stream)) {
-    throw new SluiceError('key_scope', `${path}.stream: key ${key.id} may send only ${key.streams.join(', ')}`, {
-      path: `${path}.stream`,
+    throw new SluiceError('key_scope', `${field('stream')}: key ${key.id} may send only ${key.streams.join(', ')}`, {
+      path: field('stream'),
     });
   }
   if (key.fromDomains.length > 0) {
@@ -89,9 +90,9 @@ export function requireMessageAllowed(
     if (at === undefined || !key.fromDomains.includes(at)) {
       throw new SluiceError(
         'key_scope',
-        `${path}.from: key ${key.id} may send only from ${key.fromDomains.join(', ')}`,
+        `${field('from')}: key ${key.id} may send only from ${key.fromDomains.join(', ')}`,
         {
-          path: `${path}.from`,
+          path: field('from'),
         },
       );
     }

@@ -1,0 +1,47 @@
+import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { Keys, ServiceLogger, SluiceConfig } from '@sluice/core';
+import { createClient } from '@sluice/client';
+import { createAuthenticator } from '@sluice/store';
+import { requireKeys, type IngestRoute } from './auth.js';
+import { registerMessageRoutes } from './messages.js';
+
+/** What the ingest needs of the api. */
+export interface IngestDeps {
+  config: SluiceConfig;
+  logger: ServiceLogger;
+  /** The api's connection to the queues' Redis; not closed here. */
+  redis: Redis;
+  keys: Keys;
+}
+
+/** The ingest's own resources. */
+export interface Ingest {
+  /** Every `/v1` route with its scope (filled once the server is ready). */
+  readonly routes: readonly IngestRoute[];
+  /** Closes the client it sends with (not the connection, which is the api's). */
+  close(): Promise<void>;
+}
+
+/**
+ * Registers the `/v1` routes in a scope of their own whose every route needs a key with its
+ * scope. Mail goes in through `@sluice/client` on the api's connection, so it is checked and
+ * written exactly as a backend's `send` is. A fleet not running yet is warned of, not refused:
+ * the mail waits for it.
+ */
+export function registerIngest(server: FastifyInstance, deps: IngestDeps): Ingest {
+  const { config, logger, redis, keys } = deps;
+  const client = createClient({
+    redis,
+    prefix: config.redis.prefix,
+    fleetCheck: 'warn',
+    onWarning: (warning) => logger.info({ event: 'ingest_warning', code: warning.code }, warning.message),
+  });
+  const authenticator = createAuthenticator({ redis, keys, pepper: config.api.keys.pepper });
+  const routes: IngestRoute[] = [];
+  void server.register(async (app) => {
+    requireKeys(app, authenticator, routes);
+    registerMessageRoutes(app, { client, authenticator });
+  });
+  return { routes, close: () => client.close() };
+}
