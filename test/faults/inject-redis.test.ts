@@ -1,11 +1,14 @@
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { createClient } from '@sluice/client';
 import { startFleet, waitFor, type Fleet } from '../support/fleet.js';
 import { auditFigures, auditMessages, waitUntilFinal } from '../support/faults-audit.js';
 import { faultsSeed, reportFaults, seededRandom } from '../support/faults-report.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 
 // Redis SIGKILLed twice during a campaign injection and started again on its AOF
-// (`appendfsync always`: an acknowledged write is on disk). The producer resumes each time
+// (`appendfsync always`: an acknowledged write is on disk), each time for longer than the
+// producer's client waits for Redis (`timeoutMs`, 1 s here), so its injection fails
+// (`redis_unavailable`) instead of riding the outage out. The producer resumes each time
 // from the campaign's cursor, with its source reopened there, as a backend would: every
 // position must be sent once (flagged ambiguous aside), none lost, and the cursor never goes
 // back.
@@ -47,8 +50,12 @@ async function* list(from: number) {
 
 it('an injection that Redis dies under resumes from its cursor: every recipient sent once', async () => {
   const f = fleet!;
+  const producer = createClient({ redis: server!.url, prefix: f.prefix, timeoutMs: 1_000 });
   await f.client.campaigns.create({ id: 'inj', content: { from: 'a@acme.test', subject: 'N{{n}}', text: 'x' } });
   await f.client.campaigns.launch('inj', { total: COUNT, sample: { 'd0.test': 1 } });
+  // The fleet's window in force (its first write comes with the scheduler's campaign poll), so
+  // the injection is paced by the sends and Redis dies under it, not after it.
+  await waitFor(async () => (await f.client.campaigns.status('inj')).window.max === 1_500, 10_000, 'the window');
   const cursors: number[] = [];
   let failures = 0;
   let kills = 0;
@@ -59,9 +66,9 @@ it('an injection that Redis dies under resumes from its cursor: every recipient 
         60_000,
         'injection under way',
       );
-      await sleep(1_000 + random() * 2_000);
+      await sleep(300 + random() * 1_000);
       await server!.kill('SIGKILL');
-      await sleep(300 + random() * 700);
+      await sleep(1_500 + random() * 1_000);
       await server!.restart();
     }
   })();
@@ -73,7 +80,7 @@ it('an injection that Redis dies under resumes from its cursor: every recipient 
     );
     cursors.push(at);
     try {
-      await f.client.campaigns.inject('inj', list(at), { from: at });
+      await producer.campaigns.inject('inj', list(at), { from: at });
       break;
     } catch (error) {
       failures++;
@@ -82,6 +89,7 @@ it('an injection that Redis dies under resumes from its cursor: every recipient 
     }
   }
   await killer;
+  await producer.close();
   const ids = Array.from({ length: COUNT }, (_, i) => `inj_${i}`);
   await waitUntilFinal(f, ids, 120_000);
   const audit = await auditMessages(f, ids, () => 'sent');
