@@ -42,6 +42,11 @@ export const COMMON_OPTIONS: Record<string, OptionSpec> = {
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 };
 
+/** `--actor`, on every command that changes something: who, for the audit trail ({@link actorOf}). */
+export const ACTOR_OPTION: Record<string, OptionSpec> = {
+  actor: { type: 'string', value: '<name>', help: 'who is doing this (default: $USER)' },
+};
+
 /** `--json`, on every command that prints data. */
 export const JSON_OPTION: Record<string, OptionSpec> = {
   json: { type: 'boolean', help: 'print the result as JSON (for scripts)' },

@@ -1,5 +1,5 @@
 import type { ApiKeyRecord, ApiKeys } from '@sluice/store';
-import { JSON_OPTION, actorOf, parseDuration, parseFutureTime, requireText } from '../args.js';
+import { ACTOR_OPTION, JSON_OPTION, actorOf, parseDuration, parseFutureTime, requireText } from '../args.js';
 import type { Command, Context } from '../context.js';
 import { fields, json, table, when } from '../format.js';
 
@@ -12,7 +12,6 @@ async function apiKeys(ctx: Context): Promise<ApiKeys> {
 
 const TENANT_ARG = { name: 'tenant', help: 'the tenant the key sends for' } as const;
 const ID_ARG = { name: 'id', help: "the key's id (12 characters, as `keys list` shows it)" } as const;
-const ACTOR = { actor: { type: 'string', value: '<name>', help: 'who does this (default: $USER)' } } as const;
 
 /** A comma-separated option's items, none when it is not given. */
 const items = (value: string | boolean | undefined): string[] | undefined =>
@@ -53,7 +52,7 @@ const create: Command = {
     cidrs: { type: 'string', value: '<list>', help: 'the only source addresses or blocks it may be used from' },
     expires: { type: 'string', value: '<duration>', help: 'it ends after this long (90d, 12h)' },
     test: { type: 'boolean', help: 'a test key (slc_test_…), else a live one' },
-    ...ACTOR,
+    ...ACTOR_OPTION,
     ...JSON_OPTION,
   },
   async run(ctx, { values, args }) {
@@ -121,7 +120,7 @@ const rotate: Command = {
   args: [TENANT_ARG, ID_ARG],
   options: {
     'old-until': { type: 'string', value: '<time|now|duration>', help: 'when the old key ends (required)' },
-    ...ACTOR,
+    ...ACTOR_OPTION,
     ...JSON_OPTION,
   },
   async run(ctx, { values, args }) {
@@ -152,7 +151,7 @@ const revoke: Command = {
   args: [TENANT_ARG, ID_ARG],
   options: {
     reason: { type: 'string', value: '<text>', help: 'why (required; kept in the audit trail)' },
-    ...ACTOR,
+    ...ACTOR_OPTION,
     ...JSON_OPTION,
   },
   async run(ctx, { values, args }) {

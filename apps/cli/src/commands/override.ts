@@ -1,6 +1,7 @@
 import { LAYER_KINDS, type LayerKind } from '@sluice/core';
 import type { AuditEntry, Override, OverrideKind, Overrides } from '@sluice/ops';
 import {
+  ACTOR_OPTION,
   JSON_OPTION,
   UsageError,
   actorOf,
@@ -69,7 +70,7 @@ const set: Command = {
     for: { type: 'string', value: '<duration>', help: 'how long it lasts: 90s, 10m, 2h, 1d' },
     until: { type: 'string', value: '<time>', help: 'when it ends: an ISO 8601 time in the future' },
     reason: { type: 'string', value: '<text>', help: 'why (required; kept in the audit trail)' },
-    actor: { type: 'string', value: '<name>', help: 'who is doing this (default: $USER)' },
+    ...ACTOR_OPTION,
     ...JSON_OPTION,
   },
   async run(ctx, { values, args }) {
@@ -146,7 +147,7 @@ const clear: Command = {
   ],
   options: {
     reason: { type: 'string', value: '<text>', help: 'why (required; kept in the audit trail)' },
-    actor: { type: 'string', value: '<name>', help: 'who is doing this (default: $USER)' },
+    ...ACTOR_OPTION,
     ...JSON_OPTION,
   },
   async run(ctx, { values, args }) {

@@ -1,5 +1,5 @@
 import type { TenantRecord, Tenants, TenantStatus } from '@sluice/store';
-import { JSON_OPTION, UsageError, actorOf, parseCount, requireText } from '../args.js';
+import { ACTOR_OPTION, JSON_OPTION, UsageError, actorOf, parseCount, requireText } from '../args.js';
 import type { Command, Context } from '../context.js';
 import { fields, json, table } from '../format.js';
 
@@ -11,7 +11,6 @@ async function tenants(ctx: Context): Promise<Tenants> {
 }
 
 const TENANT_ARG = { name: 'tenant', help: 'the tenant id ([A-Za-z0-9_-]{1,64})' } as const;
-const ACTOR = { actor: { type: 'string', value: '<name>', help: 'who does this (default: $USER)' } } as const;
 
 const said = (s: TenantStatus): string =>
   `${s.enabled ? 'enabled' : 'disabled'}${s.at ? ` by ${s.by} at ${new Date(s.at).toISOString()}` : ''}${s.reason ? `: ${s.reason}` : ''}`;
@@ -30,7 +29,7 @@ const create: Command = {
   usage: '<tenant> [--json]',
   summary: 'give a tenant a record, so keys can be made for it',
   args: [TENANT_ARG],
-  options: { ...ACTOR, ...JSON_OPTION },
+  options: { ...ACTOR_OPTION, ...JSON_OPTION },
   async run(ctx, { values, args }) {
     const actor = actorOf(values.actor, ctx.io.env, 'tenants create');
     const { tenant, created } = await (await tenants(ctx)).create(args.tenant!, { actor });
@@ -106,7 +105,7 @@ const status: Command = {
   options: {
     as: { type: 'string', value: '<owner|platform>', help: 'whose status it is (required)' },
     reason: { type: 'string', value: '<text>', help: 'why (required; kept in the audit trail)' },
-    ...ACTOR,
+    ...ACTOR_OPTION,
     ...JSON_OPTION,
   },
   async run(ctx, { values, args }) {

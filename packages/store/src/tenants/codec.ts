@@ -59,7 +59,7 @@ export interface ApiKeyRecord {
   rotatedFrom: string | undefined;
 }
 
-/** A key's id names no tenant of ours: `[A-Za-z0-9_-]{1,64}`, as a message's `tenantId`. */
+/** A tenant id: `[A-Za-z0-9_-]{1,64}`, as a message's `tenantId`. */
 export const TENANT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 const list = (raw: string | undefined): string[] => (raw ? raw.split(',') : []);

@@ -120,18 +120,8 @@ export function createApiKeys(options: ApiKeysOptions): ApiKeys {
     async create(tenant, input) {
       checkTenantId(tenant);
       const now = clock();
-      const parsed = parseKeyInput(
-        {
-          ...(input.env !== undefined ? { env: input.env } : {}),
-          ...(input.name !== undefined ? { name: input.name } : {}),
-          scopes: input.scopes,
-          ...(input.streams !== undefined ? { streams: input.streams } : {}),
-          ...(input.fromDomains !== undefined ? { fromDomains: input.fromDomains } : {}),
-          ...(input.cidrs !== undefined ? { cidrs: input.cidrs } : {}),
-          ...(input.expiresAt !== undefined ? { expiresAt: input.expiresAt } : {}),
-        },
-        now,
-      );
+      const { actor, ...fields } = input;
+      const parsed = parseKeyInput(fields, now);
       needPepper(options.pepper);
       if ((await readTenant(redis, keys, tenant)) === undefined) {
         throw new SluiceError(
@@ -143,7 +133,7 @@ export function createApiKeys(options: ApiKeysOptions): ApiKeys {
         );
       }
       const { expiresAt, ...rest } = parsed;
-      return write({ ...rest, tenant, expiresAt, rotatedFrom: undefined }, input.actor ?? 'cli');
+      return write({ ...rest, tenant, expiresAt, rotatedFrom: undefined }, actor ?? 'cli');
     },
     async list(tenant) {
       checkTenantId(tenant);

@@ -66,9 +66,7 @@ export function createTenants(options: TenantsOptions): Tenants {
       // `list` skips and the next create completes.
       await redis.sadd(keys.tenants(), id);
       const now = clock();
-      const tx = redis.multi();
-      tx.hsetnx(keys.tenant(id), 'createdAt', String(now));
-      const [[, isNew] = []] = ((await tx.exec()) ?? []) as [Error | null, number][];
+      const isNew = await redis.hsetnx(keys.tenant(id), 'createdAt', String(now));
       if (isNew === 1) {
         const audit = redis.multi();
         appendAudit(audit, keys.tenantAudit(id), now, {
