@@ -125,6 +125,16 @@ export interface Keys {
    */
   outcomes(home: number): string;
   /**
+   * A dispatch batch being filled by a scheduler (list of its recipients' dispatch data, JSON),
+   * kept until its job is written: `id` names the scheduler and the batch. In the recipients' home.
+   */
+  batchFilling(home: number, id: string): string;
+  /**
+   * The batches being filled in one home (sorted set batch id → the time its job is due at the
+   * latest, epoch ms), so one whose scheduler died is written by another.
+   */
+  batchesFilling(home: number): string;
+  /**
    * The compact records of one block of 64 positions of an injected campaign (a hash kept a
    * listpack: field `2·slot` state, time and provider, `2·slot+1` the provider's message id).
    * In the block's home ({@link homeOfBlock}).
@@ -341,6 +351,8 @@ export function createKeys(prefix = 'sluice'): Keys {
     warmupSent: (pool, dayStart) => `${prefix}:warmsent:${pool}:${dayStart}`,
     audit: () => `${limiter}:audit`,
     outcomes: (h) => `${home(h)}:outcomes`,
+    batchFilling: (h, id) => `${home(h)}:bfill:${id}`,
+    batchesFilling: (h) => `${home(h)}:bfill`,
     compactRecords: (id, block) => `${home(homeOfBlock(id, block))}:mc:${id}:${block}`,
     goneRecords: (id, h) => `${home(h)}:mgone:${id}`,
     launch: (id) => `${campaign(id)}:launch`,

@@ -17,6 +17,7 @@ import {
   type RoleConnections,
   createCampaignArchiver,
   createCampaigns,
+  createFillingBatches,
   createQueues,
   createRedisHealth,
   createHeartbeat,
@@ -33,7 +34,7 @@ import { createOrganisations } from './routing/organisations.js';
 import { watchQuotas } from './control/quota.js';
 import { createAdmission } from './admission/engine.js';
 import { admitBlock } from './admission/block.js';
-import { createBatcher } from './admission/batcher.js';
+import { createBatcher, type Batcher } from './admission/batcher.js';
 import { createLaunchChore } from './launch/chore.js';
 import { createCampaignPoll, type CampaignPoll } from './campaign-poll.js';
 import { createWorkerWatchdog, type WorkerWatchdog } from './watchdog.js';
@@ -67,6 +68,9 @@ export interface Scheduler {
   /** Stops taking jobs and waits for the ones in hand. */
   close(): Promise<void>;
 }
+
+/** How often a scheduler looks for batches left in Redis past their due time (at most half `worker.lockDurationMs`). */
+const SWEEP_MS = 5_000;
 
 const bullWorkerOptions = (config: SluiceConfig, isCampaign: boolean) => ({
   // A campaign's admissions wait for their batch to fill: enough of them at once to fill one.
@@ -106,6 +110,8 @@ function schedulerWatchdog(
 /** The engines' collaborators, each on its role's Redis: the queues' (`queues`) or the limiter's. */
 function schedulerParts(config: SluiceConfig, logger: Logger, keys: Keys, connections: RoleConnections) {
   const { queues: redis, limiter: control } = connections;
+  // This scheduler's name: its leases and its batches in Redis carry it.
+  const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const store = createStore({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
   const adjustments = createAdjustments({ redis: control, keys, backpressure: config.backpressure });
   const signals = createSignals({ redis: control, keys });
@@ -114,6 +120,7 @@ function schedulerParts(config: SluiceConfig, logger: Logger, keys: Keys, connec
   // a dispatch add and the record's writes then go out in order.
   const queues = createQueues({ redis, keys, partitions: config.redis.dispatchPartitions });
   return {
+    holder,
     store,
     limiter: fleetLimiter(control, config, logger),
     adjustments,
@@ -122,7 +129,7 @@ function schedulerParts(config: SluiceConfig, logger: Logger, keys: Keys, connec
     warmup,
     queues,
     campaigns: createCampaigns({ redis, keys, queues, store }),
-    batcher: createBatcher({ config, queues }),
+    batcher: createBatcher({ config, queues, filling: createFillingBatches(redis, keys), holder }),
   };
 }
 
@@ -148,12 +155,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const connections = connectRoles(config, { maxRetriesPerRequest: null, health });
   // The queues' Redis and the limiter's (`control`): one unless `redis.limiter` names another.
   const { queues: redis, limiter: control } = connections;
-  const { store, limiter, adjustments, organisations, signals, warmup, queues, campaigns, batcher } = schedulerParts(
-    config,
-    logger,
-    keys,
-    connections,
-  );
+  const { holder, store, limiter, adjustments, organisations, signals, warmup, queues, campaigns, batcher } =
+    schedulerParts(config, logger, keys, connections);
   const windows = createInjectionWindows({ redis, keys, config });
   const admission = createAdmission({
     batcher,
@@ -167,7 +170,6 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     redis: control, // its circuits' probe counters are the limiter's
     keys,
   });
-  const holder = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const heartbeat = schedulerHeartbeat(config, redis, keys);
   const launch = createLaunchChore({ config, redis, keys, adjustments, organisations, warmup, logger, holder });
   const archiver = createCampaignArchiver({ redis, keys, settings: config.campaigns, logger });
@@ -192,6 +194,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const workers = new Map<string, Worker>();
   const intakeQueues = PRIORITY_CLASSES.map((p) => queues.intake(p));
   let poller: NodeJS.Timeout | undefined;
+  let sweeper: NodeJS.Timeout | undefined;
   let closing = false;
   const watchdog = schedulerWatchdog(config, logger, workers, () => campaignPoll);
 
@@ -296,6 +299,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       };
       await pollCampaigns();
       loop();
+      sweeper = sweepBatches(config, batcher, health, logger);
     },
     async close() {
       closing = true;
@@ -303,6 +307,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await heartbeat.close();
       if (ownHealth) health.close();
       if (poller) clearTimeout(poller);
+      clearInterval(sweeper);
       // The admissions in hand wait for their batches: written as they are, so the workers close.
       const closed = Promise.all([...workers.values(), ...campaignPoll.workers()].map((w) => w.close()));
       await batcher.flush().then(() => closed);
@@ -318,6 +323,16 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await connections.quit();
     },
   };
+}
+
+/** Sweeps now and every few seconds for batches a scheduler was filling when it died: written by whoever finds them first. */
+function sweepBatches(config: SluiceConfig, batcher: Batcher, health: RedisHealth, logger: Logger): NodeJS.Timeout {
+  const sweep = (): void =>
+    void batcher.sweep().catch((err: unknown) => {
+      if (!health.explains(err)) logger.error({ err }, 'batch sweep failed');
+    });
+  sweep();
+  return setInterval(sweep, Math.min(SWEEP_MS, config.worker.lockDurationMs / 2));
 }
 
 /** A scheduler's heartbeat: its sandbox providers, and whether it takes campaign jobs of many recipients. */

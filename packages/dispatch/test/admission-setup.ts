@@ -26,6 +26,8 @@ export interface Rig {
   warmup: Warmup;
   queues: Queues;
   admission: Admission;
+  /** A second engine on the same parts and clock (another scheduler), closed after the test. */
+  another: () => Admission;
   /** The engine's and the adjustments' clock: moves only when stepped. */
   now: () => number;
   step: (ms: number) => void;
@@ -77,15 +79,15 @@ export const baseConfig = {
 };
 
 /**
- * Registers the hooks that make a fresh {@link Rig} on the test's prefix (from `useRedisPrefix`,
+ * Registers the hooks that make a fresh {@link Rig} (its config {@link baseConfig} with `over`'s top-level keys in place) on the test's prefix (from `useRedisPrefix`,
  * called first in the file) before each test and close it after; the helper deletes the keys.
  */
-export function useRig(test: RedisPrefix): () => Rig {
+export function useRig(test: RedisPrefix, over: Record<string, unknown> = {}): () => Rig {
   let rig: Rig | undefined;
   const open: (() => unknown)[] = [];
   beforeEach(async () => {
     const { redis, keys } = test;
-    const config = parseConfig({ ...baseConfig, redis: { url: test.url, prefix: keys.prefix } });
+    const config = parseConfig({ ...baseConfig, ...over, redis: { url: test.url, prefix: keys.prefix } });
     let t = Date.now();
     const clock = (): number => t;
     const store = createStore({ redis, keys });
@@ -98,19 +100,21 @@ export function useRig(test: RedisPrefix): () => Rig {
     const organisations = createOrganisations({ config, logger: { warn: () => undefined } });
     const queues = createQueues({ redis, keys });
     // No jitter and the first route by weight: every wait is exact.
-    const admission = createAdmission({
-      config,
-      store,
-      limiter,
-      adjustments,
-      warmup,
-      organisations,
-      queues,
-      redis,
-      keys,
-      clock,
-      random: () => 0,
-    });
+    const engine = (): Admission =>
+      createAdmission({
+        config,
+        store,
+        limiter,
+        adjustments,
+        warmup,
+        organisations,
+        queues,
+        redis,
+        keys,
+        clock,
+        random: () => 0,
+      });
+    const admission = engine();
     const suppressions = createSuppressions({ redis, keys });
     open.push(
       () => admission.close(),
@@ -130,6 +134,11 @@ export function useRig(test: RedisPrefix): () => Rig {
       warmup,
       queues,
       admission,
+      another: () => {
+        const other = engine();
+        open.unshift(() => other.close());
+        return other;
+      },
       now: clock,
       step: (ms) => {
         t += ms;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BATCH_JOB, parseConfig, type DispatchBatchData, type DispatchJobData } from '@sluice/core';
 import { createBatcher } from '@sluice/dispatch';
-import { createQueues, injectedId } from '@sluice/store';
+import { createFillingBatches, createQueues, injectedId } from '@sluice/store';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
 
 // The scheduler's batches, on real BullMQ queues: what goes in one dispatch job, and when.
@@ -37,7 +37,9 @@ function setup(batches: Record<string, unknown> = {}) {
     batches,
   });
   const queues = createQueues({ redis: r.redis, keys: r.keys });
-  return { config, queues, batcher: createBatcher({ config, queues }), close: () => queues.close() };
+  const filling = createFillingBatches(r.redis, r.keys);
+  const batcherOf = (holder: string, clock?: () => number) => createBatcher({ config, queues, filling, holder, clock });
+  return { config, queues, filling, batcherOf, batcher: batcherOf('s1'), close: () => queues.close() };
 }
 
 async function jobs(queues: ReturnType<typeof createQueues>, priority: 'low' | 'critical' = 'low') {
@@ -74,6 +76,8 @@ describe('the scheduler’s batches', () => {
       // Position 64 is the next block: another message home.
       batcher.add(admitted(64, { admittedAt: t + 10 })),
     ]);
+    // Booked ahead, they are written near their slots.
+    await new Promise((resolve) => setTimeout(resolve, t + 200 - Date.now()));
     const written = (await jobs(queues)).sort((a, b) => b.ids.length - a.ids.length);
     expect(written).toEqual([
       { name: BATCH_JOB, ids: ['spring_0', 'spring_2'] },
@@ -126,6 +130,45 @@ describe('the scheduler’s batches', () => {
       ['spring_0', 'spring_2'],
       ['spring_1', 'spring_3'],
     ]);
+    await close();
+  });
+
+  it('ends an admission whose batch is due later once its recipient is in Redis; the batch is written when due, its list dropped', async () => {
+    const { batcher, queues, filling, close } = setup({ maxSize: 10, fillMs: 20 });
+    // Booked 600 ms ahead: the batch is due 550 ms from now, far past `fillMs`.
+    const slot = Date.now() + 600;
+    const started = Date.now();
+    await Promise.all([0, 1, 2].map((p) => batcher.add(admitted(p, { admittedAt: slot }))));
+    expect(Date.now() - started).toBeLessThan(300);
+    expect(await jobs(queues)).toEqual([]);
+    const kept = await filling.all();
+    expect(kept.map((b) => b.entries.map((e) => e.id))).toEqual([['spring_0', 'spring_1', 'spring_2']]);
+    // Near its slot, the batch is written as one job and its list dropped.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(await jobs(queues)).toEqual([{ name: BATCH_JOB, ids: ['spring_0', 'spring_1', 'spring_2'] }]);
+    expect(await filling.all()).toEqual([]);
+    await close();
+  });
+
+  it('writes a batch whose scheduler died once `worker.lockDurationMs` past due, as the job it would have been, and only once', async () => {
+    const { batcherOf, queues, filling, config, close } = setup({ maxSize: 10, fillMs: 20 });
+    const slot = Date.now() + 60_000;
+    // A scheduler puts three recipients in a batch due in a minute, then dies (its timer never fires).
+    const dead = batcherOf('dead');
+    await Promise.all([0, 1, 2].map((p) => dead.add(admitted(p, { admittedAt: slot }))));
+    expect(await filling.all()).toHaveLength(1);
+    // Another scheduler's sweep leaves it while it is not long past due…
+    let now = Date.now();
+    const other = batcherOf('other', () => now);
+    expect(await other.sweep()).toBe(0);
+    expect(await jobs(queues)).toEqual([]);
+    // …and writes it once it is.
+    now = slot + config.worker.lockDurationMs + 1;
+    expect(await other.sweep()).toBe(3);
+    expect(await jobs(queues)).toEqual([{ name: BATCH_JOB, ids: ['spring_0', 'spring_1', 'spring_2'] }]);
+    expect(await filling.all()).toEqual([]);
+    expect(await other.sweep()).toBe(0);
+    expect(await jobs(queues)).toHaveLength(1);
     await close();
   });
 });

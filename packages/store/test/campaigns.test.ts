@@ -1,8 +1,9 @@
 import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseMessage, type Keys, type QueuedMessage } from '@sluice/core';
+import { homeOf, parseMessage, type DispatchJobData, type Keys, type QueuedMessage } from '@sluice/core';
 import {
   createCampaigns,
+  createFillingBatches,
   createQueues,
   createStore,
   messageId,
@@ -124,6 +125,21 @@ describe('the campaign lifecycle', () => {
     await expect(campaigns.cancel('nope', { actor: 'tester', reason: 'x', waitMs: 0 })).rejects.toMatchObject({
       code: 'unknown_campaign',
     });
+  });
+
+  it('cancels the recipients a scheduler holds in a batch being filled (in Redis, no job yet)', async () => {
+    await campaigns.create({ id: 'spring' });
+    const ids = [await enqueue('spring', 's1@example.test'), await enqueue('spring', 's2@example.test')];
+    // Admitted and put in a dispatch batch due later: their campaign jobs are done, no dispatch job yet.
+    const admitted = await Promise.all(ids.map(async (id) => (await queues.campaign('spring').getJob(id))!.data));
+    for (const id of ids) await queues.campaign('spring').remove(id);
+    const filling = createFillingBatches(redis, keys);
+    const home = homeOf(ids[0]!);
+    await filling.put(home, 's1.0', Date.now() + 60_000, [admitted[0] as DispatchJobData]);
+    await filling.put(homeOf(ids[1]!), 's1.1', Date.now() + 60_000, [admitted[1] as DispatchJobData]);
+    const r = await campaigns.cancel('spring', { actor: 'tester', reason: 'typo', waitMs: 0 });
+    expect(r).toMatchObject({ cancelled: 2, alreadyFinal: 0, stillInFlight: [] });
+    for (const id of ids) expect(await store.get(id)).toMatchObject({ state: 'cancelled' });
   });
 
   it('refuses to resume a cancelled campaign, and changes nothing; the governor’s skip leaves it too', async () => {

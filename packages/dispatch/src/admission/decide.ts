@@ -31,6 +31,7 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
   const heldUntil = new Map<string, number>();
   const inFlight = new Set<Promise<unknown>>();
   const isHeld = (queue: string): boolean => (heldUntil.get(queue) ?? 0) > clock();
+  const refetch = refetchLatency(clock);
 
   /**
    * Campaign mail that goes in batches borrows a reserve only `batches.lendAheadMs` ahead (when
@@ -44,6 +45,17 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
     const provider = config.providers[admitted.provider];
     if (provider === undefined || (batchLimitOf(provider) ?? 1) < 2) return undefined;
     return config.batches.lendAheadMs;
+  }
+
+  /**
+   * How long a campaign-wide denial holds the queue: until half the horizon is free again, or
+   * until a reserve it may borrow is lendable, less what the queue takes to bring its next job
+   * here (or the reserve idles that long each time).
+   */
+  function holdOf(decision: { waitMs: number; lendWaitMs?: number }, m: IntakeJobData): number {
+    const busyMs = decision.waitMs + Math.ceil(config.horizonsMs[m.priority] / 2);
+    const lendMs = decision.lendWaitMs === undefined ? Infinity : Math.max(1, decision.lendWaitMs - refetch.ms());
+    return Math.min(busyMs, lendMs);
   }
 
   async function decide(
@@ -72,6 +84,7 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
     // script that decides them one after another in the order asked (a block's recipients in
     // one call), as separate calls would.
     if (queue !== undefined && isHeld(queue)) return { kind: 'held' };
+    if (queue !== undefined) refetch.note(queue);
     const asked = limiter.admit(request);
     inFlight.add(asked);
     const decision = await asked.finally(() => inFlight.delete(asked));
@@ -95,11 +108,9 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
     if (queue !== undefined && decision.layer !== 'receiver') {
       // Decided in the same call as the one that held it: that one holds the queue.
       if (isHeld(queue)) return { kind: 'held' };
-      const holdMs = Math.min(
-        decision.waitMs + Math.ceil(config.horizonsMs[m.priority] / 2),
-        decision.lendWaitMs ?? Infinity,
-      );
+      const holdMs = holdOf(decision, m);
       heldUntil.set(queue, clock() + holdMs);
+      refetch.held(queue, clock() + holdMs);
       return {
         kind: 'hold',
         ms: holdMs,
@@ -133,3 +144,30 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
     },
   };
 }
+
+/**
+ * How long a held campaign queue takes, once its hold ends, to bring its next job to the limiter
+ * (BullMQ's wait for the hold, its fetch, the checks before the quotas): a moving average of
+ * this scheduler's own, measured at each queue's first request after a hold.
+ */
+function refetchLatency(clock: () => number) {
+  const ends = new Map<string, number>();
+  let average = 0;
+  return {
+    held(queue: string, until: number): void {
+      ends.set(queue, until);
+    },
+    note(queue: string): void {
+      const end = ends.get(queue);
+      if (end === undefined) return;
+      ends.delete(queue);
+      average += (Math.min(Math.max(0, clock() - end), MAX_REFETCH_MS) - average) * REFETCH_WEIGHT;
+    },
+    ms: (): number => Math.round(average),
+  };
+}
+
+/** The weight of each new measure in {@link refetchLatency}'s average. */
+const REFETCH_WEIGHT = 0.2;
+/** The most a measure counts for (a hold's end seen late for another reason: a pause, a restart). */
+const MAX_REFETCH_MS = 100;

@@ -2,6 +2,7 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { PRIORITY_CLASSES, SluiceError, messagesOfJob, type Keys } from '@sluice/core';
 import type { Queues } from '../redis/queues.js';
+import { createFillingBatches } from '../redis/filling.js';
 import type { Store } from '../records/store.js';
 import { campaignArchivedError } from './archive.js';
 import { CAMPAIGN_FLAGS, encodeCancel } from './codec.js';
@@ -63,13 +64,15 @@ const IN_FLIGHT = new Set(['sending', 'submitted']);
  * 1. The campaign is marked cancelled and paused (`paused: 1` is the flag a worker's
  *    attempt checks atomically before a send: from here on no attempt of it starts).
  *    Its queue is paused, so the scheduler admits nothing more of it.
- * 2. Every message of it found in its queue or in the dispatch queues is finalized as
- *    `cancelled` (the `finalize` script never changes a final state, so what was sent stays
- *    sent). A message whose job was missed still cannot go: its attempt is held by the flag.
+ * 2. Every message of it found in its queue, in the dispatch queues or in a dispatch batch a
+ *    scheduler is filling (kept in Redis until its job is written) is finalized as `cancelled`
+ *    (the `finalize` script never changes a final state, so what was sent stays sent). A
+ *    message whose job was missed still cannot go: its attempt is held by the flag.
  * 3. Its jobs are removed (an active one is left to its worker, which finds the record final).
  * 4. Sends that had already started are waited for; any that come back to be retried are
- *    cancelled too. The queue is swept again until a sweep finds nothing (a job that moved
- *    between lists while they were read is found then), never drained blindly.
+ *    cancelled too. The queue (and the batches being filled) is swept again until a sweep finds
+ *    nothing (a job that moved between lists while they were read is found then), never
+ *    drained blindly.
  *
  * The campaign keeps its counters (`n:cancelled` counts what this ended). It can never be
  * resumed: `campaigns.resume` refuses it (`campaign_cancelled`).
@@ -96,6 +99,7 @@ export async function cancelCampaign(deps: CancelDeps, id: string, options: Canc
     finishedInFlight: 0,
     stillInFlight: [],
   };
+  const filling = createFillingBatches(redis, keys);
   const seen = new Set<string>();
   const inFlight = new Set<string>();
 
@@ -144,9 +148,20 @@ export async function cancelCampaign(deps: CancelDeps, id: string, options: Canc
     else if (state !== null) result.alreadyFinal++;
   }
 
+  /** Finalizes each message of the campaign in a dispatch batch a scheduler is filling; how many it had not seen. */
+  async function sweepFilling(): Promise<number> {
+    const ours = (await filling.all()).flatMap((b) => b.entries).filter((m) => m.campaignId === id && !seen.has(m.id));
+    for (const m of ours) {
+      seen.add(m.id);
+      await end(m.id);
+    }
+    return ours.length;
+  }
+
   await campaignQueue.pause();
   await sweep(campaignQueue, true);
   for (const q of dispatch) await sweep(q, false);
+  await sweepFilling();
 
   const deadline = Date.now() + options.waitMs;
   while (inFlight.size > 0 && Date.now() < deadline) {
@@ -157,7 +172,8 @@ export async function cancelCampaign(deps: CancelDeps, id: string, options: Canc
   // the lists as they were read (a delayed one promoted to wait): sweep again until a sweep
   // finds none. Never a blind drain: it would delete the job of a message no sweep ended,
   // leaving its record short of a final state for good.
-  for (let round = 0; round < 5 && (await sweep(campaignQueue, true)) > 0; round++);
+  // Likewise a recipient an admission under way put in a batch being filled.
+  for (let round = 0; round < 5 && (await sweep(campaignQueue, true)) + (await sweepFilling()) > 0; round++);
   result.stillInFlight = [...inFlight];
   return result;
 }
