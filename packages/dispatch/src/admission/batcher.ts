@@ -112,7 +112,8 @@ export function createBatcher(options: BatcherOptions): Batcher {
     try {
       if (batch.data.length > 0) await addJob(batch.data);
       for (const w of batch.waiting) w.resolve();
-      // Not dropped (Redis refused): a sweep writes its list again as the same job, which BullMQ ignores.
+      // Not dropped (Redis refused): a sweep writes its list again `worker.lockDurationMs` past
+      // due, long after this job ran: its worker finds those records final and sends none.
       if (batch.kept) await kept.drop(batch.home, batch.id).catch(() => undefined);
     } catch (error) {
       // Their admissions run again; the kept recipients stay in Redis for a sweep.
