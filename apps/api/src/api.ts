@@ -101,7 +101,10 @@ export function createApi(options: ApiOptions): Api {
     eventWindow: () => ({ maxAgeSeconds: dedupeTtlSeconds, maxFutureSeconds: config.api.webhooks.maxAgeSeconds }),
   };
 
-  const server = fastify({ trustProxy: false, ...httpLogging(options.requestLogger) });
+  // The proxies whose X-Forwarded-For is believed (`api.trustProxy`): a request's address.
+  const trust = config.api.trustProxy;
+  const trustProxy = typeof trust === 'number' ? (_address: string, hop: number) => hop < trust : trust;
+  const server = fastify({ trustProxy, ...httpLogging(options.requestLogger) });
   answerRequestIds(server);
   server.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, _req, reply) => {
     const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;

@@ -17,6 +17,7 @@ describe('api and suppression config', () => {
     expect(config.api).toEqual({
       host: '127.0.0.1',
       port: 8080,
+      trustProxy: false,
       keys: { pepper },
       webhooks: {
         ses: { topicArns: [] },
@@ -26,6 +27,13 @@ describe('api and suppression config', () => {
       },
     });
     expect(config.suppression.softBounces).toEqual({ count: 3, windowMs: 7 * 86_400_000 });
+  });
+
+  it('refuses a trustProxy that believes anyone, or a bad address, by name', () => {
+    expect(() => parseConfig({ api: { trustProxy: true } })).toThrow(/api\.trustProxy: must be false, a list/);
+    expect(() => parseConfig({ api: { trustProxy: ['10.0.0.0/33'] } })).toThrow(/api\.trustProxy/);
+    expect(parseConfig({ api: { trustProxy: ['10.0.0.0/8', '::1'] } }).api.trustProxy).toEqual(['10.0.0.0/8', '::1']);
+    expect(parseConfig({ api: { trustProxy: 2 } }).api.trustProxy).toBe(2);
   });
 
   it('refuses a weak pepper by name, without quoting it', () => {

@@ -107,6 +107,45 @@ describe('every /v1 route needs a key with its scope', () => {
   });
 });
 
+describe('where mail came from', () => {
+  it('records the key and the source address on every message; a forwarded address counts only from a trusted proxy', async () => {
+    const made = await keys.create('acme', { scopes: ['messages:send', 'read'] });
+    const forwarded = { 'x-forwarded-for': '203.0.113.9' };
+    const send = async (b: string, token: string, headers: Record<string, string> = {}) => {
+      const res = await fetch(`${b}/v1/messages`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(mail()),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    };
+    // Not trusted (the default): the socket's address, whatever the header says.
+    const direct = await send(base, made.token, forwarded);
+    expect(direct.status).toBe(202);
+    const record = (await call('GET', `/v1/messages/${direct.body.id}`, made.token)).body;
+    expect(record.origin).toEqual({ keyId: made.key.id, source: expect.stringMatching(/127\.0\.0\.1$/) });
+    const batch = await call('POST', '/v1/messages/batch', made.token, { messages: [mail({ to: 'b@example.test' })] });
+    const inBatch = (await call('GET', `/v1/messages/${batch.body.results[0].id}`, made.token)).body;
+    expect(inBatch.origin).toEqual(record.origin);
+    const office = await keys.create('acme', { scopes: ['messages:send', 'read'], cidrs: ['203.0.113.0/24'] });
+    expect((await send(base, office.token, forwarded)).body.error?.code).toBe('key_source');
+
+    // Behind a trusted proxy: the address it forwards is the request's, for the record and the CIDRs.
+    const proxied = await createWorld(r, {
+      api: { port: 0, keys: { pepper: PEPPER }, trustProxy: ['127.0.0.1', '::1', '::ffff:127.0.0.1'] },
+    });
+    try {
+      const behind = await proxied.api.listen();
+      const sent = await send(behind, office.token, forwarded);
+      expect(sent.status).toBe(202);
+      const seen = (await call('GET', `/v1/messages/${sent.body.id}`, made.token)).body;
+      expect(seen.origin).toEqual({ keyId: office.key.id, source: '203.0.113.9' });
+    } finally {
+      await proxied.close();
+    }
+  });
+});
+
 describe('sending over HTTP', () => {
   it('sends one, answers a batch per message (a refused one written nowhere), and reads status and attempts', async () => {
     const token = await key();

@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { SluiceError, createKeys, parseMessage, type Keys, type MessageInput } from '@sluice/core';
+import { SluiceError, createKeys, parseMessage, type Keys, type MessageInput, type MessageOrigin } from '@sluice/core';
 import {
   connectRedis,
   createCampaigns,
@@ -92,6 +92,31 @@ export interface Messages {
   cancel(id: string): Promise<boolean>;
 }
 
+/** Options of `send` and `sendBulk`. */
+export interface SendOptions {
+  /**
+   * Where the mail came from over HTTP, recorded on each message (`messages.status(id).origin`):
+   * the HTTP ingest sets it to the request's API key and address. A backend sends none.
+   */
+  origin?: MessageOrigin;
+}
+
+/** An origin's key id (an API key id) and source address (at most 64 characters, as an IPv6 address with its zone). */
+const ORIGIN_KEY = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Throws `invalid_argument` naming the field unless `origin` is one. */
+function checkOrigin(origin: MessageOrigin | undefined): void {
+  if (origin === undefined) return;
+  if (typeof origin.keyId !== 'string' || !ORIGIN_KEY.test(origin.keyId)) {
+    throw new SluiceError('invalid_argument', 'origin.keyId: must match [A-Za-z0-9_-]{1,64}', { path: 'origin.keyId' });
+  }
+  if (typeof origin.source !== 'string' || origin.source.length === 0 || origin.source.length > 64) {
+    throw new SluiceError('invalid_argument', 'origin.source: must be an address of 1 to 64 characters', {
+      path: 'origin.source',
+    });
+  }
+}
+
 /** What backends use to enqueue mail and control campaigns. */
 export interface SluiceClient {
   /**
@@ -99,14 +124,14 @@ export interface SluiceClient {
    * field, an unknown or cancelled campaign `unknown_campaign` or `campaign_cancelled`:
    * nothing is written. Redis down or silent past `timeoutMs`: `redis_unavailable`.
    */
-  send(message: MessageInput): Promise<SendResult>;
+  send(message: MessageInput, options?: SendOptions): Promise<SendResult>;
   /**
    * Validates every message first (errors name `messages.<i>.<field>`): one bad message
    * refuses the call with nothing written. Then enqueues in chunks of `chunkSize`; a
    * `redis_unavailable` in a later chunk leaves the earlier ones written (retry the call
    * with the same idempotency keys: they come back `duplicate`).
    */
-  sendBulk(messages: readonly MessageInput[]): Promise<SendResult[]>;
+  sendBulk(messages: readonly MessageInput[], options?: SendOptions): Promise<SendResult[]>;
   readonly campaigns: Campaigns;
   readonly messages: Messages;
   /** A tenant's suppressed addresses: list, look up, add by hand, remove. */
@@ -284,20 +309,22 @@ export function createClient(options: ClientOptions): SluiceClient {
       check();
       return guard('fleet', () => watch.read());
     },
-    async send(input) {
+    async send(input, opts = {}) {
       check();
-      const parsed = parse(input, []);
+      checkOrigin(opts.origin);
+      const parsed = { ...parse(input, []), origin: opts.origin };
       await guard('send', () => watch.ensure());
       const [result] = counted(await intake.enqueue([parsed], chunkSize, within('send')));
       return result!;
     },
-    async sendBulk(inputs) {
+    async sendBulk(inputs, opts = {}) {
       check();
       if (!Array.isArray(inputs)) {
         throw new SluiceError('invalid_argument', 'sendBulk takes an array of messages', { path: 'messages' });
       }
+      checkOrigin(opts.origin);
       // Every message first: one bad one refuses the call before anything is read or written.
-      const parsed = inputs.map((input, i) => parse(input, ['messages', i]));
+      const parsed = inputs.map((input, i) => ({ ...parse(input, ['messages', i]), origin: opts.origin }));
       await guard('sendBulk', () => watch.ensure());
       return counted(await intake.enqueue(parsed, chunkSize, within('sendBulk')));
     },

@@ -1,4 +1,11 @@
-export { createClient, type ClientOptions, type SluiceClient, type SendResult, type Messages } from './client.js';
+export {
+  createClient,
+  type ClientOptions,
+  type SluiceClient,
+  type SendOptions,
+  type SendResult,
+  type Messages,
+} from './client.js';
 export { type FleetCheck } from './fleet-check.js';
 export { type Campaigns } from './campaigns.js';
 export {

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { SluiceError, type Keys, type Message, type QueuedMessage } from '@sluice/core';
+import { SluiceError, type Keys, type Message, type MessageOrigin, type QueuedMessage } from '@sluice/core';
 import {
   campaignArchivedError,
   createCampaignWork,
@@ -17,6 +17,8 @@ export interface Parsed {
   path: readonly PropertyKey[];
   /** The caller named a class: a campaign's class does not replace it. */
   priorityGiven: boolean;
+  /** Where it came from over HTTP (`SendOptions.origin`). */
+  origin?: MessageOrigin | undefined;
 }
 
 /** The result of `send`. */
@@ -79,7 +81,7 @@ export function createIntake(deps: { redis: Redis; keys: Keys; store: Store; que
 
   /** Ids, acceptance times and queues: a campaign's mail takes its class unless the message names one. */
   function itemsOf(parsed: readonly Parsed[], campaigns: Map<string, CampaignFlags>): Item[] {
-    return parsed.map(({ message: m, path, priorityGiven }) => {
+    return parsed.map(({ message: m, path, priorityGiven, origin }) => {
       const campaign = m.campaignId === undefined ? undefined : campaigns.get(m.campaignId);
       const priority = campaign && !priorityGiven ? campaign.priority : m.priority;
       const message: QueuedMessage = {
@@ -87,6 +89,7 @@ export function createIntake(deps: { redis: Redis; keys: Keys; store: Store; que
         priority,
         id: messageId(m.tenantId, m.idempotencyKey),
         acceptedAt: Date.now(),
+        ...(origin !== undefined ? { origin } : {}),
       };
       const queue = m.campaignId !== undefined ? keys.campaignQueue(m.campaignId) : keys.intakeQueue(priority);
       return { message, queue, path };

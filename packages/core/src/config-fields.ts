@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { RESERVED_KEYS } from './config-input.js';
 
@@ -65,3 +66,14 @@ export function validRegExp(pattern: string): boolean {
     return false;
   }
 }
+
+/** An IP address or a CIDR block (`10.0.0.0/8`, `2001:db8::/32`): a key's sources, the api's trusted proxies. */
+export const cidr = z.string().refine(
+  (c) => {
+    const [address, bits, ...rest] = c.split('/');
+    const family = isIP(address ?? '');
+    const max = family === 4 ? 32 : 128;
+    return family !== 0 && rest.length === 0 && (bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= max));
+  },
+  { message: 'must be an IP address or a CIDR block (10.0.0.0/8, 2001:db8::/32)' },
+);

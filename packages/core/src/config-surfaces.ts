@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { host, name, secret, validRegExp } from './config-fields.js';
+import { cidr, host, name, secret, validRegExp } from './config-fields.js';
 
 // What the processes show and serve: the admin app, metrics, logs and the HTTP API.
 
@@ -126,6 +126,18 @@ export const apiSchema = z
     host: host.default('127.0.0.1'),
     /** Its port (0: any free one). */
     port: z.number().int().min(0).max(65535).default(8080),
+    /**
+     * Which proxies' `X-Forwarded-For` to believe for a request's address (the source recorded on
+     * its messages, and what a key's CIDRs are checked against): `false`, the socket's address;
+     * the addresses or CIDR blocks of your load balancers; or how many hops of proxies there are.
+     * `true` (believe anyone) is refused: any client could then claim any address.
+     * @defaultValue `false`
+     */
+    trustProxy: z
+      .union([z.literal(false), z.array(cidr).min(1), z.number().int().min(1).max(10)], {
+        message: 'must be false, a list of proxy addresses or CIDR blocks, or a number of hops (1-10)',
+      })
+      .default(false),
     /** API keys of tenants (docs/design/tenants-and-keys.md). */
     keys: z
       .strictObject({

@@ -52,7 +52,13 @@ export type SluiceErrorCode =
   /** A key used for what its scopes, streams or from-domains do not allow. */
   | 'key_scope'
   /** A key used from an address outside its allowed CIDRs. */
-  | 'key_source';
+  | 'key_source'
+  /** An `Idempotency-Key` header that is empty, too long or not visible ASCII. */
+  | 'idempotency_key_invalid'
+  /** An `Idempotency-Key` used before on the route with another body. */
+  | 'idempotency_key_reused'
+  /** An `Idempotency-Key` whose first request is still being answered. */
+  | 'idempotency_in_flight';
 
 /** What the errors reference says of one code: when it is thrown, what Sluice says to do, what a caller does. */
 export interface ErrorCodeDoc {
@@ -240,6 +246,21 @@ export const ERROR_CODES: Readonly<Record<SluiceErrorCode, ErrorCodeDoc>> = {
     action: 'permanent',
     when: 'A key used from an address outside its allowed CIDRs.',
     callerDoes: "Send from an allowed address, or ask the tenant's admin to widen the key's CIDRs.",
+  },
+  idempotency_key_invalid: {
+    action: 'permanent',
+    when: 'An `Idempotency-Key` header that is empty, longer than 255 characters, or not visible ASCII.',
+    callerDoes: 'Send a key of 1 to 255 visible ASCII characters (a UUID is usual).',
+  },
+  idempotency_key_reused: {
+    action: 'permanent',
+    when: 'An `Idempotency-Key` the same API key used on the same route within 24 h, with another body (HTTP 422).',
+    callerDoes: 'Use a new key for a new request; repeat the first body to get its answer again.',
+  },
+  idempotency_in_flight: {
+    action: 'retry',
+    when: 'An `Idempotency-Key` whose first request is still being answered (HTTP 409).',
+    callerDoes: 'Retry after `Retry-After`: the first answer is then replayed.',
   },
 };
 

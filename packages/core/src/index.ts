@@ -30,6 +30,7 @@ export {
   type Message,
   type QueuedMessage,
   type InjectedFields,
+  type MessageOrigin,
 } from './message.js';
 export {
   configSchema,
@@ -45,6 +46,7 @@ export { launchSchema } from './config-launch.js';
 export { campaignsSchema } from './config-campaigns.js';
 export { POOL_STATES, type PoolState } from './config-providers.js';
 export { MAX_CONFIG_DEPTH } from './config-input.js';
+export { cidr } from './config-fields.js';
 export { MIN_TOKEN_BITS, tokenWeakness } from './config-surfaces.js';
 export {
   REPLY_FAMILIES,

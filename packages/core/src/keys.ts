@@ -51,6 +51,11 @@ export interface Keys {
   tenantAudit(tenantId: string): string;
   /** Auth failures that name no known key (stream), under the api's fleet-wide tag. */
   apiAudit(): string;
+  /**
+   * An `Idempotency-Key` of one API key on one route (hash: the body's fingerprint, the claiming
+   * request's token, then the answer's status and body), kept 24 h. Under the tenant's tag.
+   */
+  idempotency(tenantId: string, keyId: string, route: string, hash: string): string;
   /** A tenant's suppression list (hash: lower-cased address → `source|at|provider|reason`). Under the tenant's tag. */
   suppression(tenantId: string): string;
   /** A campaign's settings, flags and window (hash). Under the campaign's tag, with its queue. */
@@ -323,6 +328,7 @@ export function createKeys(prefix = 'sluice'): Keys {
     keyIndex: () => `${prefix}:${api}:keyidx`,
     tenantAudit: (tenantId) => `${prefix}:audit:${tenant(tenantId)}`,
     apiAudit: () => `${prefix}:${api}:audit`,
+    idempotency: (tenantId, keyId, route, hash) => `${prefix}:idem:${tenant(tenantId)}:${keyId}:${route}:${hash}`,
     suppression: (tenantId) => `${prefix}:sup:${tenant(tenantId)}`,
     campaign,
     campaignHome: (id, h) => `${home(h)}:cn:${id}`,

@@ -183,6 +183,16 @@ export interface QueuedMessage extends Message {
    * its own (the campaign holds it once) and is rendered from it at send time.
    */
   injected?: InjectedFields;
+  /** Which API key sent it and from what address: set by the HTTP ingest, none for a backend's client. */
+  origin?: MessageOrigin;
+}
+
+/** Where a message came from over HTTP (docs/design/tenants-and-keys.md). */
+export interface MessageOrigin {
+  /** The API key's id (`sluice keys list` shows it). */
+  keyId: string;
+  /** The address the request came from (behind a proxy: as `api.trustProxy` reads it). */
+  source: string;
 }
 
 /** What an injected campaign recipient carries besides its address. */

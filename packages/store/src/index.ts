@@ -172,3 +172,12 @@ export {
   type Authenticator,
   type AuthenticatorOptions,
 } from './tenants/authenticate.js';
+export {
+  IDEMPOTENCY_CLAIM_MS,
+  IDEMPOTENCY_KEEP_MS,
+  createIdempotency,
+  replayable,
+  type Idempotency,
+  type IdempotencyClaim,
+  type IdempotencyScope,
+} from './tenants/idempotency.js';

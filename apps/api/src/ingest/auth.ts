@@ -32,6 +32,9 @@ const STATUS: Partial<Record<SluiceErrorCode, number>> = {
   unknown_campaign: 404,
   campaign_cancelled: 409,
   campaign_archived: 409,
+  idempotency_key_invalid: 400,
+  idempotency_key_reused: 422,
+  idempotency_in_flight: 409,
 };
 
 /** A `SluiceError` as an ingest route answers it: its status and `{ error: { code, message, path } }`. */

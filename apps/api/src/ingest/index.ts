@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Keys, ServiceLogger, SluiceConfig } from '@sluice/core';
 import { createClient } from '@sluice/client';
-import { createAuthenticator } from '@sluice/store';
+import { createAuthenticator, createIdempotency } from '@sluice/store';
 import { requireKeys, type IngestRoute } from './auth.js';
+import { useIdempotency } from './idempotency.js';
 import { registerMessageRoutes } from './messages.js';
 
 /** What the ingest needs of the api. */
@@ -41,6 +42,7 @@ export function registerIngest(server: FastifyInstance, deps: IngestDeps): Inges
   const routes: IngestRoute[] = [];
   void server.register(async (app) => {
     requireKeys(app, authenticator, routes);
+    useIdempotency(app, createIdempotency({ redis, keys }));
     registerMessageRoutes(app, { client, authenticator });
   });
   return { routes, close: () => client.close() };

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SluiceError, parseMessage, type MessageInput } from '@sluice/core';
+import { SluiceError, parseMessage, type MessageInput, type MessageOrigin } from '@sluice/core';
 import type { SluiceClient } from '@sluice/client';
 import { requireMessageAllowed, requireSending, type Authenticated, type Authenticator } from '@sluice/store';
 import { sendError } from './auth.js';
@@ -73,11 +73,15 @@ async function sendEach(
   client: SluiceClient,
   inputs: { at: number; input: MessageInput }[],
   answers: BatchAnswer[],
+  origin: MessageOrigin,
 ): Promise<{ at: number; id: string; duplicate: boolean }[]> {
   let pending = inputs;
   while (pending.length > 0) {
     try {
-      const sent = await client.sendBulk(pending.map((x) => x.input));
+      const sent = await client.sendBulk(
+        pending.map((x) => x.input),
+        { origin },
+      );
       return sent.map(({ id, duplicate }, j) => ({ at: pending[j]!.at, id, duplicate }));
     } catch (err) {
       const j = err instanceof SluiceError ? /^messages\.(\d+)/.exec(err.path ?? '')?.[1] : undefined;
@@ -92,6 +96,9 @@ async function sendEach(
   return [];
 }
 
+/** The request's key and address, recorded on each message it sends. */
+const originOf = (req: FastifyRequest): MessageOrigin => ({ keyId: req.auth!.key.id, source: req.ip });
+
 const notFound = (reply: FastifyReply, id: string): FastifyReply =>
   reply.code(404).send({ error: { code: 'not_found', message: `no message ${id}`, path: 'id' } });
 
@@ -102,7 +109,7 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRoutesD
       const auth = req.auth!;
       const input = admissible(auth, req.body, []);
       await mayTenantSend(deps, auth);
-      const { id, duplicate } = await deps.client.send(input);
+      const { id, duplicate } = await deps.client.send(input, { origin: originOf(req) });
       return reply.code(duplicate ? 200 : 202).send({ id, duplicate });
     }),
   );
@@ -128,7 +135,7 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRoutesD
           answers[i] = { status: 'refused', error: { code: err.code, message: err.message, path: err.path } };
         }
       });
-      const sent = await sendEach(deps.client, inputs, answers);
+      const sent = await sendEach(deps.client, inputs, answers, originOf(req));
       sent.forEach(({ at, id, duplicate }) => (answers[at] = { status: 'accepted', id, duplicate }));
       const accepted = sent.length;
       return reply

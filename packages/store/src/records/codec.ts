@@ -1,4 +1,4 @@
-import type { Keys, MessageState, PriorityClass, QueuedMessage } from '@sluice/core';
+import type { Keys, MessageOrigin, MessageState, PriorityClass, QueuedMessage } from '@sluice/core';
 import { hashRead, type HashFields } from '../redis/hash-read.js';
 import type { HeldNote, MessageRecord } from './message-record.js';
 
@@ -55,6 +55,9 @@ export const RECORD_FIELDS = {
   hop: 'hop',
   /** When its retry is due (epoch ms). */
   retryAt: 'retryAt',
+  /** The API key it came with over HTTP, and the address it came from (`QueuedMessage.origin`). */
+  apiKey: 'apiKey',
+  source: 'source',
 } as const;
 
 const F = RECORD_FIELDS;
@@ -91,6 +94,7 @@ export function encodeNewRecord(message: QueuedMessage): string[] {
     String(message.acceptedAt),
   ];
   if (message.injected?.key !== undefined) fields.push(F.key, message.injected.key);
+  if (message.origin !== undefined) fields.push(F.apiKey, message.origin.keyId, F.source, message.origin.source);
   return fields;
 }
 
@@ -139,6 +143,12 @@ export function encodeRequeue(r: { reason?: string | undefined; hop: number }): 
 
 const num = (v: string | undefined): number => (v === undefined ? 0 : Number(v));
 
+/** The API key and address a message came with over HTTP, if it did. */
+function originOf(h: HashFields): { origin?: MessageOrigin } {
+  const keyId = h[F.apiKey];
+  return keyId === undefined ? {} : { origin: { keyId, source: h[F.source] ?? '' } };
+}
+
 /** A record as `messages.status(id)` shows it; `null` for no record (no `state`). */
 export function decodeRecord(keys: Keys, id: string, h: HashFields): MessageRecord | null {
   if (!h[F.state]) return null;
@@ -164,6 +174,7 @@ export function decodeRecord(keys: Keys, id: string, h: HashFields): MessageReco
     finalAt: h[F.finalAt] === undefined ? undefined : num(h[F.finalAt]),
     lastEvent: h[F.event],
     lastEventAt: h[F.eventAt] === undefined ? undefined : num(h[F.eventAt]),
+    ...originOf(h),
   };
 }
 

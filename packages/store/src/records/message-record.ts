@@ -1,4 +1,4 @@
-import type { MessageState, PriorityClass } from '@sluice/core';
+import type { MessageOrigin, MessageState, PriorityClass } from '@sluice/core';
 
 /**
  * Why a waiting message waits, as the scheduler noted it on its record (`noteHeld`), for
@@ -47,6 +47,8 @@ export interface MessageRecord {
   lastEvent: string | undefined;
   /** When that event happened, epoch ms. */
   lastEventAt: number | undefined;
+  /** The API key it came with over HTTP and the address it came from; none for a backend's client. */
+  origin?: MessageOrigin;
   /**
    * Only the compact form is left (`delivery.retention: compact`, after every consumer group
    * acknowledged its outcome): no address, reply, attempts or later ESP event.

@@ -157,3 +157,17 @@ export const PRUNE_CODE = { kept: 0, pruned: 1 } as const;
 export function pruneResult(reply: unknown): boolean {
   return nameOf(PRUNE_CODE, reply) === 'pruned';
 }
+
+/** idem-claim-1.lua's first value. */
+export const IDEM_CLAIM_CODE = { claimed: 1, answered: 2, otherBody: 3, inFlight: 4 } as const;
+
+/** What an `Idempotency-Key` held when a request claimed it. */
+export type IdemClaim =
+  { kind: 'claimed' | 'otherBody' | 'inFlight' } | { kind: 'answered'; status: number; body: string };
+
+/** idem-claim-1.lua's reply `{ code, status?, body? }` (a code it does not have reads as `inFlight`). */
+export function idemClaimResult(reply: unknown): IdemClaim {
+  const [code, status, body] = reply as [number, string | undefined, string | undefined];
+  const kind = nameOf(IDEM_CLAIM_CODE, code) ?? 'inFlight';
+  return kind === 'answered' ? { kind, status: Number(status), body: body ?? '' } : { kind };
+}

@@ -16,6 +16,8 @@ const SCRIPTS = {
   sluicePruneWork: { file: 'prune-work-1.lua', keys: 1 },
   sluiceArchiveCampaign: { file: 'archive-campaign-5.lua', keys: 5 },
   sluiceDeleteCampaign: { file: 'delete-campaign-5.lua', keys: 5 },
+  sluiceIdemClaim: { file: 'idem-claim-1.lua', keys: 1 },
+  sluiceIdemSettle: { file: 'idem-settle-1.lua', keys: 1 },
 };
 
 /** A Redis client with the store's scripts defined. */

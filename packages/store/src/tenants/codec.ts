@@ -1,6 +1,5 @@
-import { isIP } from 'node:net';
 import { z } from 'zod';
-import { SluiceError } from '@sluice/core';
+import { SluiceError, cidr } from '@sluice/core';
 import type { KeyEnv } from './token.js';
 
 /** What a key may do; a route names the one it needs, `admin` holds them all. */
@@ -137,16 +136,6 @@ const domain = z
     message: 'must be a domain name',
   })
   .transform((d) => d.toLowerCase());
-const cidr = z.string().refine(
-  (c) => {
-    const [address, bits, ...rest] = c.split('/');
-    const family = isIP(address ?? '');
-    const max = family === 4 ? 32 : 128;
-    return family !== 0 && rest.length === 0 && (bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= max));
-  },
-  { message: 'must be an IP address or a CIDR block (10.0.0.0/8, 2001:db8::/32)' },
-);
-
 /** What a new key may be given (checked: a bad field is named, and nothing is written). */
 export const keyInputSchema = z.strictObject({
   env: z.enum(['live', 'test']).default('live'),
