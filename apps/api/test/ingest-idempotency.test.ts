@@ -1,31 +1,20 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createApiKeys, createIdempotency, createTenants, IDEMPOTENCY_KEEP_MS, type ApiKeys } from '@sluice/store';
+import { describe, expect, it } from 'vitest';
+import { createIdempotency, createTenants, IDEMPOTENCY_KEEP_MS } from '@sluice/store';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
-import { createWorld, type World } from './support.js';
+import { useIngest } from './support.js';
 
 // The Idempotency-Key header of the HTTP ingest, over a real socket with plain fetch, as a
 // backend retrying a request it never saw answered uses it.
 const r = useRedisPrefix();
-const PEPPER = 'api-pepper/Mn3bV6cX9zL2kJ5hG8fD1sA4qW7eR0t=';
-let world: World;
-let base: string;
-let keys: ApiKeys;
-
-beforeEach(async () => {
-  world = await createWorld(r, { api: { port: 0, keys: { pepper: PEPPER } } });
-  base = await world.api.listen();
-  await createTenants({ redis: r.redis, keys: r.keys }).create('acme');
-  keys = createApiKeys({ redis: r.redis, keys: r.keys, pepper: PEPPER });
-});
-afterEach(() => world.close());
+const ingest = useIngest(r, ['acme']);
 
 const key = async (): Promise<{ token: string; id: string }> => {
-  const made = await keys.create('acme', { scopes: ['messages:send', 'read'] });
+  const made = await ingest().keys.create('acme', { scopes: ['messages:send', 'read'] });
   return { token: made.token, id: made.key.id };
 };
 
 async function post(path: string, token: string, body: unknown, idempotencyKey?: string) {
-  const res = await fetch(`${base}${path}`, {
+  const res = await fetch(`${ingest().base}${path}`, {
     method: 'POST',
     headers: {
       authorization: `Bearer ${token}`,

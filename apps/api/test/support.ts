@@ -1,7 +1,17 @@
 import { createHmac, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { parseConfig, parseMessage, type Keys, type QueuedMessage, type ServiceLogger } from '@sluice/core';
-import { createStore, createSuppressions, messageId, type Store, type Suppressions } from '@sluice/store';
+import { afterEach, beforeEach } from 'vitest';
+import {
+  createApiKeys,
+  createStore,
+  createSuppressions,
+  createTenants,
+  messageId,
+  type ApiKeys,
+  type Store,
+  type Suppressions,
+} from '@sluice/store';
 import { createSignals, type Signals } from '@sluice/throttle';
 import type { RedisPrefix } from '../../../test/support/redis-prefix.js';
 import { createApi, type Api, type ApiOptions } from '../src/api.js';
@@ -132,4 +142,33 @@ export async function createWorld(
       await signals.close();
     },
   };
+}
+
+/** The pepper of the ingest tests' keys. */
+export const PEPPER = 'api-pepper/Mn3bV6cX9zL2kJ5hG8fD1sA4qW7eR0t=';
+
+/** An ingest test's api: its world, its listening URL, and a key maker on the test's prefix. */
+export interface IngestRig {
+  world: World;
+  base: string;
+  keys: ApiKeys;
+}
+
+/**
+ * Registers the hooks that start an api with keys on the test's prefix before each test, with
+ * `tenants` created, and close it after (`useRedisPrefix` called first in the file).
+ */
+export function useIngest(test: RedisPrefix, tenants: readonly string[] = ['acme', 'other']): () => IngestRig {
+  let rig: IngestRig | undefined;
+  beforeEach(async () => {
+    const world = await createWorld(test, { api: { port: 0, keys: { pepper: PEPPER } } });
+    const base = await world.api.listen();
+    for (const t of tenants) await createTenants({ redis: test.redis, keys: test.keys }).create(t);
+    rig = { world, base, keys: createApiKeys({ redis: test.redis, keys: test.keys, pepper: PEPPER }) };
+  });
+  afterEach(async () => {
+    await rig?.world.close();
+    rig = undefined;
+  });
+  return () => rig!;
 }

@@ -6,6 +6,7 @@ import { createAuthenticator, createIdempotency } from '@sluice/store';
 import { requireKeys, type IngestRoute } from './auth.js';
 import { useIdempotency } from './idempotency.js';
 import { registerMessageRoutes } from './messages.js';
+import { registerCampaignRoutes } from './campaigns.js';
 
 /** What the ingest needs of the api. */
 export interface IngestDeps {
@@ -44,6 +45,7 @@ export function registerIngest(server: FastifyInstance, deps: IngestDeps): Inges
     requireKeys(app, authenticator, routes);
     useIdempotency(app, createIdempotency({ redis, keys }));
     registerMessageRoutes(app, { client, authenticator });
+    registerCampaignRoutes(app, { client, config, redis, keys });
   });
   return { routes, close: () => client.close() };
 }

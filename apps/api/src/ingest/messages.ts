@@ -49,7 +49,7 @@ async function mayTenantSend(deps: MessageRoutesDeps, auth: Authenticated): Prom
 }
 
 /** Answers a `SluiceError` as the route's error; anything else goes to the server's handler. */
-async function answering(reply: FastifyReply, work: () => Promise<unknown>): Promise<unknown> {
+export async function answering(reply: FastifyReply, work: () => Promise<unknown>): Promise<unknown> {
   try {
     return await work();
   } catch (err) {
