@@ -107,6 +107,34 @@ describe('every /v1 route needs a key with its scope', () => {
   });
 });
 
+describe('when Redis is nearly full', () => {
+  it('refuses new mail with 503 storage_full and Retry-After, writing nothing', async () => {
+    const tight = { launch: { storage: { holdAbove: 0.000001, rejectAbove: 0.000001 } } };
+    const full = await createWorld(r, { api: { port: 0, keys: { pepper: PEPPER } }, ...tight });
+    try {
+      const at = await full.api.listen();
+      const token = await key();
+      const before = await world.snapshot();
+      for (const [path, body] of [
+        ['/v1/messages', mail()],
+        ['/v1/messages/batch', { messages: [mail()] }],
+      ] as const) {
+        const res = await fetch(`${at}${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        const answer = (await res.json()) as { error?: { code: string; message: string } };
+        expect([res.status, answer.error?.code, res.headers.get('retry-after')]).toEqual([503, 'storage_full', '5']);
+        expect(answer.error?.message).toMatch(/launch\.storage\.rejectAbove/);
+      }
+      expect(await world.snapshot()).toEqual(before);
+    } finally {
+      await full.close();
+    }
+  });
+});
+
 describe('where mail came from', () => {
   it('records the key and the source address on every message; a forwarded address counts only from a trusted proxy', async () => {
     const made = await keys.create('acme', { scopes: ['messages:send', 'read'] });

@@ -58,7 +58,9 @@ export type SluiceErrorCode =
   /** An `Idempotency-Key` used before on the route with another body. */
   | 'idempotency_key_reused'
   /** An `Idempotency-Key` whose first request is still being answered. */
-  | 'idempotency_in_flight';
+  | 'idempotency_in_flight'
+  /** New mail refused while Redis is past `launch.storage.rejectAbove` of its memory. */
+  | 'storage_full';
 
 /** What the errors reference says of one code: when it is thrown, what Sluice says to do, what a caller does. */
 export interface ErrorCodeDoc {
@@ -261,6 +263,12 @@ export const ERROR_CODES: Readonly<Record<SluiceErrorCode, ErrorCodeDoc>> = {
     action: 'retry',
     when: 'An `Idempotency-Key` whose first request is still being answered (HTTP 409).',
     callerDoes: 'Retry after `Retry-After`: the first answer is then replayed.',
+  },
+  storage_full: {
+    action: 'retry',
+    when: 'New mail over HTTP while Redis is past `launch.storage.rejectAbove` of its memory (HTTP 503); nothing was written.',
+    callerDoes:
+      'Retry after `Retry-After`; an operator frees room (outcomes acknowledged, campaigns archived) or raises `maxmemory`.',
   },
 };
 

@@ -41,4 +41,5 @@ export {
   type ProjectionInput,
 } from './launch/project.js';
 export { createLaunchChore, type LaunchChore, type LaunchChoreOptions } from './launch/chore.js';
-export { readInputs, storageOf, type AccountQuota, type InputDeps, type LaunchSubject } from './launch/inputs.js';
+export { storageOf } from '@sluice/store';
+export { readInputs, type AccountQuota, type InputDeps, type LaunchSubject } from './launch/inputs.js';

@@ -52,6 +52,7 @@ export {
 } from './feedback/suppressions.js';
 export { createFeedback, type ApplyResult, type Feedback, type FeedbackOptions } from './feedback/feedback.js';
 export { createQueues, type Queues, type QueuesOptions } from './redis/queues.js';
+export { createStorageGuard, storageOf } from './redis/storage.js';
 export { createFillingBatches, type FilledBatch, type FillingBatches } from './redis/filling.js';
 export {
   campaignCancelledError,

@@ -35,6 +35,7 @@ const STATUS: Partial<Record<SluiceErrorCode, number>> = {
   campaign_exists: 409,
   campaign_launched: 409,
   no_scheduler: 503,
+  storage_full: 503,
   idempotency_key_invalid: 400,
   idempotency_key_reused: 422,
   idempotency_in_flight: 409,

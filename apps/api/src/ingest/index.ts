@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Keys, ServiceLogger, SluiceConfig } from '@sluice/core';
 import { createClient } from '@sluice/client';
-import { createAuthenticator, createIdempotency } from '@sluice/store';
+import { createAuthenticator, createIdempotency, createStorageGuard } from '@sluice/store';
 import { requireKeys, type IngestRoute } from './auth.js';
 import { useIdempotency } from './idempotency.js';
 import { registerMessageRoutes } from './messages.js';
@@ -44,7 +44,7 @@ export function registerIngest(server: FastifyInstance, deps: IngestDeps): Inges
   void server.register(async (app) => {
     requireKeys(app, authenticator, routes);
     useIdempotency(app, createIdempotency({ redis, keys }));
-    registerMessageRoutes(app, { client, authenticator });
+    registerMessageRoutes(app, { client, authenticator, storage: createStorageGuard({ redis, config }) });
     registerCampaignRoutes(app, { client, config, redis, keys });
   });
   return { routes, close: () => client.close() };

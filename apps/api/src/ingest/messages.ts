@@ -13,6 +13,8 @@ const BODY_LIMIT = 24 * 1024 * 1024;
 export interface MessageRoutesDeps {
   client: SluiceClient;
   authenticator: Authenticator;
+  /** Refuses new mail while Redis is nearly full (`storage_full`). */
+  storage: { check(): Promise<void> };
 }
 
 /** One message of a batch, as answered: accepted with its id, or refused with why. */
@@ -109,6 +111,7 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRoutesD
       const auth = req.auth!;
       const input = admissible(auth, req.body, []);
       await mayTenantSend(deps, auth);
+      await deps.storage.check();
       const { id, duplicate } = await deps.client.send(input, { origin: originOf(req) });
       return reply.code(duplicate ? 200 : 202).send({ id, duplicate });
     }),
@@ -124,6 +127,7 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRoutesD
         });
       }
       await mayTenantSend(deps, auth);
+      await deps.storage.check();
       // Each message on its own: a refused one is answered and written nowhere, the others go.
       const answers: BatchAnswer[] = [];
       const inputs: { at: number; input: MessageInput }[] = [];

@@ -8,7 +8,7 @@ import {
   type ReceiverLimit,
   type SluiceConfig,
 } from '@sluice/core';
-import type { LaunchChecks, LaunchLimit } from '@sluice/store';
+import { storageOf, type LaunchLimit } from '@sluice/store';
 import { quotaLayers, type Adjustments } from '@sluice/throttle';
 import type { Warmup } from '../control/warmup.js';
 import type { Organisations } from '../routing/organisations.js';
@@ -88,16 +88,6 @@ async function receiversOf(
     out.set(limit.name, entry);
   }
   return out;
-}
-
-/** Redis memory against maxmemory, or the configured budget when there is none. */
-export async function storageOf(redis: Redis, budgetBytes: number): Promise<LaunchChecks['storage']> {
-  const info = await redis.info('memory');
-  const field = (name: string): number => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1] ?? 0);
-  const used = field('used_memory');
-  const max = field('maxmemory');
-  const budget = max > 0 ? max : budgetBytes;
-  return { usedBytes: used, budgetBytes: budget, share: used / budget, source: max > 0 ? 'maxmemory' : 'budget' };
 }
 
 /** The providers the stream's route sends by, with their shares of its traffic. */
