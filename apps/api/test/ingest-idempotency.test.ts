@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createIdempotency, createTenants, IDEMPOTENCY_KEEP_MS } from '@sluice/store';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
-import { useIngest } from './support.js';
+import { mail, useIngest } from './support.js';
 
 // The Idempotency-Key header of the HTTP ingest, over a real socket with plain fetch, as a
 // backend retrying a request it never saw answered uses it.
@@ -25,14 +25,6 @@ async function post(path: string, token: string, body: unknown, idempotencyKey?:
   });
   return { status: res.status, body: (await res.json()) as Record<string, any>, headers: res.headers };
 }
-
-const mail = (over: Record<string, unknown> = {}) => ({
-  from: 'Acme <no-reply@acme.test>',
-  to: 'jane@example.test',
-  subject: 'Your code',
-  text: '123456',
-  ...over,
-});
 
 /** The message records written so far. */
 const records = async () => (await r.redis.keys(`${r.keys.prefix}:*:msg:*`)).length;

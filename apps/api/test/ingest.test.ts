@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiKeys, createTenants, KEY_SCOPES, type ApiKeys, type KeyInput, type KeyScope } from '@sluice/store';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
-import { createWorld, type World } from './support.js';
+import { createWorld, mail, type World } from './support.js';
 
 // The HTTP ingest as a backend in another language uses it: plain fetch over a socket, no SDK.
 const r = useRedisPrefix();
@@ -33,14 +33,6 @@ async function call(method: string, path: string, token: string | undefined, bod
   });
   return { status: res.status, body: (await res.json()) as Record<string, any>, headers: res.headers };
 }
-
-const mail = (over: Record<string, unknown> = {}) => ({
-  from: 'Acme <no-reply@acme.test>',
-  to: 'jane@example.test',
-  subject: 'Your code',
-  text: '123456',
-  ...over,
-});
 
 /** A request each route can take (ids that exist or not: refused before they matter). */
 const sample = (method: string, url: string) => ({

@@ -172,3 +172,12 @@ export function useIngest(test: RedisPrefix, tenants: readonly string[] = ['acme
   });
   return () => rig!;
 }
+
+/** A valid message body for the ingest routes, with `over` in place. */
+export const mail = (over: Record<string, unknown> = {}) => ({
+  from: 'Acme <no-reply@acme.test>',
+  to: 'jane@example.test',
+  subject: 'Your code',
+  text: '123456',
+  ...over,
+});
