@@ -319,10 +319,20 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       const node = nodes.get(port);
       if (!node || !running(node.child)) throw new Error(`no node of the cluster is running on ${port}`);
       if ((await role(port)) !== 'master') throw new Error(`the node on ${port} is a replica, not a master`);
-      // The cluster's config, not the live links: a replica whose link is down still takes over.
+      // Its replicas as they see themselves (a master learns of a new replica by gossip, so its own
+      // CLUSTER REPLICAS can still be empty just after the cluster settled), and as the cluster's
+      // config has them: a replica whose link is down still takes over.
+      const views = await settle(`no replica of ${port} is attached`, (all) =>
+        all.some((v) => v.master?.port === port),
+      );
       const id = String(await ask(port, 'CLUSTER', 'MYID'));
       const replicaLines = (await ask(port, 'CLUSTER', 'REPLICAS', id)) as string[];
-      const replicaPorts = replicaLines.map((line) => Number(/:(\d+)@/.exec(line)?.[1]));
+      const replicaPorts = [
+        ...new Set([
+          ...views.filter((v) => v.master?.port === port).map((v) => v.port),
+          ...replicaLines.map((line) => Number(/:(\d+)@/.exec(line)?.[1])),
+        ]),
+      ];
       const exited = new Promise((r) => node.child.once('exit', r));
       node.child.kill('SIGKILL');
       await exited;
