@@ -60,7 +60,9 @@ export type SluiceErrorCode =
   /** An `Idempotency-Key` whose first request is still being answered. */
   | 'idempotency_in_flight'
   /** New mail refused while Redis is past `launch.storage.rejectAbove` of its memory. */
-  | 'storage_full';
+  | 'storage_full'
+  /** Recipients over HTTP while their campaign takes no more (its window full) past the request's wait. */
+  | 'injection_waiting';
 
 /** What the errors reference says of one code: when it is thrown, what Sluice says to do, what a caller does. */
 export interface ErrorCodeDoc {
@@ -269,6 +271,11 @@ export const ERROR_CODES: Readonly<Record<SluiceErrorCode, ErrorCodeDoc>> = {
     when: 'New mail over HTTP while Redis is past `launch.storage.rejectAbove` of its memory (HTTP 503); nothing was written.',
     callerDoes:
       'Retry after `Retry-After`; an operator frees room (outcomes acknowledged, campaigns archived) or raises `maxmemory`.',
+  },
+  injection_waiting: {
+    action: 'retry',
+    when: "A campaign's recipients over HTTP while it takes no more past the request's `waitMs`: its window is full, the outcome stream is behind, or its launch's next wave has not opened (HTTP 429; the answer's `cursor` says how far it got).",
+    callerDoes: 'Send the rest again after `Retry-After`, from `?from=<cursor.position>`.',
   },
 };
 

@@ -6,6 +6,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The scope a `/v1` route needs; a route without one is refused at registration. */
     scope?: KeyScope;
+    /**
+     * The body is read as a stream by the handler (NDJSON): no `Idempotency-Key` fingerprint, as
+     * the route is idempotent by its cursor (a line sent again is skipped).
+     */
+    streamed?: true;
   }
   interface FastifyRequest {
     /** The request's key, checked (set on every `/v1` route before its handler). */
@@ -39,14 +44,21 @@ const STATUS: Partial<Record<SluiceErrorCode, number>> = {
   idempotency_key_invalid: 400,
   idempotency_key_reused: 422,
   idempotency_in_flight: 409,
+  invalid_recipient: 400,
+  cursor_ahead: 409,
+  campaign_not_launched: 409,
+  campaign_rejected: 409,
+  campaign_no_content: 409,
+  injection_waiting: 429,
+  unknown_group: 404,
 };
 
 /** A `SluiceError` as an ingest route answers it: its status and `{ error: { code, message, path } }`. */
-export function sendError(reply: FastifyReply, err: SluiceError): FastifyReply {
+export function sendError(reply: FastifyReply, err: SluiceError, also: Record<string, unknown> = {}): FastifyReply {
   const status = STATUS[err.code] ?? 400;
   if (status === 401) void reply.header('WWW-Authenticate', 'Bearer realm="sluice"');
   if (err.retryAfterMs !== undefined) void reply.header('Retry-After', String(Math.ceil(err.retryAfterMs / 1000)));
-  return reply.code(status).send({ error: { code: err.code, message: err.message, path: err.path } });
+  return reply.code(status).send({ error: { code: err.code, message: err.message, path: err.path }, ...also });
 }
 
 /** One `/v1` route and the scope it needs. */

@@ -4,7 +4,8 @@ import { SluiceError, type Keys, type SluiceConfig } from '@sluice/core';
 import type { SluiceClient } from '@sluice/client';
 import { cancelCampaign } from '@sluice/ops';
 import type { Authenticated, LaunchForecastInput } from '@sluice/store';
-import { answering } from './messages.js';
+import { answering, maySend, type SendingGate } from './messages.js';
+import { registerRecipientRoutes } from './recipients.js';
 
 /** What the campaign routes need. */
 export interface CampaignRoutesDeps {
@@ -12,6 +13,7 @@ export interface CampaignRoutesDeps {
   config: SluiceConfig;
   redis: Redis;
   keys: Keys;
+  gate: SendingGate;
 }
 
 /** The longest a launch waits for a scheduler's decision over HTTP (`waitMs` in its body). */
@@ -33,7 +35,7 @@ function bodyOf(req: FastifyRequest): Record<string, unknown> {
 
 /**
  * Campaigns over HTTP (docs/design/tenants-and-keys.md): create, status, launch, pause, resume,
- * cancel, each of the key's tenant only: another tenant's campaign is not found, as one that
+ * cancel and recipients (`registerRecipientRoutes`), each of the key's tenant only: another tenant's campaign is not found, as one that
  * does not exist. Each calls what `@sluice/client` (and `@sluice/ops` for a cancel) does.
  */
 export function registerCampaignRoutes(app: FastifyInstance, deps: CampaignRoutesDeps): void {
@@ -49,6 +51,7 @@ export function registerCampaignRoutes(app: FastifyInstance, deps: CampaignRoute
     return id;
   }
   const write = { config: { scope: 'campaigns:write' as const } };
+  registerRecipientRoutes(app, { client, own, maySend: (req) => maySend(deps.gate, req.auth!) });
 
   app.post('/v1/campaigns', write, async (req, reply) =>
     answering(reply, async () => {

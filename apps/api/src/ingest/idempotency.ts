@@ -24,6 +24,7 @@ export function useIdempotency(app: FastifyInstance, idempotency: Idempotency): 
   app.addHook('preHandler', async (req, reply) => {
     const header = req.headers['idempotency-key'];
     if (req.method !== 'POST' || header === undefined || req.auth === undefined) return;
+    if (req.routeOptions.config.streamed) return;
     try {
       const claim = await idempotency.claim(
         {

@@ -44,8 +44,9 @@ export function registerIngest(server: FastifyInstance, deps: IngestDeps): Inges
   void server.register(async (app) => {
     requireKeys(app, authenticator, routes);
     useIdempotency(app, createIdempotency({ redis, keys }));
-    registerMessageRoutes(app, { client, authenticator, storage: createStorageGuard({ redis, config }) });
-    registerCampaignRoutes(app, { client, config, redis, keys });
+    const gate = { authenticator, storage: createStorageGuard({ redis, config }) };
+    registerMessageRoutes(app, { client, gate });
+    registerCampaignRoutes(app, { client, config, redis, keys, gate });
   });
   return { routes, close: () => client.close() };
 }

@@ -12,9 +12,7 @@ const BODY_LIMIT = 24 * 1024 * 1024;
 /** What the message routes need. */
 export interface MessageRoutesDeps {
   client: SluiceClient;
-  authenticator: Authenticator;
-  /** Refuses new mail while Redis is nearly full (`storage_full`). */
-  storage: { check(): Promise<void> };
+  gate: SendingGate;
 }
 
 /** One message of a batch, as answered: accepted with its id, or refused with why. */
@@ -40,14 +38,25 @@ function admissible(auth: Authenticated, body: unknown, path: readonly PropertyK
   return { ...(body as MessageInput), tenantId: auth.tenant.id };
 }
 
-/** Refuses with the error's status when the tenant may not send now (audited). */
-async function mayTenantSend(deps: MessageRoutesDeps, auth: Authenticated): Promise<void> {
+/** What decides whether new mail may go in now. */
+export interface SendingGate {
+  authenticator: Authenticator;
+  /** Refuses new mail while Redis is nearly full (`storage_full`). */
+  storage: { check(): Promise<void> };
+}
+
+/**
+ * Refuses new mail of the key's tenant while either of its statuses is off (audited) or Redis
+ * is nearly full; nothing is written.
+ */
+export async function maySend(gate: SendingGate, auth: Authenticated): Promise<void> {
   try {
     requireSending(auth);
   } catch (err) {
-    await deps.authenticator.refused(auth, 'tenant_disabled');
+    await gate.authenticator.refused(auth, 'tenant_disabled');
     throw err;
   }
+  await gate.storage.check();
 }
 
 /** Answers a `SluiceError` as the route's error; anything else goes to the server's handler. */
@@ -110,8 +119,7 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRoutesD
     answering(reply, async () => {
       const auth = req.auth!;
       const input = admissible(auth, req.body, []);
-      await mayTenantSend(deps, auth);
-      await deps.storage.check();
+      await maySend(deps.gate, auth);
       const { id, duplicate } = await deps.client.send(input, { origin: originOf(req) });
       return reply.code(duplicate ? 200 : 202).send({ id, duplicate });
     }),
@@ -126,8 +134,7 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRoutesD
           path: 'messages',
         });
       }
-      await mayTenantSend(deps, auth);
-      await deps.storage.check();
+      await maySend(deps.gate, auth);
       // Each message on its own: a refused one is answered and written nowhere, the others go.
       const answers: BatchAnswer[] = [];
       const inputs: { at: number; input: MessageInput }[] = [];
