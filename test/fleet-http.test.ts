@@ -59,13 +59,13 @@ function caller(base: string, token: string) {
 const ndjson = (lines: readonly unknown[]): string => lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-it('streams a campaign of NDJSON recipients with backpressure (429, Retry-After, cursor), resumed to the end, each sent once', async () => {
+it('streams a campaign of NDJSON recipients with backpressure (429, Retry-After, cursor), resumed to the end, each sent once and its outcome read over HTTP', async () => {
   const f = fleet();
   const api = await f.startApp('api');
   const keys = createKeys(f.prefix);
   await createTenants({ redis: f.redis, keys }).create('acme');
   const { token } = await createApiKeys({ redis: f.redis, keys, pepper: PEPPER }).create('acme', {
-    scopes: ['campaigns:write', 'read'],
+    scopes: ['campaigns:write', 'read', 'outcomes:read'],
   });
   const call = caller(baseOf(api), token);
   const count = 240;
@@ -86,6 +86,7 @@ it('streams a campaign of NDJSON recipients with backpressure (429, Retry-After,
   const launch = await call('POST', '/v1/campaigns/spring/launch', { total: count, domains: { 'slow.test': count } });
   expect([launch.status, launch.body.decision?.kind]).toEqual([200, 'accept']);
 
+  expect((await call('POST', '/v1/outcomes/groups', { name: 'crm' })).status).toBe(201);
   // The scheduler writes the campaign's window once it polls it: until then the defaults apply.
   await waitFor(async () => (await call('GET', '/v1/campaigns/spring')).body.window?.max === 60, 10_000, 'window');
 
@@ -125,6 +126,21 @@ it('streams a campaign of NDJSON recipients with backpressure (429, Retry-After,
   expect(new Set(sent).size).toBe(count);
   const status = await call('GET', '/v1/campaigns/spring');
   expect(status.body).toMatchObject({ cursor: { position: count } });
+
+  // Every recipient's outcome, read over HTTP and acknowledged: each once, sent.
+  const outcomes = new Map<string, string>();
+  await waitFor(
+    async () => {
+      const read = await call('POST', '/v1/outcomes/groups/crm/read', { consumer: 'c1', count: 100, waitMs: 500 });
+      const events = read.body.events as { id: string; messageId: string; state: string }[];
+      for (const e of events) if (e.state !== 'deferred') outcomes.set(e.messageId, e.state);
+      await call('POST', '/v1/outcomes/groups/crm/ack', { ids: events.map((e) => e.id) });
+      return outcomes.size >= count;
+    },
+    30_000,
+    'every outcome over HTTP',
+  );
+  expect([...outcomes.values()].every((state) => state === 'sent')).toBe(true);
 
   // A bad line stops the stream there, naming its position; the lines before it are written.
   await call('POST', '/v1/campaigns', { id: 'fix', content: { from: 'news@acme.test', subject: 'Fix', text: 'x' } });

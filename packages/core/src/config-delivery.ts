@@ -121,7 +121,16 @@ export const outcomesSchema = z
      * @defaultValue `250_000`
      */
     maxBacklog: z.number().int().positive().default(250_000),
+    /**
+     * How many events a tenant's consumer group (made over HTTP) may fall behind and still hold
+     * the stream. Beyond it the group stops holding: the events it has not read are trimmed as
+     * the fleet's own groups acknowledge them, so one tenant's abandoned group can neither fill
+     * Redis nor hold every campaign's injection. Below `maxBacklog`.
+     * @defaultValue `50_000`
+     */
+    tenantHold: z.number().int().positive().default(50_000),
   })
+  .refine((o) => o.tenantHold < o.maxBacklog, { path: ['tenantHold'], message: 'must be below maxBacklog' })
   .prefault({});
 
 /**

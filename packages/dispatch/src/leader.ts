@@ -36,7 +36,12 @@ function leaderChores(
  * (docs/design/outcomes.md).
  */
 function outcomeRetention(config: SluiceConfig, redis: Redis, keys: Keys): { name: string; run(): Promise<unknown> } {
-  const outcomes = createOutcomes({ redis, keys, recordTtlSeconds: config.delivery.recordTtlSeconds });
+  const outcomes = createOutcomes({
+    redis,
+    keys,
+    recordTtlSeconds: config.delivery.recordTtlSeconds,
+    tenantHold: config.outcomes.tenantHold,
+  });
   return { name: 'outcome retention', run: () => outcomes.settle(config.delivery.retention) };
 }
 

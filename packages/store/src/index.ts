@@ -23,6 +23,13 @@ export {
   type SettleResult,
 } from './outcomes/outcomes.js';
 export {
+  MAX_TENANT_GROUPS,
+  TENANT_GROUP_PREFIX,
+  holdsStream,
+  tenantGroup,
+  tenantGroupNames,
+} from './outcomes/tenant-groups.js';
+export {
   createInjection,
   parseCursor,
   type InjectCursor,

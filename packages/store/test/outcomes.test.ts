@@ -18,6 +18,7 @@ import {
   injectedId,
   messageId,
   parseInjectedId,
+  tenantGroup,
   type Outcomes,
   type Store,
 } from '@sluice/store';
@@ -229,6 +230,46 @@ describe('the outcome stream', () => {
       (await outcomes.read('billing', 'x')).map((e) => e.id),
     );
     expect((await outcomes.settle(COMPACT)).trimmed).toBe(2);
+  });
+
+  it("holds the stream for a tenant's group only while it is at most tenantHold events behind", async () => {
+    const held = createOutcomes({ redis, keys, recordTtlSeconds: 600, tenantHold: 5 });
+    const tenant = tenantGroup('acme', 'crm');
+    await held.subscribe('backend', { from: 'start' });
+    await held.subscribe(tenant, { from: 'start' });
+    await sentCampaign(0, 4);
+    await held.ack(
+      'backend',
+      (await held.read('backend', 'b', { count: 100 })).map((e) => e.id),
+    );
+    // 4 behind: the tenant's group holds them, as a backend's would.
+    expect((await held.settle(COMPACT)).trimmed).toBe(0);
+    const first = await held.read(tenant, 'h', { count: 2 });
+    await held.ack(
+      tenant,
+      first.map((e) => e.id),
+    );
+    expect((await held.settle(COMPACT)).trimmed).toBe(2);
+
+    // 2 read and not acknowledged, then 6 more: 8 behind, past its hold of 5.
+    const pending = await held.read(tenant, 'h', { count: 2 });
+    await sentCampaign(4, 10);
+    await held.ack(
+      'backend',
+      (await held.read('backend', 'b', { count: 100 })).map((e) => e.id),
+    );
+    expect((await held.settle(COMPACT)).trimmed).toBe(8);
+    expect(await held.backlog()).toBe(0);
+    // Its trimmed pending events are not given back; it goes on with the next event.
+    expect(pending.map((e) => e.messageId)).toEqual([injectedId('news', 2), injectedId('news', 3)]);
+    expect(await held.read(tenant, 'h')).toEqual([]);
+    expect(Number(((await redis.xpending(keys.outcomes(0), tenant)) as [number])[0])).toBe(0);
+    await sentCampaign(10, 11);
+    expect((await held.read(tenant, 'h')).map((e) => e.messageId)).toEqual([injectedId('news', 10)]);
+    // A backend's own group is never let go, however far behind.
+    await held.unsubscribe(tenant);
+    await sentCampaign(11, 20);
+    expect((await held.settle(COMPACT)).trimmed).toBe(0);
   });
 
   it('keeps no event nobody subscribed to: the records shrink at the next pass', async () => {

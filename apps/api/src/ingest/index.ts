@@ -7,6 +7,7 @@ import { requireKeys, type IngestRoute } from './auth.js';
 import { useIdempotency } from './idempotency.js';
 import { registerMessageRoutes } from './messages.js';
 import { registerCampaignRoutes } from './campaigns.js';
+import { registerOutcomeRoutes } from './outcomes.js';
 
 /** What the ingest needs of the api. */
 export interface IngestDeps {
@@ -47,6 +48,7 @@ export function registerIngest(server: FastifyInstance, deps: IngestDeps): Inges
     const gate = { authenticator, storage: createStorageGuard({ redis, config }) };
     registerMessageRoutes(app, { client, gate });
     registerCampaignRoutes(app, { client, config, redis, keys, gate });
+    registerOutcomeRoutes(app, { client, redis, keys });
   });
   return { routes, close: () => client.close() };
 }

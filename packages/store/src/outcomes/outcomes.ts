@@ -3,6 +3,7 @@ import { HOME_COUNT, HOMES, SluiceError, type Keys, type PriorityClass, type Ret
 import { retainArgs } from '../records/compact.js';
 import { retainResult } from '../redis/results.js';
 import { defineScripts, type StoreRedis } from '../redis/scripts.js';
+import { holdsStream } from './tenant-groups.js';
 import { compareIds, decode, merged, nextId, pairs, sleep, splitId, type Entry, type OutcomeEvent } from './entries.js';
 
 export type { OutcomeEvent } from './entries.js';
@@ -24,6 +25,11 @@ export interface OutcomesOptions {
   maxBacklog?: number | undefined;
   /** How long a compact record is kept (`delivery.recordTtlSeconds`). @defaultValue 7 days */
   recordTtlSeconds?: number | undefined;
+  /**
+   * `outcomes.tenantHold` of the config: how far behind a tenant's group (made over HTTP) may
+   * fall and still hold the stream ({@link holdsStream}). @defaultValue `50_000`
+   */
+  tenantHold?: number | undefined;
 }
 
 /** Options of `read`. */
@@ -81,7 +87,8 @@ export interface Outcomes {
   settle(retention: Readonly<Record<PriorityClass, Retention>>, maxEntries?: number): Promise<SettleResult>;
 }
 
-const NAME = /^[A-Za-z0-9_.:-]{1,64}$/;
+/** A group's or consumer's name; a tenant's group over HTTP is `tenant:<tenant>:<name>`, up to 136. */
+const NAME = /^[A-Za-z0-9_.:-]{1,160}$/;
 const SHRINKABLE = new Set(['sent', 'cancelled', 'suppressed']);
 const BATCH = 1000;
 /** An event's id: its home, then its stream entry's id. */
@@ -89,7 +96,7 @@ const EVENT_ID = /^\d{1,2}-\d+-\d+$/;
 
 function checkName(value: unknown, path: string): string {
   if (typeof value !== 'string' || !NAME.test(value))
-    throw new SluiceError('invalid_argument', `${path}: must match [A-Za-z0-9_.:-]{1,64}`, { path });
+    throw new SluiceError('invalid_argument', `${path}: must match [A-Za-z0-9_.:-]{1,160}`, { path });
   return value;
 }
 
@@ -122,6 +129,7 @@ export function createOutcomes(options: OutcomesOptions): Outcomes {
   const streams = HOMES.map((h) => keys.outcomes(h));
   const claimIdleMs = options.claimIdleMs ?? 60_000;
   const ttl = options.recordTtlSeconds ?? 7 * 86_400;
+  const tenantHold = options.tenantHold ?? 50_000;
   const xreadgroup = (conn: Redis, ...args: (string | number)[]) =>
     (conn as unknown as { xreadgroup(...a: (string | number)[]): Promise<unknown> }).xreadgroup(...args) as Promise<
       [string, Entry[]][] | null
@@ -148,6 +156,12 @@ export function createOutcomes(options: OutcomesOptions): Outcomes {
     ).catch((err: unknown) => {
       throw unknownGroup(err, group);
     });
+    // An entry given back without its fields was trimmed while pending (a tenant's group that
+    // fell behind, holdsStream): acknowledged, so it is not given back again.
+    for (const [key, entries] of reply ?? []) {
+      const gone = entries.filter(([, fields]) => fields === null).map(([id]) => id);
+      if (gone.length > 0) await redis.xack(key, group, ...gone);
+    }
     return (reply ?? []).map(([key, entries]) => decode(streams.indexOf(key), entries));
   }
 
@@ -179,15 +193,22 @@ export function createOutcomes(options: OutcomesOptions): Outcomes {
   }
 
   /**
-   * The id below which every group has acknowledged every event of one home's stream: per
-   * group its oldest pending event, or the one after the last it was given; with no group,
-   * past the last event.
+   * The id below which every group that holds the stream ({@link holdsStream}) has acknowledged
+   * every event of one home's stream: per group its oldest pending event, or the one after the
+   * last it was given; with no such group, past the last event.
    */
   async function acknowledgedBelow(stream: string): Promise<string | undefined> {
-    const groups = ((await redis.xinfo('GROUPS', stream).catch(() => undefined)) ?? []) as unknown[];
+    const rows = ((await redis.xinfo('GROUPS', stream).catch(() => undefined)) ?? []) as unknown[];
+    const groups = rows
+      .map(pairs)
+      .filter((g) =>
+        holdsStream(
+          { name: String(g.name), pending: Number(g.pending), lag: g.lag === null ? null : Number(g.lag) },
+          tenantHold,
+        ),
+      );
     let below: string | undefined;
-    for (const row of groups) {
-      const g = pairs(row);
+    for (const g of groups) {
       let at = nextId(String(g['last-delivered-id']));
       if (Number(g.pending) > 0) {
         const summary = (await redis.xpending(stream, String(g.name))) as [number, string | null];
