@@ -4,6 +4,7 @@ import { cliPage } from './cli.js';
 import { configurationPage } from './config.js';
 import { errorsPage } from './errors.js';
 import { metricsPage } from './metrics.js';
+import { openApiPage } from './openapi.js';
 
 /** Each generated page: its path from the repository's root, and its text. */
 export async function referencePages(): Promise<[path: string, text: string][]> {
@@ -12,5 +13,6 @@ export async function referencePages(): Promise<[path: string, text: string][]> 
     ['docs/reference/errors.md', errorsPage()],
     ['docs/reference/cli.md', await cliPage()],
     ['docs/reference/metrics.md', await metricsPage()],
+    ['docs/reference/openapi.json', await openApiPage()],
   ];
 }

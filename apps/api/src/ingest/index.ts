@@ -1,6 +1,6 @@
-import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
-import type { Keys, ServiceLogger, SluiceConfig } from '@sluice/core';
+import { fastify, type FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { createKeys, type Keys, type ServiceLogger, type SluiceConfig } from '@sluice/core';
 import { createClient } from '@sluice/client';
 import { createAuthenticator, createIdempotency, createStorageGuard } from '@sluice/store';
 import { requireKeys, type IngestRoute } from './auth.js';
@@ -8,6 +8,7 @@ import { useIdempotency } from './idempotency.js';
 import { registerMessageRoutes } from './messages.js';
 import { registerCampaignRoutes } from './campaigns.js';
 import { registerOutcomeRoutes } from './outcomes.js';
+import { documentRoutes, useOpenApi } from './openapi.js';
 
 /** What the ingest needs of the api. */
 export interface IngestDeps {
@@ -42,8 +43,10 @@ export function registerIngest(server: FastifyInstance, deps: IngestDeps): Inges
   });
   const authenticator = createAuthenticator({ redis, keys, pepper: config.api.keys.pepper });
   const routes: IngestRoute[] = [];
+  useOpenApi(server);
   void server.register(async (app) => {
     requireKeys(app, authenticator, routes);
+    documentRoutes(app);
     useIdempotency(app, createIdempotency({ redis, keys }));
     const gate = { authenticator, storage: createStorageGuard({ redis, config }) };
     registerMessageRoutes(app, { client, gate });
@@ -51,4 +54,23 @@ export function registerIngest(server: FastifyInstance, deps: IngestDeps): Inges
     registerOutcomeRoutes(app, { client, redis, keys });
   });
   return { routes, close: () => client.close() };
+}
+
+/**
+ * The OpenAPI document of the `/v1` routes as a server with `config` serves it, made without
+ * Redis (the routes are registered, never called): what `npm run docs:reference` writes.
+ */
+export async function openApiDocument(config: SluiceConfig): Promise<unknown> {
+  const server = fastify();
+  const redis = new Redis({ lazyConnect: true, enableOfflineQueue: false });
+  const quiet = { info: () => {}, error: () => {}, fatal: () => {} };
+  const ingest = registerIngest(server, { config, logger: quiet, redis, keys: createKeys(config.redis.prefix) });
+  try {
+    await server.ready();
+    return server.swagger();
+  } finally {
+    await ingest.close();
+    await server.close();
+    redis.disconnect();
+  }
 }
