@@ -18,6 +18,7 @@ import { adminSchema, apiSchema, healthSchema, loggingSchema, metricsSchema } fr
 import { governorSchema } from './governor-config.js';
 import { launchSchema } from './config-launch.js';
 import { campaignsSchema } from './config-campaigns.js';
+import { plansSchema } from './config-plans.js';
 import { BUILT_IN_ORGANISATIONS } from './organisations.js';
 import { parseInput } from './parse.js';
 
@@ -122,6 +123,8 @@ export const configSchema = z
     launch: launchSchema,
     /** When a finished campaign is archived, and how long its record stays (docs/design/campaigns.md). */
     campaigns: campaignsSchema,
+    /** Tenants' plans: hard caps per minute, hour, day and month (docs/design/tenants-and-keys.md). */
+    plans: plansSchema,
   })
   .superRefine((c, ctx) => {
     if (!Object.hasOwn(c.providers, c.defaultProvider)) {

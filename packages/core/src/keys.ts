@@ -26,6 +26,11 @@ export interface Keys {
   dispatchQueues(priority: PriorityClass): string[];
   /** One quota layer's bucket (a hash of GCRA slices). All share the limiter hash tag. */
   bucket(layer: LayerKind, name: string): string;
+  /**
+   * A tenant's or an API key's plan-cap counters (a hash: the count of the current and next
+   * UTC minute, hour, day and month), under the limiter's tag: checked in the admission's script.
+   */
+  capCount(of: 'tenant' | 'key', id: string): string;
   /** A provider's connection-slot semaphore (sorted set of leases). */
   slots(provider: string): string;
   /**
@@ -317,6 +322,7 @@ export function createKeys(prefix = 'sluice'): Keys {
       `dispatch-${p}-{${DISPATCH_BINS[dispatchBin(partition, partitions)]}}`,
     dispatchQueues: (p) => DISPATCH_BINS.map((tag) => `dispatch-${p}-{${tag}}`),
     bucket: (layer, name) => `${limiter}:${LAYER_TAG[layer]}:${name}`,
+    capCount: (of, id) => `${limiter}:cap:${of}:${id}`,
     slots: (provider) => `${limiter}:slots:${provider}`,
     receiverConnections: (receiver) => `${limiter}:conn:${receiver}`,
     slotHolders: (provider) => `${limiter}:holders:${provider}`,

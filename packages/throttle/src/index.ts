@@ -13,6 +13,7 @@ export {
   type ArriveBatchResult,
   MAX_GATED,
 } from './limiter.js';
+export type { CapCounter, CapReached } from './caps.js';
 export {
   withLocalShare,
   createLocalBuckets,

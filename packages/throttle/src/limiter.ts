@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis';
 import { LAYER_KINDS, SluiceError, type LayerKind, type PriorityClass } from '@sluice/core';
+import { capLimits, capReached, type CapCounter, type CapReached } from './caps.js';
+
 import { defineScripts, type ScriptedRedis } from './internal/scripts.js';
 
 /** One quota layer of a decision: its bucket key and limit. No `rate` means no limit. */
@@ -47,6 +49,13 @@ export interface AdmitRequest {
    * {@link Limiter.calls}. @defaultValue none
    */
   group?: string | undefined;
+  /**
+   * The plan caps that count this message (docs/design/tenants-and-keys.md): its tenant's and
+   * its API key's, each a counter (`keys.capCount`) and its limits. Counted, with the layers,
+   * in the UTC windows of the slot it is admitted for; at a cap it is denied until the window
+   * ends and nothing is charged. @defaultValue none
+   */
+  caps?: { tenant?: CapCounter | undefined; key?: CapCounter | undefined } | undefined;
 }
 
 /** A place in a layer's line (see `admit-n.lua`): kept by the caller and shown again. */
@@ -82,6 +91,8 @@ export type AdmitResult =
        * leaves the reserve idle meanwhile. Absent: no reserve will be lent to it as things stand.
        */
       lendWaitMs?: number;
+      /** A plan cap, not a layer, denied it (`layer` is then `tenant`): until its window ends. */
+      cap?: CapReached;
     };
 
 /** One arrival request: the layers an outside party counts arrivals at. */
@@ -176,7 +187,8 @@ const MAX_IN_FLIGHT = 2;
 
 /** A decision waiting for its batch: its layers, its numbers (JSON) and its caller. */
 interface Queued {
-  layers: Layers;
+  /** Its seven keys: the five layers' buckets, its tenant's and its key's cap counters. */
+  keys: string[];
   request: string;
   /** Its reply: numbers, or `[-1, message]` when it failed alone. */
   settle(reply: (number | string)[]): void;
@@ -232,7 +244,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     const batch = queued.length > MAX_BATCH ? queued.splice(0, MAX_BATCH) : queued;
     if (batch === queued) queued = [];
     inFlight++;
-    const keys = batch.flatMap((q) => q.layers.map((l) => l.key));
+    const keys = batch.flatMap((q) => q.keys);
     redis
       .sluiceAdmit(keys.length, ...keys, `[${batch.map((q) => q.request).join(',')}]`)
       .then(
@@ -246,10 +258,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
     kick();
   };
   /** One request's reply from the batch it goes in. */
-  const decide = (layers: Layers, request: string): Promise<number[]> =>
+  const decide = (keys: string[], request: string): Promise<number[]> =>
     new Promise((resolve, reject) => {
       queued.push({
-        layers,
+        keys,
         request,
         settle: (reply) =>
           reply[0] === -1 ? reject(new Error(`admit-n: ${String(reply[1])}`)) : resolve(reply as number[]),
@@ -304,7 +316,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     async admit(request) {
       const { layers } = request;
       // One JSON array (a request of admit-n.lua's ARGV[1]): one argument to encode and send, not twenty.
-      const req: (number | string)[] = [
+      const req: (number | string | false)[] = [
         allowed[request.priority],
         Math.max(0, Math.round(request.horizonMs * 1000)),
         (request.waitlist ?? []).reduce((mask, kind) => mask | (1 << LAYER_KINDS.indexOf(kind)), 0),
@@ -334,10 +346,20 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }
       const held = request.ticket;
       const heldLayer = held ? layers.findIndex((l) => l.key === held.key) + 1 : 0;
-      const group = request.group === undefined ? [] : [request.group];
+      const { tenant: tenantCap, key: keyCap } = request.caps ?? {};
+      const limits = capLimits(tenantCap, keyCap);
+      const group: (string | false)[] = request.group === undefined ? (limits ? [false] : []) : [request.group];
       if (heldLayer > 0) req.push(heldLayer, held!.slice, held!.number, ...group);
       else if (group.length > 0) req.push(0, 0, 0, ...group);
-      const reply = await decide(layers, JSON.stringify(req));
+      if (limits) req.push(...limits);
+      // Without a counter of its own, a cap slot is any key of the request's (never read).
+      const tenantKey = layers[4].key;
+      const keys = [
+        ...layers.map((l) => l.key),
+        tenantCap?.key ?? tenantKey,
+        keyCap?.key ?? tenantCap?.key ?? tenantKey,
+      ];
+      const reply = await decide(keys, JSON.stringify(req));
       const code = reply[0];
       if (code !== 3) calls++;
       if (code === 0) return { outcome: 'granted' };
@@ -359,6 +381,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
         layer: kind,
       };
       if (lendWaitMs > 0) denied.lendWaitMs = lendWaitMs;
+      const cap = capReached(reply[7]);
+      if (cap) denied.cap = cap;
       if (ticketLayer > 0)
         denied.ticket = { key: layers[ticketLayer - 1]!.key, slice: ticketSlice, number: ticketNumber };
       return denied;

@@ -46,7 +46,9 @@
   reads what the ones before it wrote) on one Redis time: a process's decisions in flight
   together cost one script call, not one each. One request's error is its own answer.
 
-  KEYS[5i-4..5i]  request i's layer buckets (hashes): provider, receiver, pool, campaign, tenant
+  KEYS[7i-6..7i-2]  request i's layer buckets (hashes): provider, receiver, pool, campaign, tenant
+  KEYS[7i-1], KEYS[7i]  its tenant's and its API key's plan-cap counters (hashes; any key when
+                    it has no such caps: not read)
   ARGV[1]     the requests, a JSON array with one JSON array of numbers per request:
                 [1] allowed slices, bitmask (bit s-1 = slice s; slice 1 always), tried lowest first
                 [2] horizon, microseconds: how far ahead a slot may be booked
@@ -56,7 +58,9 @@
                 [6] lendAhead, microseconds (-1: reserves are never lent)
                 [5 + 2l], [6 + 2l] layer l's rate (messages a second; 0 = no limit) and burst
                 [17..19] the caller's ticket, when it holds one: layer, slice, number (0s: none)
-                [20] the caller's group (a string: its campaign queue), when it has one
+                [20] the caller's group (a string: its campaign queue; false: none), when it has one
+                [21..24] the tenant's plan caps per UTC minute, hour, day, month (0: none), and
+                [25..28] its API key's, when it has any (counted in KEYS[7i-1] and KEYS[7i])
 
   Returns one reply per request, in order:
     { 0 }                          granted now
@@ -71,12 +75,117 @@
                                    denied without being decided: an earlier request of its
                                    group in this call was denied at a layer other than the
                                    receiver (the whole group is held); the answer is that one's.
+    { 2, waitMs, 5, 0, 0, 0, 0, cap }
+                                   denied by a plan cap at its slot (cap 1-4: the tenant's
+                                   minute, hour, day or month; 5-8: its key's): ask again when
+                                   that window ends, in waitMs. Nothing is charged.
     { -1, message }                this request failed (nothing after its error was written)
+
+  Plan caps. A message granted or booked at t is counted in the UTC minute, hour, day and month
+  of t, for its tenant and its key, where those have caps; at a cap it is denied until the window
+  ends, and nothing is charged anywhere, so a capped message is never half-admitted. A counter
+  hash keeps two fields per window kind, the window's index and count for even and odd indexes
+  ("m0"/"m1", "h0"/"h1", "d0"/"d1", "M0"/"M1", each "<index>:<count>"), so the current window and
+  the next (a slot booked past a window's end) are both kept, and a field of an older window
+  reads as 0; field "x" is when the hash expires (ms), past the last window counted.
 ]]
 local t = redis.call('TIME')
 local now = t[1] * 1000000 + t[2]
 
--- One request: its numbers (a) and its five bucket keys (K).
+-- The month of day `day` (days since 1970-01-01, UTC) as months since year 0, and the day the
+-- next month starts (the civil-from-days and days-from-civil algorithms, proleptic Gregorian).
+local function monthOf(day)
+  local z = day + 719468
+  local era = math.floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+  local mp = math.floor((5 * doy + 2) / 153)
+  local m = mp < 10 and mp + 3 or mp - 9
+  local y = yoe + era * 400 + (m <= 2 and 1 or 0)
+  local ny, nm = y, m + 1
+  if nm > 12 then ny, nm = y + 1, 1 end
+  ny = nm <= 2 and ny - 1 or ny
+  local era2 = math.floor(ny / 400)
+  local yoe2 = ny - era2 * 400
+  local doy2 = math.floor((153 * (nm > 2 and nm - 3 or nm + 9) + 2) / 5)
+  return y * 12 + m - 1, era2 * 146097 + yoe2 * 365 + math.floor(yoe2 / 4) - math.floor(yoe2 / 100) + doy2 - 719468
+end
+
+-- The UTC minute, hour, day and month of a time (us): each its index and its end (us).
+local function windowsAt(us)
+  local sec = math.floor(us / 1000000)
+  local mi, h, d = math.floor(sec / 60), math.floor(sec / 3600), math.floor(sec / 86400)
+  local month, nextDay = monthOf(d)
+  return {
+    { mi, (mi + 1) * 60000000 },
+    { h, (h + 1) * 3600000000 },
+    { d, (d + 1) * 86400000000 },
+    { month, nextDay * 86400000000 },
+  }
+end
+
+local CAP_FIELDS = { 'm0', 'm1', 'h0', 'h1', 'd0', 'd1', 'M0', 'M1', 'x' }
+
+-- A window's count in a counter hash's fields (f), 0 when its field holds another window.
+local function counted(f, k, index)
+  local v = f[2 * k - 1 + index % 2]
+  if not v then return 0 end
+  local i, n = string.match(v, '^(%d+):(%d+)$')
+  return tonumber(i) == index and tonumber(n) or 0
+end
+
+-- The plan caps of request a at time `at` (us). At a cap: the cap (1-8) and its window's end.
+-- Else nil, the windows and the counters read (by counter, 1 the tenant's, 2 the key's), for
+-- chargeCaps.
+local function capsAt(a, K, at)
+  local w, reads
+  for c = 1, 2 do
+    local base = 16 + 4 * c
+    if (a[base + 1] or 0) + (a[base + 2] or 0) + (a[base + 3] or 0) + (a[base + 4] or 0) > 0 then
+      w = w or windowsAt(at)
+      local f = redis.call('HMGET', K[5 + c], unpack(CAP_FIELDS))
+      reads = reads or {}
+      reads[c] = f
+      for k = 1, 4 do
+        local limit = a[base + k]
+        if limit > 0 and counted(f, k, w[k][1]) >= limit then return 4 * c - 4 + k, w[k][2] end
+      end
+    end
+  end
+  return nil, nil, w, reads
+end
+
+-- Counts the message in every capped window of its tenant and key, and keeps the counters past
+-- the last of those windows.
+local function chargeCaps(a, K, w, reads)
+  for c = 1, 2 do
+    local f = reads and reads[c]
+    if f then
+      local base, args, last = 16 + 4 * c, {}, 0
+      for k = 1, 4 do
+        if a[base + k] > 0 then
+          local index = w[k][1]
+          args[#args + 1] = CAP_FIELDS[2 * k - 1 + index % 2]
+          args[#args + 1] = string.format('%d:%d', index, counted(f, k, index) + 1)
+          if w[k][2] > last then last = w[k][2] end
+        end
+      end
+      -- Kept a day past the end of the last window counted (ms).
+      local x = math.floor(last / 1000) + 86400000
+      if x > (tonumber(f[9]) or 0) then
+        args[#args + 1] = 'x'
+        args[#args + 1] = string.format('%d', x)
+        redis.call('HSET', K[5 + c], unpack(args))
+        redis.call('PEXPIREAT', K[5 + c], x)
+      else
+        redis.call('HSET', K[5 + c], unpack(args))
+      end
+    end
+  end
+end
+
+-- One request: its numbers (a) and its seven keys (K): five buckets, two cap counters.
 local function admit(a, K)
   local allowed, horizon, lineLayers, lendAhead = a[1], a[2], a[3], a[6]
   local share = { 1 - a[5] - a[4], a[4], a[5] }
@@ -275,6 +384,13 @@ local function admit(a, K)
     return { 2, math.max(1, math.ceil(waitUs / 1000)), bestLayer, keptLayer, keptSlice, keptNumber, lendWaitMs }
   end
 
+  -- The plan caps at the slot time: at one, nothing is charged.
+  local cap, capEnd, windows, capReads = capsAt(a, K, bestAt)
+  if cap then
+    return { 2, math.max(1, math.ceil((capEnd - now) / 1000)), 5, 0, 0, 0, 0, cap }
+  end
+  if capReads then chargeCaps(a, K, windows, capReads) end
+
   -- Charge every limited layer at the slot time, pushing the hash's expiry in the same HSET
   -- when the new TAT comes too close to it.
   local field = names[pos[bestSlice]]
@@ -307,13 +423,13 @@ local replies = {}
 -- whole by its caller: its later requests in this call are answered so, and read nothing.
 local stopped = {}
 for i = 1, #requests do
-  local b = 5 * i - 5
+  local b = 7 * i - 7
   local group = requests[i][20]
   local held = group and stopped[group]
   if held then
     replies[i] = { 3, held[2], held[3], 0, 0, 0, held[7] }
   else
-    local ok, reply = pcall(admit, requests[i], { KEYS[b + 1], KEYS[b + 2], KEYS[b + 3], KEYS[b + 4], KEYS[b + 5] })
+    local ok, reply = pcall(admit, requests[i], { KEYS[b + 1], KEYS[b + 2], KEYS[b + 3], KEYS[b + 4], KEYS[b + 5], KEYS[b + 6], KEYS[b + 7] })
     if ok then
       replies[i] = reply
       if group and reply[1] == 2 and reply[3] ~= 2 then stopped[group] = reply end
