@@ -19,6 +19,9 @@ function sha1(text: string): string {
   return createHash('sha1').update(text).digest('hex');
 }
 
+/** The scripts made of several files, each its files in order. */
+const COMBINED: Record<string, readonly string[]> = { 'throttle:admit-n': ['plan-caps.lua', 'admit-n.lua'] };
+
 /** SHA1 → script name, for every script Sluice or BullMQ defines. */
 function scriptNames(): Map<string, string> {
   const names = new Map<string, string>();
@@ -31,6 +34,14 @@ function scriptNames(): Map<string, string> {
       continue;
     }
     for (const f of files) names.set(sha1(readFileSync(join(dir, f), 'utf8')), `${pkg}:${f.replace(/\.lua$/, '')}`);
+  }
+  // Scripts of several files, as defined (packages/throttle/src/internal/scripts.ts).
+  for (const [name, parts] of Object.entries(COMBINED)) {
+    const [pkg] = name.split(':');
+    names.set(
+      sha1(parts.map((f) => readFileSync(join(root, 'packages', pkg!, 'src', 'lua', f), 'utf8')).join('\n')),
+      name,
+    );
   }
   const require = createRequire(join(root, 'packages', 'store', 'package.json'));
   const scripts = join(dirname(require.resolve('bullmq')), 'scripts');

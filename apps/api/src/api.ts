@@ -133,7 +133,7 @@ export function createApi(options: ApiOptions): Api {
   void server.register(async (app) => registerSendgridWebhook(app, { ...deps, publicKey: sendgridKey }));
   void server.register(async (app) => registerMailgunWebhook(app, deps));
   // The HTTP ingest (`/v1`): every route needs a key (docs/design/tenants-and-keys.md).
-  const ingest: Ingest = registerIngest(server, { config, logger, redis, keys });
+  const ingest: Ingest = registerIngest(server, { config, logger, redis, limiterRedis: control, keys });
 
   let closed = false;
   return {

@@ -96,3 +96,21 @@ it("sets the owner's and the platform's status, each with who and why", async ()
     /no tenant nobody/,
   );
 });
+
+it("puts a tenant on one of the config's plans, or on none, audited; an unknown plan is refused by name", async () => {
+  await writeFile(
+    config,
+    `redis: { prefix: ${r.prefix} }\nplans:\n  pro: { caps: { day: 10000 }, keyCaps: { minute: 100 } }\n`,
+  );
+  const made = await sluice('tenants', 'create', 'acme', '--plan', 'pro', '--json');
+  expect(JSON.parse(made.stdout)).toMatchObject({ created: true, tenant: { plan: 'pro' } });
+  const wrong = await sluice('tenants', 'plan', 'acme', 'gold');
+  expect([wrong.code, wrong.stderr]).toEqual([
+    2,
+    expect.stringMatching(/plan: no plan gold in the config's plans \(pro\)/),
+  ]);
+  expect((await sluice('tenants', 'plan', 'acme', 'none')).stdout).toMatch(/plan\s+none \(no caps\)/);
+  const shown = await sluice('tenants', 'show', 'acme');
+  expect(shown.stdout).toMatch(/tenant\.plan\s+ana\s+.*no plan/);
+  expect(shown.stdout).toMatch(/tenant\.plan\s+ana\s+.*plan pro/);
+});

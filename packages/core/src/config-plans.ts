@@ -8,9 +8,13 @@ export type CapWindow = (typeof CAP_WINDOWS)[number];
 
 /** At most this many messages in each UTC window named (none: no cap on that window). */
 export const capsSchema = z.strictObject({
+  /** At most this many in a UTC minute (hh:mm:00 to the next). */
   minute: z.number().int().positive().optional(),
+  /** At most this many in a UTC hour. */
   hour: z.number().int().positive().optional(),
+  /** At most this many in a UTC day (00:00 to 24:00 UTC). */
   day: z.number().int().positive().optional(),
+  /** At most this many in a calendar month, UTC (the 1st 00:00 to the next 1st). */
   month: z.number().int().positive().optional(),
 });
 /** A plan's caps (docs/design/tenants-and-keys.md). */

@@ -62,7 +62,9 @@ export type SluiceErrorCode =
   /** New mail refused while Redis is past `launch.storage.rejectAbove` of its memory. */
   | 'storage_full'
   /** Recipients over HTTP while their campaign takes no more (its window full) past the request's wait. */
-  | 'injection_waiting';
+  | 'injection_waiting'
+  /** New mail of a tenant or key at a plan cap whose plan refuses there (`atCap: refuse`). */
+  | 'cap_reached';
 
 /** What the errors reference says of one code: when it is thrown, what Sluice says to do, what a caller does. */
 export interface ErrorCodeDoc {
@@ -276,6 +278,11 @@ export const ERROR_CODES: Readonly<Record<SluiceErrorCode, ErrorCodeDoc>> = {
     action: 'retry',
     when: "A campaign's recipients over HTTP while it takes no more past the request's `waitMs`: its window is full, the outcome stream is behind, or its launch's next wave has not opened (HTTP 429; the answer's `cursor` says how far it got).",
     callerDoes: 'Send the rest again after `Retry-After`, from `?from=<cursor.position>`.',
+  },
+  cap_reached: {
+    action: 'retry',
+    when: "New mail of a tenant (`path` `tenantId`) or an API key (`path` `key`) at one of its plan's caps, on a plan that refuses at a cap (HTTP 429; the message names the window and when it ends); nothing was written.",
+    callerDoes: "Send it after `Retry-After` (the window's end), or ask the platform for a larger plan.",
   },
 };
 

@@ -48,14 +48,7 @@ export { POOL_STATES, type PoolState } from './config-providers.js';
 export { MAX_CONFIG_DEPTH } from './config-input.js';
 export { cidr } from './config-fields.js';
 export { MIN_TOKEN_BITS, tokenWeakness } from './config-surfaces.js';
-export {
-  CAP_WINDOWS,
-  capsSchema,
-  planSchema,
-  type CapLimits,
-  type CapWindow,
-  type Plan,
-} from './config-plans.js';
+export { CAP_WINDOWS, capsSchema, planSchema, type CapLimits, type CapWindow, type Plan } from './config-plans.js';
 export {
   REPLY_FAMILIES,
   TEMPORARY_FAMILIES,

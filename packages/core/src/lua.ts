@@ -7,9 +7,10 @@ export interface ScriptHost {
 
 /**
  * A package's scripts: command name → file (`<name>-<numberOfKeys>.lua`) and key count; `'n'`
- * (`<name>-n.lua`): as many keys as the caller passes, their count its first argument.
+ * (`<name>-n.lua`): as many keys as the caller passes, their count its first argument. Several
+ * files are one script, in order (the first ones define what the last one uses).
  */
-export type ScriptTable = Record<string, { file: string; keys: number | 'n' }>;
+export type ScriptTable = Record<string, { file: string | readonly string[]; keys: number | 'n' }>;
 
 /** The client with the table's commands on it. */
 export type WithScripts<R, T extends ScriptTable> = R & {
@@ -27,7 +28,10 @@ export function defineScripts<R extends ScriptHost, T extends ScriptTable>(
 ): WithScripts<R, T> {
   for (const [name, { file, keys }] of Object.entries(scripts)) {
     if (typeof (redis as unknown as Record<string, unknown>)[name] !== 'function') {
-      const lua = readFileSync(new URL(file, dir), 'utf8');
+      const lua = [file]
+        .flat()
+        .map((f) => readFileSync(new URL(f, dir), 'utf8'))
+        .join('\n');
       redis.defineCommand(name, keys === 'n' ? { lua } : { numberOfKeys: keys, lua });
     }
   }

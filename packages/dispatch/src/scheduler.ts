@@ -22,6 +22,7 @@ import {
   createRedisHealth,
   createHeartbeat,
   createInjectionWindows,
+  createPlans,
   createStore,
   takeUnscheduled,
   type RedisHealth,
@@ -169,6 +170,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     queues,
     redis: control, // its circuits' probe counters are the limiter's
     keys,
+    // Tenants' records are on the queues' Redis; the cap counters are the limiter's.
+    plans:
+      Object.keys(config.plans).length > 0 ? createPlans({ redis, limiterRedis: control, keys, config }) : undefined,
   });
   const heartbeat = schedulerHeartbeat(config, redis, keys);
   const launch = createLaunchChore({ config, redis, keys, adjustments, organisations, warmup, logger, holder });

@@ -22,6 +22,7 @@ export {
   type ReadOptions,
   type SettleResult,
 } from './outcomes/outcomes.js';
+export { capWindows, countIn, createPlans, type MessageCaps, type Plans, type PlansOptions } from './tenants/plans.js';
 export {
   MAX_TENANT_GROUPS,
   TENANT_GROUP_PREFIX,

@@ -50,6 +50,7 @@ const STATUS: Partial<Record<SluiceErrorCode, number>> = {
   campaign_rejected: 409,
   campaign_no_content: 409,
   injection_waiting: 429,
+  cap_reached: 429,
   unknown_group: 404,
 };
 

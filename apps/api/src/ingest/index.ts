@@ -2,7 +2,7 @@ import { fastify, type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { createKeys, type Keys, type ServiceLogger, type SluiceConfig } from '@sluice/core';
 import { createClient } from '@sluice/client';
-import { createAuthenticator, createIdempotency, createStorageGuard } from '@sluice/store';
+import { createAuthenticator, createIdempotency, createPlans, createStorageGuard } from '@sluice/store';
 import { requireKeys, type IngestRoute } from './auth.js';
 import { useIdempotency } from './idempotency.js';
 import { registerMessageRoutes } from './messages.js';
@@ -16,6 +16,8 @@ export interface IngestDeps {
   logger: ServiceLogger;
   /** The api's connection to the queues' Redis; not closed here. */
   redis: Redis;
+  /** Its connection to the limiter's Redis (plan-cap counters). @defaultValue `redis` */
+  limiterRedis?: Redis;
   keys: Keys;
 }
 
@@ -48,7 +50,8 @@ export function registerIngest(server: FastifyInstance, deps: IngestDeps): Inges
     requireKeys(app, authenticator, routes);
     documentRoutes(app);
     useIdempotency(app, createIdempotency({ redis, keys }));
-    const gate = { authenticator, storage: createStorageGuard({ redis, config }) };
+    const plans = createPlans({ redis, limiterRedis: deps.limiterRedis, keys, config });
+    const gate = { authenticator, storage: createStorageGuard({ redis, config }), plans };
     registerMessageRoutes(app, { client, gate });
     registerCampaignRoutes(app, { client, config, redis, keys, gate });
     registerOutcomeRoutes(app, { client, redis, keys });

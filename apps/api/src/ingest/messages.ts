@@ -1,7 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SluiceError, parseMessage, type MessageInput, type MessageOrigin } from '@sluice/core';
 import type { SluiceClient } from '@sluice/client';
-import { requireMessageAllowed, requireSending, type Authenticated, type Authenticator } from '@sluice/store';
+import {
+  requireMessageAllowed,
+  requireSending,
+  type Authenticated,
+  type Authenticator,
+  type Plans,
+} from '@sluice/store';
 import { sendError } from './auth.js';
 
 /** The most messages one `POST /v1/messages/batch` takes. */
@@ -43,11 +49,13 @@ export interface SendingGate {
   authenticator: Authenticator;
   /** Refuses new mail while Redis is nearly full (`storage_full`). */
   storage: { check(): Promise<void> };
+  /** Refuses new mail at a cap of a plan that refuses there (`cap_reached`). */
+  plans: Pick<Plans, 'refuseAtCap'>;
 }
 
 /**
- * Refuses new mail of the key's tenant while either of its statuses is off (audited) or Redis
- * is nearly full; nothing is written.
+ * Refuses new mail of the key's tenant while either of its statuses is off (audited), at a cap
+ * of a plan that refuses there, or while Redis is nearly full; nothing is written.
  */
 export async function maySend(gate: SendingGate, auth: Authenticated): Promise<void> {
   try {
@@ -56,6 +64,7 @@ export async function maySend(gate: SendingGate, auth: Authenticated): Promise<v
     await gate.authenticator.refused(auth, 'tenant_disabled');
     throw err;
   }
+  await gate.plans.refuseAtCap(auth.tenant.id, auth.key.id);
   await gate.storage.check();
 }
 

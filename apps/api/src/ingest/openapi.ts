@@ -71,6 +71,10 @@ const REFUSALS: Record<number, string> = {
   503: 'Redis away, keys not configured, or storage full: retry (redis_unavailable, keys_unconfigured, storage_full)',
 };
 
+/** New mail at a cap of a plan that refuses there. */
+const CAPPED =
+  "cap_reached: the tenant or key is at a cap of a plan that refuses there; Retry-After is the window's end";
+
 interface RouteDoc {
   summary: string;
   body?: Json;
@@ -91,6 +95,7 @@ const ROUTES: Record<string, RouteDoc> = {
       202: object({ id: { type: 'string' }, duplicate: { type: 'boolean' } }, ['id', 'duplicate']),
       200: 'A message with this idempotencyKey was accepted before: its id',
       400: 'A field is not valid (invalid_message, path names it)',
+      429: CAPPED,
     },
   },
   'POST /v1/messages/batch': {
@@ -106,6 +111,7 @@ const ROUTES: Record<string, RouteDoc> = {
       }),
       207: 'Some were refused: the same body',
       400: 'messages is not an array of 1 to 1,000',
+      429: CAPPED,
     },
   },
   'GET /v1/messages/:id': {
@@ -170,7 +176,7 @@ const ROUTES: Record<string, RouteDoc> = {
       }),
       400: 'A line is not a valid recipient (invalid_recipient, path recipients.<position>): the ones before are written',
       409: 'campaign_not_launched, cursor_ahead, campaign_cancelled',
-      429: 'injection_waiting: the window stayed full for waitMs; Retry-After, and the cursor to resume from',
+      429: `injection_waiting: the window stayed full for waitMs; Retry-After, and the cursor to resume from. Or ${CAPPED}`,
     },
   },
   'POST /v1/campaigns/:id/pause': {

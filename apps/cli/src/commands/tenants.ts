@@ -21,18 +21,35 @@ function shown(t: TenantRecord): string {
     ['created', new Date(t.createdAt).toISOString()],
     ['owner', said(t.owner)],
     ['platform', said(t.platform)],
+    ['plan', t.plan ?? 'none (no caps)'],
   ]);
+}
+
+/** The config's plan names, checked before a tenant is put on one. */
+async function knownPlans(ctx: Context): Promise<string[]> {
+  return Object.keys((await ctx.deps()).config.plans);
 }
 
 const create: Command = {
   path: ['tenants', 'create'],
-  usage: '<tenant> [--json]',
+  usage: '<tenant> [--plan <name>] [--json]',
   summary: 'give a tenant a record, so keys can be made for it',
   args: [TENANT_ARG],
-  options: { ...ACTOR_OPTION, ...JSON_OPTION },
+  options: {
+    plan: { type: 'string', value: '<name>', help: "the plan it is on (one of the config's plans): its caps" },
+    ...ACTOR_OPTION,
+    ...JSON_OPTION,
+  },
   async run(ctx, { values, args }) {
     const actor = actorOf(values.actor, ctx.io.env, 'tenants create');
-    const { tenant, created } = await (await tenants(ctx)).create(args.tenant!, { actor });
+    const t = await tenants(ctx);
+    const { created } = await t.create(args.tenant!, { actor });
+    const plan = typeof values.plan === 'string' ? values.plan : undefined;
+    // A plan is checked against the config's and set (audited) on a new tenant only.
+    const tenant =
+      created && plan !== undefined
+        ? await t.setPlan(args.tenant!, plan, { actor, knownPlans: await knownPlans(ctx) })
+        : (await t.get(args.tenant!))!;
     ctx.print(ctx.json ? json({ tenant, created }) : `${created ? 'created' : 'exists already'}\n${shown(tenant)}`);
     return 0;
   },
@@ -126,5 +143,25 @@ const status: Command = {
   },
 };
 
+const plan: Command = {
+  path: ['tenants', 'plan'],
+  usage: '<tenant> <plan|none> [--json]',
+  summary: 'put a tenant on a plan (its hard caps per minute, hour, day and month), or on none',
+  description: [
+    "The plan is one of the config's `plans`: its caps count every message of the tenant, and",
+    'its key caps every message sent with one key, in UTC windows, at admission; at a cap the',
+    'plan holds the mail until the window ends, or also refuses new mail over HTTP (429).',
+  ],
+  args: [TENANT_ARG, { name: 'plan', help: "one of the config's plans, or none" }],
+  options: { ...ACTOR_OPTION, ...JSON_OPTION },
+  async run(ctx, { values, args }) {
+    const actor = actorOf(values.actor, ctx.io.env, 'tenants plan');
+    const name = args.plan === 'none' ? undefined : args.plan;
+    const tenant = await (await tenants(ctx)).setPlan(args.tenant!, name, { actor, knownPlans: await knownPlans(ctx) });
+    ctx.print(ctx.json ? json(tenant) : shown(tenant));
+    return 0;
+  },
+};
+
 /** `sluice tenants …`. */
-export const tenantCommands: readonly Command[] = [create, list, show, status];
+export const tenantCommands: readonly Command[] = [create, list, show, status, plan];

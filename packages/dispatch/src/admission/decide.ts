@@ -1,6 +1,6 @@
 import { LAYER_KINDS, layerNamesOf, type IntakeJobData } from '@sluice/core';
 import { batchLimitOf } from '@sluice/providers';
-import type { AdmitRequest, Layers } from '@sluice/throttle';
+import type { AdmitRequest, CapReached, Layers } from '@sluice/throttle';
 import type { AdmitContext, Deps, Step } from './types.js';
 
 /** The limiter's side of admission, with what this process remembers of held campaign queues. */
@@ -21,6 +21,8 @@ export interface Admitted {
   provider: string;
   receiver: string;
   failover: boolean;
+  /** The plan caps it counts against (its first admission only: a trip back was counted). */
+  caps?: AdmitRequest['caps'];
 }
 
 /** Creates the decider of one admission engine. */
@@ -78,6 +80,7 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
       // A campaign queue is held whole when a campaign-wide layer denies one of its messages:
       // its later requests in the same limiter call are answered so without being decided.
       group: queue,
+      caps: admitted.caps,
     };
     // Once a decision found the campaign held, the jobs fetched with it go back without asking
     // the limiter. The others go to the limiter as they come: its calls of one tick are one
@@ -105,6 +108,7 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
       campaignId: m.campaignId,
       tenantId: m.tenantId,
     });
+    const capNote = decision.cap && capReason(decision.cap, m, now + decision.waitMs);
     if (queue !== undefined && decision.layer !== 'receiver') {
       // Decided in the same call as the one that held it: that one holds the queue.
       if (isHeld(queue)) return { kind: 'held' };
@@ -118,7 +122,7 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
           by: decision.layer,
           key: names[decision.layer],
           untilMs: now + holdMs,
-          reason: 'campaign queue held: quota busy',
+          reason: capNote ? `campaign queue held: ${capNote}` : 'campaign queue held: quota busy',
         },
       };
     }
@@ -128,7 +132,7 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
       by: decision.layer,
       key: names[decision.layer],
       untilMs: now + decision.waitMs,
-      reason: 'quota busy: waits its turn',
+      reason: capNote ?? 'quota busy: waits its turn',
     };
     const moved =
       decision.ticket && (decision.ticket.number !== m.ticket?.number || decision.ticket.key !== m.ticket.key);
@@ -143,6 +147,12 @@ export function createDecider(deps: Pick<Deps, 'config' | 'limiter' | 'clock'>):
       await Promise.allSettled([...inFlight]);
     },
   };
+}
+
+/** What `explain` says of a message held by a plan cap: whose, which window, until when. */
+function capReason(cap: CapReached, m: IntakeJobData, untilMs: number): string {
+  const whose = cap.of === 'tenant' ? `tenant ${m.tenantId}` : `key ${m.origin?.keyId ?? '?'}`;
+  return `held: ${whose} at its ${cap.window} cap until ${new Date(untilMs).toISOString()}`;
 }
 
 /**

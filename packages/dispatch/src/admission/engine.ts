@@ -21,6 +21,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
     clock: options.clock ?? systemClock,
     random: options.random ?? Math.random,
     batcher: options.batcher,
+    plans: options.plans,
   };
   const decider = createDecider(deps);
 
@@ -49,7 +50,9 @@ export function createAdmission(options: AdmissionOptions): Admission {
     );
     const stop = checkOverrides(deps, layers, now, ctx);
     if (stop.kind !== 'continue') return stop;
-    const decided = await decider.decide(m, { layers, provider, receiver, failover: choice.failover }, now, ctx);
+    // A plan's caps count a message once, at its first admission (`hop` 0).
+    const caps = m.hop ? undefined : await deps.plans?.capsOf(m.tenantId, m.origin?.keyId);
+    const decided = await decider.decide(m, { layers, provider, receiver, failover: choice.failover, caps }, now, ctx);
     if (decided.kind !== 'continue') return decided;
     const admitted = { provider, receiver: subject.receiver, failover: choice.failover, delay: decided.delay };
     // Campaign mail that may wait goes in a batch, its admission done once the batch is written.

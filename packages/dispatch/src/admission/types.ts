@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Clock, DispatchJobData, IntakeJobData, Keys, SluiceConfig } from '@sluice/core';
-import type { Queues, Store } from '@sluice/store';
+import type { Plans, Queues, Store } from '@sluice/store';
 import type { Adjustments, Limiter, Ticket } from '@sluice/throttle';
 import type { Organisations } from '../routing/organisations.js';
 import type { Warmup } from '../control/warmup.js';
@@ -71,10 +71,12 @@ export interface AdmissionOptions {
   random?: () => number;
   /** Where campaign mail that may wait is batched (`createBatcher`). @defaultValue none: one dispatch job a message */
   batcher?: Batcher | undefined;
+  /** Tenants' plans: the caps a message counts against (`createPlans`). @defaultValue none: no caps */
+  plans?: Pick<Plans, 'capsOf'> | undefined;
 }
 
 /** The collaborators every step reads, defaults applied. */
-export type Deps = Required<Omit<AdmissionOptions, 'batcher'>> & Pick<AdmissionOptions, 'batcher'>;
+export type Deps = Required<Omit<AdmissionOptions, 'batcher' | 'plans'>> & Pick<AdmissionOptions, 'batcher' | 'plans'>;
 
 /** The scheduler's checks in their order (docs/design/flow.md), as one call per message. */
 export interface Admission {

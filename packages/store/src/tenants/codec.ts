@@ -29,6 +29,8 @@ export interface TenantRecord {
   createdAt: number;
   owner: TenantStatus;
   platform: TenantStatus;
+  /** The plan it is on (`plans.<name>` of the config), if any: its caps. */
+  plan: string | undefined;
 }
 
 /** An API key's record (`keys.apiKey`): never the token, only its keyed hash. */
@@ -127,7 +129,13 @@ export function decodeTenant(id: string, f: Record<string, string>): TenantRecor
     at: Number(f[`${party}At`] ?? 0),
     by: f[`${party}By`] ?? '',
   });
-  return { id, createdAt: Number(f.createdAt), owner: status('owner'), platform: status('platform') };
+  return {
+    id,
+    createdAt: Number(f.createdAt),
+    owner: status('owner'),
+    platform: status('platform'),
+    plan: f.plan || undefined,
+  };
 }
 
 const domain = z

@@ -24,8 +24,17 @@ export interface StatusChange {
 
 /** Tenants: their records, their two statuses, their audit trails (docs/design/tenants-and-keys.md). */
 export interface Tenants {
-  /** Creates a tenant, enabled by both parties; an existing one is returned as it is. */
+  /** Creates a tenant, enabled by both parties, on no plan; an existing one is returned as it is. */
   create(id: string, options?: { actor?: string }): Promise<{ tenant: TenantRecord; created: boolean }>;
+  /**
+   * Puts a tenant on a plan (`undefined`: none, no caps), audited. The plan must be one of the
+   * config's `plans` (`knownPlans`), else `invalid_argument` on `plan`.
+   */
+  setPlan(
+    id: string,
+    plan: string | undefined,
+    options?: { actor?: string; knownPlans?: readonly string[] },
+  ): Promise<TenantRecord>;
   /** A tenant's record, or undefined. */
   get(id: string): Promise<TenantRecord | undefined>;
   /** Every tenant with a record, by id. */
@@ -40,6 +49,13 @@ export interface Tenants {
 export function checkTenantId(id: string, path = 'tenant'): void {
   if (!TENANT_ID.test(id))
     throw new SluiceError('invalid_argument', `${path}: must match [A-Za-z0-9_-]{1,64}`, { path });
+}
+
+/** `name` if it may name a plan, else `invalid_argument` on `plan`. */
+function checkPlanName(name: string): string {
+  if (!TENANT_ID.test(name))
+    throw new SluiceError('invalid_argument', 'plan: must match [A-Za-z0-9_-]{1,64}', { path: 'plan' });
+  return name;
 }
 
 /** Reads a tenant's record. */
@@ -103,6 +119,32 @@ export function createTenants(options: TenantsOptions): Tenants {
         actor,
         key: undefined,
         detail: `${change.party} ${change.enabled ? 'enabled' : 'disabled'}: ${status.reason}`,
+        source: undefined,
+      });
+      await tx.exec();
+      return mustExist(id);
+    },
+    async setPlan(id, plan, opts = {}) {
+      await mustExist(id);
+      if (plan !== undefined) {
+        checkPlanName(plan);
+        if (opts.knownPlans !== undefined && !opts.knownPlans.includes(plan)) {
+          const known = opts.knownPlans.length > 0 ? opts.knownPlans.join(', ') : 'none configured';
+          throw new SluiceError('invalid_argument', `plan: no plan ${plan} in the config's plans (${known})`, {
+            path: 'plan',
+          });
+        }
+      }
+      const now = clock();
+      const actor = opts.actor ?? 'cli';
+      const tx = redis.multi();
+      if (plan === undefined) tx.hdel(keys.tenant(id), 'plan');
+      else tx.hset(keys.tenant(id), 'plan', plan);
+      appendAudit(tx, keys.tenantAudit(id), now, {
+        kind: 'tenant.plan',
+        actor,
+        key: undefined,
+        detail: plan === undefined ? 'no plan' : `plan ${plan}`,
         source: undefined,
       });
       await tx.exec();

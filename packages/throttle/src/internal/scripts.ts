@@ -3,7 +3,7 @@ import { defineScripts as define, type WithScripts } from '@sluice/core';
 
 /** The throttle's Lua scripts, one a file, named `<name>-<numberOfKeys>.lua`. */
 const SCRIPTS = {
-  sluiceAdmit: { file: 'admit-n.lua', keys: 'n' as const },
+  sluiceAdmit: { file: ['plan-caps.lua', 'admit-n.lua'], keys: 'n' as const },
   sluiceArrive: { file: 'arrive-n.lua', keys: 'n' as const },
   sluiceSlotAcquire: { file: 'slot-acquire-2.lua', keys: 2 },
   sluiceSlotRelease: { file: 'slot-release-2.lua', keys: 2 },
