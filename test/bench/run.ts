@@ -10,6 +10,7 @@ import { benchCampaign, campaignResults, campaignRows, type CampaignPlan } from 
 import { benchCampaignsIdle, campaignsIdleRows } from './campaigns-idle.js';
 import { benchCluster, clusterResults, clusterRows } from './cluster.js';
 import { benchCost, costResults, costRows, costTop } from './cost.js';
+import { benchHttp, httpResults, httpRows } from './http.js';
 import { benchIsolation } from './isolation.js';
 import { benchLimiter, limiterRows } from './limiter.js';
 import { benchMemory } from './memory.js';
@@ -39,6 +40,7 @@ const ONLY = [
   'batch',
   'priority',
   'waste',
+  'http',
 ];
 if (values.only !== undefined && !ONLY.includes(values.only)) {
   process.stderr.write(`bench: --only takes ${ONLY.join(', ')}, not ${values.only}\n`);
@@ -75,6 +77,7 @@ const plan = quick
       isolationMessages: 100,
       clusterMessages: 3_000,
       batchRecipients: 5_000,
+      httpMessages: 3_000,
     }
   : {
       limiterSeconds: 10,
@@ -89,6 +92,7 @@ const plan = quick
       isolationMessages: 200,
       clusterMessages: 20_000,
       batchRecipients: 20_000,
+      httpMessages: 20_000,
     };
 
 const step = (name: string): void => {
@@ -128,6 +132,15 @@ if (values.only === 'waste') {
   try {
     const waste = await benchWaste(server.url, plan.wasteRate);
     finishOnly({ waste: wasteResults(waste) }, [wasteRow(waste)]);
+  } finally {
+    await server.stop();
+  }
+}
+if (values.only === 'http') {
+  const server = await startRedisServer();
+  try {
+    const http = await benchHttp(server.url, plan.httpMessages);
+    finishOnly({ http: httpResults(http) }, httpRows(http));
   } finally {
     await server.stop();
   }
@@ -192,6 +205,8 @@ try {
   step(`cluster (${plan.clusterMessages} messages: one Redis, three masters, the limiter apart)`);
   const cluster = await benchCluster(plan.clusterMessages);
   const batch = await benchBatch(plan.batchRecipients, step);
+  step(`http (${plan.httpMessages} messages over the HTTP API, and through the client)`);
+  const http = await benchHttp(server.url, plan.httpMessages);
 
   const results = {
     limiter: {
@@ -229,6 +244,7 @@ try {
     campaign: campaignResults(campaign),
     cluster: clusterResults(cluster),
     batch: batchResults(batch),
+    http: httpResults(http),
   };
   writeFileSync(resolve(import.meta.dirname, '../../bench-results.json'), `${JSON.stringify(results, null, 2)}\n`);
 
@@ -272,6 +288,7 @@ try {
     ...campaignRows(campaign),
     ...clusterRows(cluster),
     ...batchRows(batch),
+    ...httpRows(http),
   ];
   printTable(['figure', 'Sluice', 'baseline (same run)', 'ratio', 'target'], rows);
   process.stderr.write(`bench: Redis time per message by command: ${costTop(cost)}\n`);
