@@ -151,3 +151,26 @@ export function actorOf(value: string | boolean | undefined, env: NodeJS.Process
   if (actor === '') throw new UsageError('--actor is required when $USER is not set (who is doing this?)', command);
   return actor;
 }
+
+/** The options of a status command (`tenants status`, `keys status`). */
+export const STATUS_OPTIONS: Record<string, OptionSpec> = {
+  as: { type: 'string', value: '<owner|platform>', help: 'whose status it is (required)' },
+  reason: { type: 'string', value: '<text>', help: 'why (required; kept in the audit trail)' },
+  ...ACTOR_OPTION,
+};
+
+/** A status command's `<enable|disable>`, `--as`, `--reason` and actor; a UsageError naming what is wrong. */
+export function statusChange(
+  state: string | undefined,
+  values: ParsedArgs['values'],
+  env: NodeJS.ProcessEnv,
+  command: string,
+): { party: 'owner' | 'platform'; enabled: boolean; reason: string; actor: string } {
+  if (state !== 'enable' && state !== 'disable') {
+    throw new UsageError(`<state> must be enable or disable, got ${JSON.stringify(state)}`, command);
+  }
+  if (values.as !== 'owner' && values.as !== 'platform')
+    throw new UsageError('--as must be owner or platform', command);
+  const reason = requireText(values.reason, 'reason', command);
+  return { party: values.as, enabled: state === 'enable', reason, actor: actorOf(values.actor, env, command) };
+}

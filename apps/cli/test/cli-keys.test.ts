@@ -114,3 +114,16 @@ it("puts a tenant on one of the config's plans, or on none, audited; an unknown 
   expect(shown.stdout).toMatch(/tenant\.plan\s+ana\s+.*no plan/);
   expect(shown.stdout).toMatch(/tenant\.plan\s+ana\s+.*plan pro/);
 });
+
+it("sets a key's owner or platform status; keys list shows it disabled and by whom", async () => {
+  await sluice('tenants', 'create', 'acme');
+  const made = await sluice('keys', 'create', 'acme', '--scopes', 'messages:send', '--json');
+  const { key } = JSON.parse(made.stdout) as { key: { id: string } };
+  const off = await sluice('keys', 'status', 'acme', key.id, 'disable', '--as', 'platform', '--reason', 'leaked');
+  expect(off.stdout).toMatch(/platform\s+disabled by ana at \S+: leaked/);
+  expect((await sluice('keys', 'list', 'acme')).stdout).toMatch(/disabled by platform/);
+  expect((await sluice('keys', 'status', 'acme', key.id, 'off', '--as', 'platform', '--reason', 'x')).code).toBe(2);
+  expect(
+    (await sluice('keys', 'status', 'acme', 'nokey1234567', 'enable', '--as', 'owner', '--reason', 'x')).stderr,
+  ).toMatch(/has no key nokey1234567/);
+});

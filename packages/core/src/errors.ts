@@ -53,6 +53,8 @@ export type SluiceErrorCode =
   | 'key_scope'
   /** A key used from an address outside its allowed CIDRs. */
   | 'key_source'
+  /** Mail sent with a key whose owner or platform status is `disabled`. */
+  | 'key_disabled'
   /** An `Idempotency-Key` header that is empty, too long or not visible ASCII. */
   | 'idempotency_key_invalid'
   /** An `Idempotency-Key` used before on the route with another body. */
@@ -252,6 +254,11 @@ export const ERROR_CODES: Readonly<Record<SluiceErrorCode, ErrorCodeDoc>> = {
     action: 'permanent',
     when: 'A key used from an address outside its allowed CIDRs.',
     callerDoes: "Send from an allowed address, or ask the tenant's admin to widen the key's CIDRs.",
+  },
+  key_disabled: {
+    action: 'permanent',
+    when: 'Mail sent with a key whose owner or platform status is `disabled` (the message says which, and why; HTTP 403); nothing was written. The key still reads.',
+    callerDoes: "Ask whoever set the status (the tenant's admin or the platform) to enable it, or use another key.",
   },
   idempotency_key_invalid: {
     action: 'permanent',

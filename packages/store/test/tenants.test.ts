@@ -197,6 +197,40 @@ describe('tenants', () => {
   });
 });
 
+describe('key statuses', () => {
+  it("stops mail sent with a key while its owner or the platform has it off; the tenant's other keys send", async () => {
+    await tenants.create('acme');
+    const one = await apiKeys.create('acme', { scopes: ['messages:send'] });
+    const two = await apiKeys.create('acme', { scopes: ['messages:send'] });
+    const sending = async (token: string): Promise<string> => {
+      const a = await auth.authenticate(token, undefined);
+      return code(Promise.resolve().then(() => requireSending(a)));
+    };
+    const off = await apiKeys.setStatus('acme', one.key.id, {
+      party: 'platform',
+      enabled: false,
+      reason: 'leaked',
+      actor: 'ops-ana',
+    });
+    expect(off.platform).toMatchObject({ enabled: false, reason: 'leaked', by: 'ops-ana' });
+    expect([await sending(one.token), await sending(two.token)]).toEqual(['key_disabled', 'ok']);
+    await apiKeys.setStatus('acme', one.key.id, { party: 'owner', enabled: false, reason: 'moving' });
+    await apiKeys.setStatus('acme', one.key.id, { party: 'platform', enabled: true, reason: 'rotated' });
+    expect(await sending(one.token)).toBe('key_disabled');
+    await apiKeys.setStatus('acme', one.key.id, { party: 'owner', enabled: true, reason: 'done' });
+    expect(await sending(one.token)).toBe('ok');
+    // A rotation keeps the statuses: a key disabled stays so in its successor.
+    await apiKeys.setStatus('acme', two.key.id, { party: 'platform', enabled: false, reason: 'review' });
+    const next = await apiKeys.rotate('acme', two.key.id, { oldUntil: now });
+    expect(await sending(next.token)).toBe('key_disabled');
+    const trail = (await tenants.audit('acme')).map((e) => `${e.kind} ${e.key} ${e.detail}`);
+    expect(trail).toContain(`key.status ${one.key.id} platform disabled: leaked`);
+    await expect(
+      apiKeys.setStatus('other', one.key.id, { party: 'owner', enabled: false, reason: 'x' }),
+    ).rejects.toMatchObject({ code: 'unknown_key' });
+  });
+});
+
 async function dumpKey(k: string): Promise<unknown> {
   const type = await redis.type(k);
   if (type === 'hash') return redis.hgetall(k);

@@ -28,6 +28,7 @@ const STATUS: Partial<Record<SluiceErrorCode, number>> = {
   key_scope: 403,
   key_source: 403,
   tenant_disabled: 403,
+  key_disabled: 403,
   keys_unconfigured: 503,
   redis_unavailable: 503,
   no_fleet: 503,
@@ -52,6 +53,7 @@ const STATUS: Partial<Record<SluiceErrorCode, number>> = {
   injection_waiting: 429,
   cap_reached: 429,
   unknown_group: 404,
+  unknown_key: 404,
 };
 
 /** A `SluiceError` as an ingest route answers it: its status and `{ error: { code, message, path } }`. */

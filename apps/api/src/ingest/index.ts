@@ -8,6 +8,7 @@ import { useIdempotency } from './idempotency.js';
 import { registerMessageRoutes } from './messages.js';
 import { registerCampaignRoutes } from './campaigns.js';
 import { registerOutcomeRoutes } from './outcomes.js';
+import { registerTenantRoutes } from './tenant.js';
 import { documentRoutes, useOpenApi } from './openapi.js';
 
 /** What the ingest needs of the api. */
@@ -55,6 +56,7 @@ export function registerIngest(server: FastifyInstance, deps: IngestDeps): Inges
     registerMessageRoutes(app, { client, gate });
     registerCampaignRoutes(app, { client, config, redis, keys, gate });
     registerOutcomeRoutes(app, { client, redis, keys });
+    registerTenantRoutes(app, { redis, keys, pepper: config.api.keys.pepper });
   });
   return { routes, close: () => client.close() };
 }

@@ -61,7 +61,7 @@ export async function maySend(gate: SendingGate, auth: Authenticated): Promise<v
   try {
     requireSending(auth);
   } catch (err) {
-    await gate.authenticator.refused(auth, 'tenant_disabled');
+    if (err instanceof SluiceError) await gate.authenticator.refused(auth, err.code);
     throw err;
   }
   await gate.plans.refuseAtCap(auth.tenant.id, auth.key.id);

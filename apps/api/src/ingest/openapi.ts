@@ -71,6 +71,12 @@ const REFUSALS: Record<number, string> = {
   503: 'Redis away, keys not configured, or storage full: retry (redis_unavailable, keys_unconfigured, storage_full)',
 };
 
+/** The owner's status as set over HTTP. */
+const STATUS_BODY = object({ enabled: { type: 'boolean' }, reason: { type: 'string', minLength: 1, maxLength: 500 } }, [
+  'enabled',
+  'reason',
+]);
+
 /** New mail at a cap of a plan that refuses there. */
 const CAPPED =
   "cap_reached: the tenant or key is at a cap of a plan that refuses there; Retry-After is the window's end";
@@ -227,6 +233,23 @@ const ROUTES: Record<string, RouteDoc> = {
     params: nameParams,
     body: object({ ids: { type: 'array', items: { type: 'string' }, maxItems: 10_000 } }, ['ids']),
     answers: { 200: object({ acknowledged: integer('How many were pending') }), 404: 'unknown_group' },
+  },
+  'GET /v1/keys': {
+    summary: "The tenant's API keys, by id and last four (never a token or its hash)",
+    answers: {
+      200: object({ keys: { type: 'array', items: anyObject('An API key record, with `shown`') } }, ['keys']),
+    },
+  },
+  'POST /v1/keys/:id/status': {
+    summary: "Sets the owner's status of one of the tenant's keys: mail sent with it is refused while disabled",
+    params: idParams,
+    body: STATUS_BODY,
+    answers: { 200: anyObject('The key'), 400: 'enabled or reason is not valid', 404: 'unknown_key' },
+  },
+  'POST /v1/tenant/status': {
+    summary: "Sets the owner's status of the key's tenant: its mail is refused while disabled",
+    body: STATUS_BODY,
+    answers: { 200: anyObject('The tenant'), 400: 'enabled or reason is not valid' },
   },
   'GET /v1/openapi.json': { summary: 'This document', answers: { 200: anyObject('OpenAPI 3.1') } },
 };

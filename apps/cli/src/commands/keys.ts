@@ -1,5 +1,15 @@
 import type { ApiKeyRecord, ApiKeys } from '@sluice/store';
-import { ACTOR_OPTION, JSON_OPTION, actorOf, parseDuration, parseFutureTime, requireText } from '../args.js';
+import { said } from './tenants.js';
+import {
+  ACTOR_OPTION,
+  JSON_OPTION,
+  STATUS_OPTIONS,
+  actorOf,
+  parseDuration,
+  parseFutureTime,
+  requireText,
+  statusChange,
+} from '../args.js';
 import type { Command, Context } from '../context.js';
 import { fields, json, table, when } from '../format.js';
 
@@ -27,6 +37,7 @@ const shown = (k: ApiKeyRecord): string => `slc_${k.env}_${k.id}…${k.last4}`;
 
 function state(k: ApiKeyRecord, now: number): string {
   if (k.revokedAt !== undefined) return 'revoked';
+  if (!k.owner.enabled || !k.platform.enabled) return `disabled by ${k.owner.enabled ? 'platform' : 'owner'}`;
   if (k.expiresAt !== undefined && k.expiresAt <= now) return 'expired';
   return k.expiresAt !== undefined ? `until ${new Date(k.expiresAt).toISOString()}` : 'active';
 }
@@ -171,5 +182,32 @@ const revoke: Command = {
   },
 };
 
+const status: Command = {
+  path: ['keys', 'status'],
+  usage: '<tenant> <id> <enable|disable> --as <owner|platform> --reason <text> [--json]',
+  summary: "set the owner's or the platform's say on whether mail is sent with a key",
+  description: [
+    'Mail sent with a key is refused (key_disabled) while either its owner or the platform has',
+    'it disabled; the key still reads. Unlike a revocation, it can be enabled again.',
+  ],
+  args: [TENANT_ARG, ID_ARG, { name: 'state', help: 'enable or disable' }],
+  options: { ...STATUS_OPTIONS, ...JSON_OPTION },
+  async run(ctx, { values, args }) {
+    const change = statusChange(args.state, values, ctx.io.env, 'keys status');
+    const key = await (await apiKeys(ctx)).setStatus(args.tenant!, args.id!, change);
+    ctx.print(
+      ctx.json
+        ? json(key)
+        : fields([
+            ['key', shown(key)],
+            ['tenant', key.tenant],
+            ['owner', said(key.owner)],
+            ['platform', said(key.platform)],
+          ]),
+    );
+    return 0;
+  },
+};
+
 /** `sluice keys …`. */
-export const keyCommands: readonly Command[] = [create, list, rotate, revoke];
+export const keyCommands: readonly Command[] = [create, list, rotate, revoke, status];

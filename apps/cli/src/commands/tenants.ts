@@ -1,5 +1,5 @@
 import type { TenantRecord, Tenants, TenantStatus } from '@sluice/store';
-import { ACTOR_OPTION, JSON_OPTION, UsageError, actorOf, parseCount, requireText } from '../args.js';
+import { ACTOR_OPTION, JSON_OPTION, STATUS_OPTIONS, actorOf, parseCount, statusChange } from '../args.js';
 import type { Command, Context } from '../context.js';
 import { fields, json, table } from '../format.js';
 
@@ -12,7 +12,8 @@ async function tenants(ctx: Context): Promise<Tenants> {
 
 const TENANT_ARG = { name: 'tenant', help: 'the tenant id ([A-Za-z0-9_-]{1,64})' } as const;
 
-const said = (s: TenantStatus): string =>
+/** A status as a line: enabled or disabled, by whom, when and why. */
+export const said = (s: TenantStatus): string =>
   `${s.enabled ? 'enabled' : 'disabled'}${s.at ? ` by ${s.by} at ${new Date(s.at).toISOString()}` : ''}${s.reason ? `: ${s.reason}` : ''}`;
 
 function shown(t: TenantRecord): string {
@@ -119,25 +120,10 @@ const status: Command = {
     "status is the operators'; the owner status is the tenant's own (an admin key sets it too).",
   ],
   args: [TENANT_ARG, { name: 'state', help: 'enable or disable' }],
-  options: {
-    as: { type: 'string', value: '<owner|platform>', help: 'whose status it is (required)' },
-    reason: { type: 'string', value: '<text>', help: 'why (required; kept in the audit trail)' },
-    ...ACTOR_OPTION,
-    ...JSON_OPTION,
-  },
+  options: { ...STATUS_OPTIONS, ...JSON_OPTION },
   async run(ctx, { values, args }) {
-    const command = 'tenants status';
-    if (args.state !== 'enable' && args.state !== 'disable') {
-      throw new UsageError(`<state> must be enable or disable, got ${JSON.stringify(args.state)}`, command);
-    }
-    if (values.as !== 'owner' && values.as !== 'platform') {
-      throw new UsageError('--as must be owner or platform', command);
-    }
-    const reason = requireText(values.reason, 'reason', command);
-    const actor = actorOf(values.actor, ctx.io.env, command);
-    const tenant = await (
-      await tenants(ctx)
-    ).setStatus(args.tenant!, { party: values.as, enabled: args.state === 'enable', reason, actor });
+    const change = statusChange(args.state, values, ctx.io.env, 'tenants status');
+    const tenant = await (await tenants(ctx)).setStatus(args.tenant!, change);
     ctx.print(ctx.json ? json(tenant) : shown(tenant));
     return 0;
   },

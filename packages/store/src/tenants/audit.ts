@@ -8,7 +8,14 @@ export const FAILURE_EVERY_MS = 1_000;
 
 /** What happened. */
 export type TenantAuditKind =
-  'tenant.created' | 'tenant.status' | 'tenant.plan' | 'key.created' | 'key.rotated' | 'key.revoked' | 'auth.failed';
+  | 'tenant.created'
+  | 'tenant.status'
+  | 'tenant.plan'
+  | 'key.created'
+  | 'key.rotated'
+  | 'key.revoked'
+  | 'key.status'
+  | 'auth.failed';
 
 /** One entry of a tenant's audit trail (or of the fleet's, for keys of no known tenant). */
 export interface TenantAuditEntry {

@@ -61,11 +61,18 @@ export function requireScope(auth: Authenticated, scope: KeyScope): void {
   }
 }
 
-/** Throws `tenant_disabled` while either party has the key's tenant off. */
+/**
+ * Throws `tenant_disabled` while either party has the key's tenant off, and `key_disabled` while
+ * either has the key itself off.
+ */
 export function requireSending(auth: Authenticated): void {
   const why = tenantStopped(auth.tenant);
   if (why !== undefined) {
     throw new SluiceError('tenant_disabled', `tenant ${auth.tenant.id} does not send: ${why}`, { path: 'tenant' });
+  }
+  const keyWhy = tenantStopped(auth.key);
+  if (keyWhy !== undefined) {
+    throw new SluiceError('key_disabled', `key ${auth.key.id} does not send: ${keyWhy}`, { path: 'key' });
   }
 }
 

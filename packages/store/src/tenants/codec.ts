@@ -58,6 +58,10 @@ export interface ApiKeyRecord {
   rotatedTo: string | undefined;
   /** The key it replaced by rotation. */
   rotatedFrom: string | undefined;
+  /** The tenant owner's say on whether mail is sent with it (`sluice keys status`, an admin key). */
+  owner: TenantStatus;
+  /** The platform's say on whether mail is sent with it. */
+  platform: TenantStatus;
 }
 
 /** A tenant id: `[A-Za-z0-9_-]{1,64}`, as a message's `tenantId`. */
@@ -83,8 +87,13 @@ export function encodeKey(key: ApiKeyRecord, hash: string): Record<string, strin
     revokedAt: String(key.revokedAt ?? 0),
     rotatedTo: key.rotatedTo ?? '',
     rotatedFrom: key.rotatedFrom ?? '',
+    ...statusFields('owner', key.owner),
+    ...statusFields('platform', key.platform),
   };
 }
+
+/** A status never set: enabled. */
+export const ENABLED: TenantStatus = { enabled: true, reason: '', at: 0, by: '' };
 
 /** A key record and its stored hash, or undefined for a missing (or half-written) hash. */
 export function decodeKey(id: string, f: Record<string, string>): { key: ApiKeyRecord; hash: string } | undefined {
@@ -104,6 +113,8 @@ export function decodeKey(id: string, f: Record<string, string>): { key: ApiKeyR
     revokedAt: time(f.revokedAt),
     rotatedTo: f.rotatedTo || undefined,
     rotatedFrom: f.rotatedFrom || undefined,
+    owner: statusOf(f, 'owner'),
+    platform: statusOf(f, 'platform'),
   };
   return { key, hash: f.hash };
 }
@@ -115,6 +126,16 @@ const statusFields = (party: StatusParty, s: TenantStatus): Record<string, strin
   [`${party}By`]: s.by,
 });
 
+/** One party's status in a tenant's or key's hash (enabled when never set). */
+function statusOf(f: Record<string, string>, party: StatusParty): TenantStatus {
+  return {
+    enabled: f[party] !== 'disabled',
+    reason: f[`${party}Reason`] ?? '',
+    at: Number(f[`${party}At`] ?? 0),
+    by: f[`${party}By`] ?? '',
+  };
+}
+
 /** The hash fields of one party's status. */
 export function encodeStatus(party: StatusParty, status: TenantStatus): Record<string, string> {
   return statusFields(party, status);
@@ -123,17 +144,11 @@ export function encodeStatus(party: StatusParty, status: TenantStatus): Record<s
 /** A tenant record, or undefined when the hash is missing. */
 export function decodeTenant(id: string, f: Record<string, string>): TenantRecord | undefined {
   if (!f.createdAt) return undefined;
-  const status = (party: StatusParty): TenantStatus => ({
-    enabled: f[party] !== 'disabled',
-    reason: f[`${party}Reason`] ?? '',
-    at: Number(f[`${party}At`] ?? 0),
-    by: f[`${party}By`] ?? '',
-  });
   return {
     id,
     createdAt: Number(f.createdAt),
-    owner: status('owner'),
-    platform: status('platform'),
+    owner: statusOf(f, 'owner'),
+    platform: statusOf(f, 'platform'),
     plan: f.plan || undefined,
   };
 }

@@ -1,8 +1,17 @@
 import type { Redis } from 'ioredis';
 import { SluiceError, type Clock, type Keys } from '@sluice/core';
 import { appendAudit } from './audit.js';
-import { decodeKey, encodeKey, parseKeyInput, type ApiKeyRecord, type KeyInput } from './codec.js';
-import { checkTenantId, readTenant } from './tenants.js';
+import {
+  ENABLED,
+  STATUS_PARTIES,
+  decodeKey,
+  encodeKey,
+  encodeStatus,
+  parseKeyInput,
+  type ApiKeyRecord,
+  type KeyInput,
+} from './codec.js';
+import { checkTenantId, readTenant, type StatusChange } from './tenants.js';
 import { keyHash, newKeyToken } from './token.js';
 
 /** A rotated key's overlap is at most this long. */
@@ -44,6 +53,11 @@ export interface ApiKeys {
    * `oldUntil` (epoch ms, at most {@link MAX_ROTATION_OVERLAP_MS} ahead; now or earlier: at once).
    */
   rotate(tenant: string, id: string, options: { oldUntil: number } & KeyActor): Promise<NewApiKey>;
+  /**
+   * Sets the owner's or the platform's status of a key (audited): mail sent with it is refused
+   * (`key_disabled`) while either is off; it may still read. `unknown_key` for another tenant's.
+   */
+  setStatus(tenant: string, id: string, change: StatusChange): Promise<ApiKeyRecord>;
   /** Revokes a key at once; revoking a revoked key changes nothing. */
   revoke(tenant: string, id: string, options?: { reason?: string } & KeyActor): Promise<ApiKeyRecord>;
 }
@@ -133,7 +147,10 @@ export function createApiKeys(options: ApiKeysOptions): ApiKeys {
         );
       }
       const { expiresAt, ...rest } = parsed;
-      return write({ ...rest, tenant, expiresAt, rotatedFrom: undefined }, actor ?? 'cli');
+      return write(
+        { ...rest, tenant, expiresAt, rotatedFrom: undefined, owner: ENABLED, platform: ENABLED },
+        actor ?? 'cli',
+      );
     },
     async list(tenant) {
       checkTenantId(tenant);
@@ -167,6 +184,28 @@ export function createApiKeys(options: ApiKeysOptions): ApiKeys {
           source: undefined,
         });
       });
+    },
+    async setStatus(tenant, id, change) {
+      await mustHave(tenant, id);
+      if (!(STATUS_PARTIES as readonly string[]).includes(change.party)) {
+        throw new SluiceError('invalid_argument', `party: must be one of ${STATUS_PARTIES.join(', ')}`, {
+          path: 'party',
+        });
+      }
+      const now = clock();
+      const actor = change.actor ?? 'cli';
+      const status = { enabled: change.enabled, reason: change.reason.slice(0, 500), at: now, by: actor };
+      const tx = redis.multi();
+      tx.hset(keys.apiKey(tenant, id), encodeStatus(change.party, status));
+      appendAudit(tx, keys.tenantAudit(tenant), now, {
+        kind: 'key.status',
+        actor,
+        key: id,
+        detail: `${change.party} ${change.enabled ? 'enabled' : 'disabled'}: ${status.reason}`,
+        source: undefined,
+      });
+      await tx.exec();
+      return mustHave(tenant, id);
     },
     async revoke(tenant, id, opts = {}) {
       const key = await mustHave(tenant, id);

@@ -157,8 +157,8 @@ export function createTenants(options: TenantsOptions): Tenants {
   };
 }
 
-/** Why a tenant does not send now (`owner disabled: …`), or undefined when both parties let it. */
-export function tenantStopped(tenant: TenantRecord): string | undefined {
+/** Why a tenant (or a key) does not send now (`owner disabled it: …`), or undefined when both parties let it. */
+export function tenantStopped(tenant: Pick<TenantRecord, 'owner' | 'platform'>): string | undefined {
   for (const party of STATUS_PARTIES) {
     const s = tenant[party];
     if (!s.enabled) return `${party} disabled it${s.reason ? `: ${s.reason}` : ''}`;
