@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { createKeys } from '@sluice/core';
 import { createApiKeys, createTenants } from '@sluice/store';
-import { waitFor, type FleetProcess } from './support/fleet.js';
+import { apiBase, waitFor } from './support/fleet.js';
 import { useFleet } from './support/use-fleet.js';
 
 // The HTTP API as a backend in another language drives it: plain fetch, no SDK, against a
@@ -22,13 +22,6 @@ const fleet = useFleet({
   },
   scenario: { default: { latencyMs: 2 } },
 });
-
-/** The api's listening URL, as it logged it. */
-function baseOf(api: FleetProcess): string {
-  const address = /"address":"(http:\/\/[^"]+)"/.exec(api.output())?.[1];
-  if (address === undefined) throw new Error(`the api logged no address:\n${api.output()}`);
-  return address;
-}
 
 /** The fields of the answers this test reads. */
 interface Body {
@@ -67,7 +60,7 @@ it('streams a campaign of NDJSON recipients with backpressure (429, Retry-After,
   const { token } = await createApiKeys({ redis: f.redis, keys, pepper: PEPPER }).create('acme', {
     scopes: ['campaigns:write', 'read', 'outcomes:read'],
   });
-  const call = caller(baseOf(api), token);
+  const call = caller(apiBase(api), token);
   const count = 240;
   const recipients = Array.from({ length: count }, (_, i) => ({ to: `u${i}@slow.test`, data: { n: i } }));
 

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { createKeys } from '@sluice/core';
 import { createApiKeys, createStore, createTenants } from '@sluice/store';
-import { waitFor, type FleetProcess } from './support/fleet.js';
+import { apiBase, waitFor } from './support/fleet.js';
 import { useFleet } from './support/use-fleet.js';
 
 // Plans with hard caps on a running fleet: a tenant at its cap is held (hold) or refused over
@@ -28,12 +28,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function awayFromMinuteEnd(): Promise<void> {
   const left = 60_000 - (Date.now() % 60_000);
   if (left < 10_000) await sleep(left + 500);
-}
-
-function baseOf(api: FleetProcess): string {
-  const address = /"address":"(http:\/\/[^"]+)"/.exec(api.output())?.[1];
-  if (address === undefined) throw new Error(`the api logged no address:\n${api.output()}`);
-  return address;
 }
 
 it('holds mail past a tenant’s minute cap at admission: the receiver gets exactly the cap, the rest are held until the minute ends', async () => {
@@ -81,7 +75,7 @@ it('refuses new mail over HTTP with 429 cap_reached once a key is at its cap on 
   });
   await awayFromMinuteEnd();
   const post = async (i: number) => {
-    const res = await fetch(`${baseOf(api)}/v1/messages`, {
+    const res = await fetch(`${apiBase(api)}/v1/messages`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ from: 'a@strict.test', to: `r${i}@example.test`, subject: 's', text: 't' }),

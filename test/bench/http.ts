@@ -1,6 +1,6 @@
 import { createKeys } from '@sluice/core';
 import { createApiKeys, createTenants } from '@sluice/store';
-import { startFleet, waitFor } from '../support/fleet.js';
+import { apiBase, startFleet, waitFor } from '../support/fleet.js';
 import { sleep, type Row } from './support.js';
 
 /** Figures of the HTTP ingest scenario: messages accepted a second, each way, in one run. */
@@ -63,7 +63,7 @@ export async function benchHttp(redisUrl: string, messages: number): Promise<Htt
   });
   try {
     const api = await fleet.startApp('api');
-    const base = /"address":"(http:\/\/[^"]+)"/.exec(api.output())![1]!;
+    const base = apiBase(api);
     const keys = createKeys(fleet.prefix);
     await createTenants({ redis: fleet.redis, keys }).create('acme');
     const { token } = await createApiKeys({ redis: fleet.redis, keys, pepper: PEPPER }).create('acme', {

@@ -74,6 +74,13 @@ export interface Fleet {
   stop(): Promise<void>;
 }
 
+/** The URL an api process logged it listens on (`api listening`). */
+export function apiBase(api: FleetProcess): string {
+  const address = /"address":"(http:\/\/[^"]+)"/.exec(api.output())?.[1];
+  if (address === undefined) throw new Error(`the api logged no address:\n${api.output()}`);
+  return address;
+}
+
 /** Polls until `check` returns a truthy value, or throws after `timeoutMs`. */
 export async function waitFor<T>(
   check: () => Promise<T> | T,

@@ -1,28 +1,13 @@
 import { expect, it } from 'vitest';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
-import { mail, useIngest } from './support.js';
+import { callIngest, mail, useIngest } from './support.js';
 
 // A tenant's own admin over HTTP: its keys, and the owner's statuses of the tenant and its keys.
 const r = useRedisPrefix();
 const ingest = useIngest(r);
 
-async function call(method: string, path: string, token: string, body?: unknown) {
-  const res = await fetch(`${ingest().base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return {
-    status: res.status,
-    body: (await res.json()) as { error?: { code: string; path?: string }; keys?: Record<string, unknown>[] } & Record<
-      string,
-      unknown
-    >,
-  };
-}
+const call = (method: string, path: string, token: string, body?: unknown) =>
+  callIngest(ingest(), method, path, token, body);
 
 it("lets an admin key list the tenant's keys and stop mail of one key, or of the whole tenant", async () => {
   const { token: admin, key: adminKey } = await ingest().keys.create('acme', { scopes: ['admin'] });
@@ -30,11 +15,10 @@ it("lets an admin key list the tenant's keys and stop mail of one key, or of the
   const theirs = await ingest().keys.create('other', { scopes: ['messages:send'] });
 
   const listed = await call('GET', '/v1/keys', admin);
-  expect(listed.body.keys?.map((k) => k.name).sort()).toEqual(['', 'billing']);
+  const keys = listed.body.keys as { name: string; shown: string }[];
+  expect(keys.map((k) => k.name).sort()).toEqual(['', 'billing']);
   expect(JSON.stringify(listed.body)).not.toMatch(/hash|slc_live_[0-9A-Za-z]{42}/);
-  expect(listed.body.keys?.find((k) => k.name === 'billing')?.shown).toBe(
-    `slc_live_${sender.key.id}…${sender.token.slice(-4)}`,
-  );
+  expect(keys.find((k) => k.name === 'billing')?.shown).toBe(`slc_live_${sender.key.id}…${sender.token.slice(-4)}`);
 
   const stop = await call('POST', `/v1/keys/${sender.key.id}/status`, admin, { enabled: false, reason: 'rotating' });
   expect(stop.body).toMatchObject({ owner: { enabled: false, reason: 'rotating', by: `key:${adminKey.id}` } });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { KeyScope } from '@sluice/store';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
-import { useIngest } from './support.js';
+import { callIngest, useIngest } from './support.js';
 
 // Campaigns over HTTP, with plain fetch, as a backend in another language drives them.
 const r = useRedisPrefix();
@@ -10,17 +10,8 @@ const ingest = useIngest(r);
 const key = async (tenant = 'acme', scopes: KeyScope[] = ['campaigns:write', 'messages:send', 'read']) =>
   (await ingest().keys.create(tenant, { scopes })).token;
 
-async function call(method: string, path: string, token: string, body?: unknown) {
-  const res = await fetch(`${ingest().base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
-}
+const call = (method: string, path: string, token: string, body?: unknown) =>
+  callIngest(ingest(), method, path, token, body);
 
 describe('campaigns over HTTP', () => {
   it('creates, reads, pauses, resumes and cancels a campaign of the key’s tenant only', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { KeyScope } from '@sluice/store';
 import { useRedisPrefix } from '../../../test/support/redis-prefix.js';
-import { mail, useIngest } from './support.js';
+import { callIngest, mail, useIngest, type IngestAnswer } from './support.js';
 
 // Outcomes over HTTP with plain fetch: each tenant reads its own events only.
 const r = useRedisPrefix();
@@ -10,33 +10,17 @@ const ingest = useIngest(r);
 const key = async (tenant: string, scopes: KeyScope[] = ['outcomes:read', 'messages:send', 'campaigns:write']) =>
   (await ingest().keys.create(tenant, { scopes })).token;
 
+/** An outcome event as a read answers it. */
 interface Event {
   id: string;
   messageId: string;
   state: string;
   tenantId: string;
 }
+const eventsOf = (answer: IngestAnswer): Event[] => answer.body.events as Event[];
 
-async function call(method: string, path: string, token: string, body?: unknown) {
-  const res = await fetch(`${ingest().base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return {
-    status: res.status,
-    body: (text ? JSON.parse(text) : {}) as {
-      events?: Event[];
-      groups?: string[];
-      error?: { code: string; path?: string };
-      [field: string]: unknown;
-    },
-  };
-}
+const call = (method: string, path: string, token: string, body?: unknown) =>
+  callIngest(ingest(), method, path, token, body);
 
 /** Sends `count` messages of a campaign of the key's tenant and cancels it: each ends `cancelled`, an outcome event. */
 async function cancelledMail(token: string, campaign: string, count: number): Promise<string[]> {
@@ -65,13 +49,15 @@ describe('outcomes over HTTP', () => {
     const first = await call('POST', '/v1/outcomes/groups/crm/read', acme, { consumer: 'c1', count: 10 });
     expect(first.status).toBe(200);
     // In the order they were cancelled, which is not the order they were sent.
-    expect(first.body.events!.map((e) => [e.messageId, e.state, e.tenantId]).sort()).toEqual(
-      ours.map((id) => [id, 'cancelled', 'acme']).sort(),
-    );
+    expect(
+      eventsOf(first)
+        .map((e) => [e.messageId, e.state, e.tenantId])
+        .sort(),
+    ).toEqual(ours.map((id) => [id, 'cancelled', 'acme']).sort());
     // Not acknowledged: the same consumer gets them again.
     const again = await call('POST', '/v1/outcomes/groups/crm/read', acme, { consumer: 'c1' });
-    expect(again.body.events!.map((e) => e.id)).toEqual(first.body.events!.map((e) => e.id));
-    const acked = await call('POST', '/v1/outcomes/groups/crm/ack', acme, { ids: first.body.events!.map((e) => e.id) });
+    expect(eventsOf(again).map((e) => e.id)).toEqual(eventsOf(first).map((e) => e.id));
+    const acked = await call('POST', '/v1/outcomes/groups/crm/ack', acme, { ids: eventsOf(first).map((e) => e.id) });
     expect(acked.body).toEqual({ acknowledged: 2 });
     // Nothing left; a wait answers empty once it is over.
     const t0 = Date.now();
@@ -82,7 +68,11 @@ describe('outcomes over HTTP', () => {
 
     // The other tenant's group of the same name is its own, with its own events.
     const mine = await call('POST', '/v1/outcomes/groups/crm/read', other, { consumer: 'x', count: 10 });
-    expect(mine.body.events!.map((e) => e.messageId).sort()).toEqual(theirs.sort());
+    expect(
+      eventsOf(mine)
+        .map((e) => e.messageId)
+        .sort(),
+    ).toEqual(theirs.sort());
 
     expect((await call('DELETE', '/v1/outcomes/groups/crm', acme)).status).toBe(204);
     const gone = await call('POST', '/v1/outcomes/groups/crm/read', acme, { consumer: 'c1' });

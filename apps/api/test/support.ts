@@ -181,3 +181,31 @@ export const mail = (over: Record<string, unknown> = {}) => ({
   text: '123456',
   ...over,
 });
+
+/** An answer of an ingest route as a test reads it: its status and JSON body (`{}` when empty). */
+export interface IngestAnswer {
+  status: number;
+  headers: Headers;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each test reads its route's fields
+  body: { error?: { code: string; path?: string; message?: string } } & Record<string, any>;
+}
+
+/** Calls a route of the rig's api with a key, as a backend's plain `fetch` would. */
+export async function callIngest(
+  rig: IngestRig,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+): Promise<IngestAnswer> {
+  const res = await fetch(`${rig.base}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : {}) as IngestAnswer['body'] };
+}
