@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
 import { LAYER_KINDS, SluiceError, type LayerKind, type PriorityClass } from '@sluice/core';
 import { capLimits, capReached, type CapCounter, type CapReached } from './caps.js';
-
 import { defineScripts, type ScriptedRedis } from './internal/scripts.js';
 
 /** One quota layer of a decision: its bucket key and limit. No `rate` means no limit. */
