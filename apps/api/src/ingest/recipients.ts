@@ -1,3 +1,4 @@
+import { StringDecoder } from 'node:string_decoder';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SluiceError, type RecipientInput } from '@sluice/core';
 import type { SluiceClient } from '@sluice/client';
@@ -59,19 +60,24 @@ export async function* ndjsonRecipients(
     new SluiceError('invalid_recipient', `recipients.${position}: a line longer than ${MAX_LINE_BYTES} bytes`, {
       path: `recipients.${position}`,
     });
+  // A character split across two chunks is decoded whole; the lines of a chunk are cut by index,
+  // without copying what is left of it once per line.
+  const utf8 = new StringDecoder('utf8');
   for await (const chunk of body) {
-    rest += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
-    let nl: number;
-    while ((nl = rest.indexOf('\n')) >= 0) {
-      const line = rest.slice(0, nl).trim();
-      rest = rest.slice(nl + 1);
+    rest += typeof chunk === 'string' ? chunk : utf8.write(chunk);
+    let from = 0;
+    for (let nl = rest.indexOf('\n'); nl >= 0; nl = rest.indexOf('\n', from)) {
+      const line = rest.slice(from, nl).trim();
+      from = nl + 1;
       if (line.length > MAX_LINE_BYTES) throw tooLong();
       if (line === '') continue;
       yield parse(line);
       position++;
     }
+    rest = rest.slice(from);
     if (rest.length > MAX_LINE_BYTES) throw tooLong();
   }
+  rest += utf8.end();
   if (rest.trim() !== '') yield parse(rest.trim());
 }
 
