@@ -41,6 +41,7 @@ export function clientOutcomes(options: ClientOutcomesOptions): { api: ClientOut
     api: {
       subscribe: (group, opts) => run('subscribe', () => outcomes.subscribe(group, opts)),
       unsubscribe: (group) => run('unsubscribe', () => outcomes.unsubscribe(group)),
+      groups: () => run('groups', () => outcomes.groups()),
       read(group, consumer, opts = {}) {
         const blockMs = opts.blockMs ?? 0;
         const face = typeof blockMs === 'number' && blockMs > 0 ? blockingOutcomes() : outcomes;

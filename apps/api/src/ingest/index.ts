@@ -55,7 +55,7 @@ export function registerIngest(server: FastifyInstance, deps: IngestDeps): Inges
     const gate = { authenticator, storage: createStorageGuard({ redis, config }), plans };
     registerMessageRoutes(app, { client, gate });
     registerCampaignRoutes(app, { client, config, redis, keys, gate });
-    registerOutcomeRoutes(app, { client, redis, keys });
+    registerOutcomeRoutes(app, { client });
     registerTenantRoutes(app, { redis, keys, pepper: config.api.keys.pepper });
   });
   return { routes, close: () => client.close() };

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
-import { SluiceError, type Keys } from '@sluice/core';
+import { SluiceError } from '@sluice/core';
 import type { SluiceClient } from '@sluice/client';
 import { MAX_TENANT_GROUPS, tenantGroup, tenantGroupNames, type OutcomeEvent } from '@sluice/store';
 import { answering } from './messages.js';
@@ -8,8 +7,6 @@ import { answering } from './messages.js';
 /** What the outcome routes need. */
 export interface OutcomeRoutesDeps {
   client: SluiceClient;
-  redis: Redis;
-  keys: Keys;
 }
 
 /** The longest a read waits for an event over HTTP (`waitMs`). */
@@ -53,12 +50,8 @@ export function registerOutcomeRoutes(app: FastifyInstance, deps: OutcomeRoutesD
   const scope = { config: { scope: 'outcomes:read' as const } };
   const tenantOf = (req: FastifyRequest): string => req.auth!.tenant.id;
 
-  /** The tenant's groups (every home's stream has the same groups: home 0's are read). */
-  async function groupsOf(tenant: string): Promise<string[]> {
-    const rows = (await deps.redis.xinfo('GROUPS', deps.keys.outcomes(0)).catch(() => [])) as unknown[][];
-    const names = rows.map((row) => String(row[row.indexOf('name') + 1]));
-    return tenantGroupNames(tenant, names).sort();
-  }
+  const groupsOf = async (tenant: string): Promise<string[]> =>
+    tenantGroupNames(tenant, await client.outcomes.groups()).sort();
 
   app.get('/v1/outcomes/groups', scope, async (req, reply) =>
     answering(reply, async () => reply.send({ groups: await groupsOf(tenantOf(req)) })),

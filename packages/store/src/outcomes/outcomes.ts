@@ -64,6 +64,8 @@ export interface Outcomes {
   subscribe(group: string, options?: { from?: 'now' | 'start' }): Promise<{ created: boolean }>;
   /** Removes a group: its unacknowledged events no longer hold the stream. `false` if there was none. */
   unsubscribe(group: string): Promise<boolean>;
+  /** Every group's name (each home's stream has the same groups: the first's are read). */
+  groups(): Promise<string[]>;
   /**
    * Events for `consumer` of `group`, oldest first: first its own not yet acknowledged
    * (a consumer restarted under the same name gets them again), then those another consumer
@@ -285,6 +287,11 @@ export function createOutcomes(options: OutcomesOptions): Outcomes {
       checkName(group, 'group');
       const gone = await Promise.all(streams.map((stream) => redis.xgroup('DESTROY', stream, group).catch(() => 0)));
       return gone.some((n) => Number(n) === 1);
+    },
+
+    async groups() {
+      const rows = ((await redis.xinfo('GROUPS', streams[0]!).catch(() => [])) ?? []) as unknown[];
+      return rows.map((row) => String(pairs(row).name));
     },
 
     async read(group, consumer, opts = {}) {

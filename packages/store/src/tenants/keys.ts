@@ -1,17 +1,8 @@
 import type { Redis } from 'ioredis';
 import { SluiceError, type Clock, type Keys } from '@sluice/core';
 import { appendAudit } from './audit.js';
-import {
-  ENABLED,
-  STATUS_PARTIES,
-  decodeKey,
-  encodeKey,
-  encodeStatus,
-  parseKeyInput,
-  type ApiKeyRecord,
-  type KeyInput,
-} from './codec.js';
-import { checkTenantId, readTenant, type StatusChange } from './tenants.js';
+import { ENABLED, decodeKey, encodeKey, parseKeyInput, type ApiKeyRecord, type KeyInput } from './codec.js';
+import { checkTenantId, readTenant, writeStatus, type StatusChange } from './tenants.js';
 import { keyHash, newKeyToken } from './token.js';
 
 /** A rotated key's overlap is at most this long. */
@@ -187,24 +178,7 @@ export function createApiKeys(options: ApiKeysOptions): ApiKeys {
     },
     async setStatus(tenant, id, change) {
       await mustHave(tenant, id);
-      if (!(STATUS_PARTIES as readonly string[]).includes(change.party)) {
-        throw new SluiceError('invalid_argument', `party: must be one of ${STATUS_PARTIES.join(', ')}`, {
-          path: 'party',
-        });
-      }
-      const now = clock();
-      const actor = change.actor ?? 'cli';
-      const status = { enabled: change.enabled, reason: change.reason.slice(0, 500), at: now, by: actor };
-      const tx = redis.multi();
-      tx.hset(keys.apiKey(tenant, id), encodeStatus(change.party, status));
-      appendAudit(tx, keys.tenantAudit(tenant), now, {
-        kind: 'key.status',
-        actor,
-        key: id,
-        detail: `${change.party} ${change.enabled ? 'enabled' : 'disabled'}: ${status.reason}`,
-        source: undefined,
-      });
-      await tx.exec();
+      await writeStatus(redis, keys, { hash: keys.apiKey(tenant, id), tenant, key: id }, change, clock());
       return mustHave(tenant, id);
     },
     async revoke(tenant, id, opts = {}) {

@@ -51,6 +51,34 @@ export function checkTenantId(id: string, path = 'tenant'): void {
     throw new SluiceError('invalid_argument', `${path}: must match [A-Za-z0-9_-]{1,64}`, { path });
 }
 
+/**
+ * Sets one party's status on a tenant's or a key's hash (`where.hash`) and writes its audit entry
+ * (`tenant.status`, or `key.status` when `where.key` names the key), in one MULTI.
+ */
+export async function writeStatus(
+  redis: Redis,
+  keys: Keys,
+  where: { hash: string; tenant: string; key: string | undefined },
+  change: StatusChange,
+  now: number,
+): Promise<void> {
+  if (!(STATUS_PARTIES as readonly string[]).includes(change.party)) {
+    throw new SluiceError('invalid_argument', `party: must be one of ${STATUS_PARTIES.join(', ')}`, { path: 'party' });
+  }
+  const actor = change.actor ?? 'cli';
+  const status = { enabled: change.enabled, reason: change.reason.slice(0, 500), at: now, by: actor };
+  const tx = redis.multi();
+  tx.hset(where.hash, encodeStatus(change.party, status));
+  appendAudit(tx, keys.tenantAudit(where.tenant), now, {
+    kind: where.key === undefined ? 'tenant.status' : 'key.status',
+    actor,
+    key: where.key,
+    detail: `${change.party} ${change.enabled ? 'enabled' : 'disabled'}: ${status.reason}`,
+    source: undefined,
+  });
+  await tx.exec();
+}
+
 /** `name` if it may name a plan, else `invalid_argument` on `plan`. */
 function checkPlanName(name: string): string {
   if (!TENANT_ID.test(name))
@@ -104,24 +132,7 @@ export function createTenants(options: TenantsOptions): Tenants {
     },
     async setStatus(id, change) {
       await mustExist(id);
-      if (!(STATUS_PARTIES as readonly string[]).includes(change.party)) {
-        throw new SluiceError('invalid_argument', `party: must be one of ${STATUS_PARTIES.join(', ')}`, {
-          path: 'party',
-        });
-      }
-      const now = clock();
-      const actor = change.actor ?? 'cli';
-      const tx = redis.multi();
-      const status = { enabled: change.enabled, reason: change.reason.slice(0, 500), at: now, by: actor };
-      tx.hset(keys.tenant(id), encodeStatus(change.party, status));
-      appendAudit(tx, keys.tenantAudit(id), now, {
-        kind: 'tenant.status',
-        actor,
-        key: undefined,
-        detail: `${change.party} ${change.enabled ? 'enabled' : 'disabled'}: ${status.reason}`,
-        source: undefined,
-      });
-      await tx.exec();
+      await writeStatus(redis, keys, { hash: keys.tenant(id), tenant: id, key: undefined }, change, clock());
       return mustExist(id);
     },
     async setPlan(id, plan, opts = {}) {
